@@ -1,0 +1,109 @@
+"""The rules of Nap as a pure, replayable engine (standard library only).
+
+The public API, for the referee and for bot authors who want to search:
+
+- cards: :class:`Card` (interned; ``Card("QH")``), :class:`Suit`, :class:`Rank`, ``CARDS``
+- profiles: :class:`Profile`, :class:`Contract`, ``PROFILES``, :func:`get_profile`
+  (a built-in name or a house-rules ``.toml``), ``DEFAULT_PROFILE``
+- actions: :class:`Bid` (``Bid("nap")``, ``PASS``), cards, :class:`Penalty`;
+  :func:`parse_action`
+- :class:`Deal`: one deal; ``legal_actions()``, ``check(action, seat=)``,
+  ``apply(action) -> events``, ``copy()``, ``Deal.from_hands(...)``
+- :class:`Session`: the deals of a sitting, balances and winners; same methods
+- views: :class:`SeatView`, :func:`seat_view`, :func:`deal_from_view`
+- records: :class:`SessionRecord`, :func:`record_of`, :func:`replay`, :func:`verify`
+
+Nothing here does IO, reads a clock or uses the global random generator: chance comes
+in as a seed or a deck order. See ``docs/rules.md``.
+"""
+
+from referee.rules.actions import BID_NAMES, PASS, Action, Bid, Penalty, parse_action
+from referee.rules.cards import CARDS, Card, Rank, Suit, parse_card, parse_cards, shuffled_deck
+from referee.rules.deal import Deal, IllegalActionError, Phase
+from referee.rules.events import (
+    AllPassed,
+    AuctionWon,
+    BidMade,
+    CardPlayed,
+    DealSettled,
+    DealStarted,
+    Event,
+    Penalized,
+    SeatEliminated,
+    SeatRebought,
+    SessionOver,
+    TrickWon,
+    TrumpChosen,
+)
+from referee.rules.profiles import (
+    DEFAULT_PROFILE,
+    PROFILES,
+    Contract,
+    FaultPolicy,
+    Profile,
+    ProfileError,
+    get_profile,
+    load_profile,
+)
+from referee.rules.record import (
+    DealRecord,
+    RecordError,
+    SessionRecord,
+    record_of,
+    replay,
+    verify,
+)
+from referee.rules.session import Session, deal_deck, first_dealer
+from referee.rules.view import SeatView, deal_from_view, seat_view
+
+__all__ = [
+    "BID_NAMES",
+    "CARDS",
+    "DEFAULT_PROFILE",
+    "PASS",
+    "PROFILES",
+    "Action",
+    "AllPassed",
+    "AuctionWon",
+    "Bid",
+    "BidMade",
+    "Card",
+    "CardPlayed",
+    "Contract",
+    "Deal",
+    "DealRecord",
+    "DealSettled",
+    "DealStarted",
+    "Event",
+    "FaultPolicy",
+    "IllegalActionError",
+    "Penalized",
+    "Penalty",
+    "Phase",
+    "Profile",
+    "ProfileError",
+    "Rank",
+    "RecordError",
+    "SeatEliminated",
+    "SeatRebought",
+    "SeatView",
+    "Session",
+    "SessionOver",
+    "SessionRecord",
+    "Suit",
+    "TrickWon",
+    "TrumpChosen",
+    "deal_deck",
+    "deal_from_view",
+    "first_dealer",
+    "get_profile",
+    "load_profile",
+    "parse_action",
+    "parse_card",
+    "parse_cards",
+    "record_of",
+    "replay",
+    "seat_view",
+    "shuffled_deck",
+    "verify",
+]

@@ -1,0 +1,137 @@
+"""Events: what each transition made happen, all of it public.
+
+Every event here may be shown to every seat: the engine never puts a hidden card in an
+event (hands leave the engine only through a seat's view).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from referee.rules.actions import Bid
+    from referee.rules.cards import Card, Suit
+
+
+@dataclass(frozen=True, slots=True)
+class DealStarted:
+    """A new deal was dealt: its number in the session (from 0), dealer and the seats in play."""
+
+    deal: int
+    dealer: int
+    seats: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BidMade:
+    """``seat`` called ``bid`` (possibly a pass)."""
+
+    seat: int
+    bid: Bid
+
+
+@dataclass(frozen=True, slots=True)
+class AuctionWon:
+    """The auction ended with ``declarer`` holding ``contract`` (a contract name)."""
+
+    declarer: int
+    contract: str
+
+
+@dataclass(frozen=True, slots=True)
+class AllPassed:
+    """Everyone passed: the deal scores zero."""
+
+
+@dataclass(frozen=True, slots=True)
+class CardPlayed:
+    """``seat`` played ``card`` to the current trick."""
+
+    seat: int
+    card: Card
+
+
+@dataclass(frozen=True, slots=True)
+class TrumpChosen:
+    """The declarer's first card made ``suit`` trump (never sent for a misère)."""
+
+    suit: Suit
+
+
+@dataclass(frozen=True, slots=True)
+class TrickWon:
+    """Trick ``number`` (from 0) went to ``winner``; ``plays`` are (seat, card) in order.
+
+    This is also how a deal keeps its finished tricks (``Deal.tricks``).
+    """
+
+    number: int
+    winner: int
+    plays: tuple[tuple[int, Card], ...]
+
+    @property
+    def leader(self) -> int:
+        """The seat that led the trick."""
+        return self.plays[0][0]
+
+
+@dataclass(frozen=True, slots=True)
+class Penalized:
+    """The referee stopped the deal because ``seat`` faulted; it settles as seed 001's revoke."""
+
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class DealSettled:
+    """The deal is over. ``payments`` are chips per seat (zero-sum, 0 for seats not in play).
+
+    ``made`` is None when nobody declared. ``tricks`` is what the declarer took.
+    """
+
+    declarer: int | None
+    contract: str | None
+    tricks: int
+    made: bool | None
+    payments: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SeatEliminated:
+    """``seat`` ran out of chips and sits out the rest of the session."""
+
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class SeatRebought:
+    """``seat`` ran out of chips and bought in again for the profile's starting stack."""
+
+    seat: int
+    chips: int
+
+
+@dataclass(frozen=True, slots=True)
+class SessionOver:
+    """The session ended: final net balances per seat and the winning seat(s) (ties share)."""
+
+    balances: tuple[int, ...]
+    winners: tuple[int, ...]
+
+
+Event = (
+    DealStarted
+    | BidMade
+    | AuctionWon
+    | AllPassed
+    | CardPlayed
+    | TrumpChosen
+    | TrickWon
+    | Penalized
+    | DealSettled
+    | SeatEliminated
+    | SeatRebought
+    | SessionOver
+)
+"""Anything a transition reports."""

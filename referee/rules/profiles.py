@@ -1,0 +1,370 @@
+"""Rules profiles: one frozen value per seed document, plus house rules from TOML.
+
+A profile holds every parameter on which the three source documents differ. The engine
+reads nothing else, so a house rule is a profile with some parameters changed.
+
+Readings we settled where the seeds are terse (see ``docs/rules.md``):
+
+- All pass: the deal scores zero, still counts as one of the session's deals, and the
+  deal passes to the next dealer (seeds 000 and 001 agree).
+- Wellington and Blücher are "only over" the contract below them: they can be bid only
+  when the current highest bid is exactly Nap (resp. Wellington).
+- Seed 002 leaves Blücher's value to the table: we default to triple Nap (30 won, 15
+  lost), as seed 001 has it.
+- First dealer: seed 001 says lowest card of a draw, Ace low; seed 000 and 002 only say
+  "draw", and we use the same rule for them so that every profile draws the same way.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from enum import Enum
+from pathlib import Path
+from typing import Any, Final
+
+
+class FaultPolicy(Enum):
+    """What happens to the game when a bot faults (late, illegal, malformed, gone)."""
+
+    SUBSTITUTE = "substitute"
+    """The referee plays for the bot: pass in bidding, the lowest legal card in play."""
+    REVOKE = "revoke"
+    """Seed 001's revoke settlement: a faulting declarer settles as failed; a faulting
+    defender alone pays the declarer what all opponents would pay for a made contract.
+    Either way the deal stops there."""
+
+
+@dataclass(frozen=True, slots=True)
+class Contract:
+    """One rung of the bidding ladder.
+
+    ``tricks`` is how many tricks the declarer promises (at least); for a misère it is 0
+    and the declarer must take none. ``win`` is what each opponent pays the declarer when
+    the contract is made, ``lose`` what the declarer pays each opponent when it fails
+    (chips per opponent). ``over`` names the contract that must be the current highest
+    bid for this one to be allowed (Wellington over Nap, Blücher over Wellington).
+    """
+
+    name: str
+    label: str
+    tricks: int
+    win: int
+    lose: int
+    misere: bool = False
+    over: str | None = None
+
+    def made(self, tricks_taken: int) -> bool:
+        """Whether a declarer who took ``tricks_taken`` tricks fulfilled this contract."""
+        return tricks_taken == 0 if self.misere else tricks_taken >= self.tricks
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """A complete set of rules for a table.
+
+    ``contracts`` lists the ladder from lowest to highest; every bid must be strictly
+    higher than the current highest. ``starting_chips`` of ``None`` means unlimited
+    accounting units (balances may go negative); a number means finite stacks: a seat
+    whose balance falls to zero or below is eliminated, or buys in again when ``rebuy``
+    is set. ``tie_break_deal`` adds one deal among the seats tied for the lead after the
+    last deal (seed 001).
+    """
+
+    name: str
+    source: str
+    summary: str
+    contracts: tuple[Contract, ...]
+    min_players: int = 3
+    max_players: int = 7
+    deals_per_session: int = 8
+    hand_size: int = 5
+    deal_pattern: tuple[int, ...] = (3, 2)
+    starting_chips: int | None = None
+    rebuy: bool = False
+    tie_break_deal: bool = False
+    fault_policy: FaultPolicy = FaultPolicy.SUBSTITUTE
+    _by_name: dict[str, Contract] = field(init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_name", {c.name: c for c in self.contracts})
+        _validate(self)
+
+    def contract(self, name: str) -> Contract:
+        """The contract called ``name``; KeyError if this profile has none."""
+        return self._by_name[name]
+
+    def has(self, name: str) -> bool:
+        """Whether this profile's ladder has a contract called ``name``."""
+        return name in self._by_name
+
+    def rank_of(self, name: str) -> int:
+        """Position of a contract on the ladder (0 = lowest)."""
+        return self.contracts.index(self._by_name[name])
+
+    def parameters(self) -> dict[str, object]:
+        """Every parameter as plain data (for display, TOML and the wire)."""
+        out: dict[str, object] = {}
+        for f in fields(self):
+            if f.name.startswith("_") or f.name == "contracts":
+                continue
+            value = getattr(self, f.name)
+            out[f.name] = value.value if isinstance(value, Enum) else value
+        out["contracts"] = {
+            c.name: {
+                "label": c.label,
+                "tricks": c.tricks,
+                "win": c.win,
+                "lose": c.lose,
+                "misere": c.misere,
+                "over": c.over,
+            }
+            for c in self.contracts
+        }
+        return out
+
+
+class ProfileError(ValueError):
+    """A profile (usually a house-rules file) is invalid; the message names the field."""
+
+
+def _validate(profile: Profile) -> None:
+    if not 2 <= profile.min_players <= profile.max_players:
+        msg = f"{profile.name}: min_players must be 2..max_players"
+        raise ProfileError(msg)
+    pack_needs = profile.max_players * profile.hand_size
+    if pack_needs > 52:
+        msg = f"{profile.name}: max_players * hand_size is {pack_needs}, more than 52 cards"
+        raise ProfileError(msg)
+    if sum(profile.deal_pattern) != profile.hand_size:
+        msg = f"{profile.name}: deal_pattern must add up to hand_size ({profile.hand_size})"
+        raise ProfileError(msg)
+    if profile.deals_per_session < 1:
+        msg = f"{profile.name}: deals_per_session must be at least 1"
+        raise ProfileError(msg)
+    if profile.starting_chips is not None and profile.starting_chips < 1:
+        msg = f"{profile.name}: starting_chips must be positive (or absent for unlimited)"
+        raise ProfileError(msg)
+    _validate_ladder(profile)
+
+
+def _validate_ladder(profile: Profile) -> None:
+    if not profile.contracts:
+        msg = f"{profile.name}: contracts: a ladder needs at least one contract"
+        raise ProfileError(msg)
+    names = [c.name for c in profile.contracts]
+    for contract in profile.contracts:
+        if contract.over is not None and contract.over not in names[: names.index(contract.name)]:
+            msg = f"{profile.name}: contracts.{contract.name}.over: no lower contract {contract.over!r}"
+            raise ProfileError(msg)
+        if contract.win < 0 or contract.lose < 0:
+            msg = f"{profile.name}: contracts.{contract.name}: stakes must not be negative"
+            raise ProfileError(msg)
+        if not 0 <= contract.tricks <= profile.hand_size:
+            msg = f"{profile.name}: contracts.{contract.name}.tricks must be 0..{profile.hand_size}"
+            raise ProfileError(msg)
+
+
+def _c(name: str, label: str, tricks: int, win: int, lose: int | None = None, **kw: object) -> Contract:
+    return Contract(name, label, tricks, win, win if lose is None else lose, **kw)  # type: ignore[arg-type]
+
+
+HEATHER: Final = Profile(
+    name="heather",
+    source="seed 000 (H. E. Heather, The Bazaar, October 1875)",
+    summary="Three / Four / Nap / Wellington (only over Nap); 3/4/5/10 per opponent, "
+    "won or lost alike; unlimited accounting units.",
+    contracts=(
+        _c("three", "Three", 3, 3),
+        _c("four", "Four", 4, 4),
+        _c("nap", "Nap", 5, 5),
+        _c("wellington", "Wellington", 5, 10, over="nap"),
+    ),
+)
+
+FULL_LADDER: Final = Profile(
+    name="full-ladder",
+    source="seed 001 (pub rules: Misère, Wellington, Blücher, revokes, finite chips)",
+    summary="Three / Misère / Four / Nap / Wellington / Blücher; Nap 10/5, Wellington 20/10, "
+    "Blücher 30/15, Misère 3/3; equal finite stacks with elimination; tied leaders play "
+    "one extra deal.",
+    contracts=(
+        _c("three", "Three", 3, 3),
+        _c("misere", "Misère", 0, 3, misere=True),
+        _c("four", "Four", 4, 4),
+        _c("nap", "Nap", 5, 10, 5),
+        _c("wellington", "Wellington", 5, 20, 10, over="nap"),
+        _c("blucher", "Blücher", 5, 30, 15, over="wellington"),
+    ),
+    starting_chips=200,
+    tie_break_deal=True,
+    fault_policy=FaultPolicy.REVOKE,
+)
+
+TWO_TO_FIVE: Final = Profile(
+    name="two-to-five",
+    source="seed 002 (bids from Two to Five; Blücher agreed per table)",
+    summary="Two / Three / Misère / Four / Nap (Five) / Wellington / Blücher; Misère 3 either "
+    "way; Nap 10/5; Wellington double Nap; Blücher 30/15 by default; 3-6 players.",
+    contracts=(
+        _c("two", "Two", 2, 2),
+        _c("three", "Three", 3, 3),
+        _c("misere", "Misère", 0, 3, misere=True),
+        _c("four", "Four", 4, 4),
+        _c("nap", "Nap", 5, 10, 5),
+        _c("wellington", "Wellington", 5, 20, 10, over="nap"),
+        _c("blucher", "Blücher", 5, 30, 15, over="wellington"),
+    ),
+    max_players=6,
+)
+
+PROFILES: Final[dict[str, Profile]] = {p.name: p for p in (HEATHER, FULL_LADDER, TWO_TO_FIVE)}
+"""The built-in profiles by name; ``heather`` is the default."""
+
+DEFAULT_PROFILE: Final = HEATHER
+
+
+_SCALARS: Final = {
+    "min_players": int,
+    "max_players": int,
+    "deals_per_session": int,
+    "starting_chips": int,
+    "rebuy": bool,
+    "tie_break_deal": bool,
+    "fault_policy": str,
+    "summary": str,
+}
+_CONTRACT_KEYS: Final = {"win": int, "lose": int, "label": str}
+
+
+def get_profile(name_or_path: str) -> Profile:
+    """A built-in profile by name, or a house-rules profile from a ``.toml`` file."""
+    if name_or_path in PROFILES:
+        return PROFILES[name_or_path]
+    if name_or_path.endswith(".toml"):
+        return load_profile(Path(name_or_path))
+    known = ", ".join(PROFILES)
+    msg = f"unknown rules profile {name_or_path!r} (built in: {known}; or a path to a .toml file)"
+    raise ProfileError(msg)
+
+
+def load_profile(path: Path) -> Profile:
+    """Read house rules: a TOML file naming a ``base`` profile and overriding parameters.
+
+    Example::
+
+        name = "pub"                 # required: the new profile's name
+        base = "full-ladder"         # required: a built-in profile
+        starting_chips = 100
+        remove = ["blucher"]         # drop contracts from the ladder
+        [contracts.misere]           # change a contract's stakes
+        win = 10
+        lose = 5
+    """
+    where = path.name
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        msg = f"{where}: cannot read: {exc.strerror}"
+        raise ProfileError(msg) from None
+    except tomllib.TOMLDecodeError as exc:
+        msg = f"{where}: not valid TOML: {exc}"
+        raise ProfileError(msg) from None
+    return profile_from_mapping(data, where=where)
+
+
+def profile_from_mapping(data: dict[str, object], *, where: str = "profile") -> Profile:
+    """Build a house-rules profile from parsed TOML (see :func:`load_profile`)."""
+    data = dict(data)
+    name = _take(data, "name", str, where, required=True)
+    base_name = _take(data, "base", str, where, required=True)
+    if base_name not in PROFILES:
+        known = ", ".join(PROFILES)
+        msg = f"{where}: field 'base': unknown profile {base_name!r} (built in: {known})"
+        raise ProfileError(msg)
+    base = PROFILES[str(base_name)]
+    changes: dict[str, object] = {
+        "name": name,
+        "source": f"house rules from {where} over {base.name}",
+    }
+    for key, kind in _SCALARS.items():
+        if key in data:
+            changes[key] = _take(data, key, kind, where)
+    if "fault_policy" in changes:
+        try:
+            changes["fault_policy"] = FaultPolicy(changes["fault_policy"])
+        except ValueError:
+            choices = ", ".join(p.value for p in FaultPolicy)
+            msg = f"{where}: field 'fault_policy' must be one of: {choices}"
+            raise ProfileError(msg) from None
+    changes["contracts"] = _ladder_changes(base, data, where)
+    if data:
+        msg = f"{where}: unknown field {next(iter(data))!r}"
+        raise ProfileError(msg)
+    try:
+        return replace(base, **changes)  # type: ignore[arg-type]
+    except ProfileError as exc:
+        msg = f"{where}: {str(exc).split(': ', 1)[1]}"
+        raise ProfileError(msg) from None
+
+
+def _ladder_changes(base: Profile, data: dict[str, object], where: str) -> tuple[Contract, ...]:
+    """Apply ``remove = [...]`` and ``[contracts.NAME]`` tables to the base ladder."""
+    removed = data.pop("remove", [])
+    if not isinstance(removed, list) or not all(isinstance(r, str) for r in removed):
+        msg = f"{where}: field 'remove' must be a list of contract names"
+        raise ProfileError(msg)
+    for gone in removed:
+        if not base.has(gone):
+            msg = f"{where}: field 'remove': {base.name} has no contract {gone!r}"
+            raise ProfileError(msg)
+    contracts = [c for c in base.contracts if c.name not in removed]
+    overrides = data.pop("contracts", {})
+    if not isinstance(overrides, dict):
+        msg = f"{where}: field 'contracts' must be a table of contract tables"
+        raise ProfileError(msg)
+    for cname, given in overrides.items():
+        index = next((i for i, c in enumerate(contracts) if c.name == cname), None)
+        if index is None or not isinstance(given, dict):
+            msg = f"{where}: field 'contracts.{cname}': no such contract in the ladder"
+            raise ProfileError(msg)
+        table = dict(given)
+        context = f"{where}: contracts.{cname}"
+        edits = {k: _take(table, k, kind, context) for k, kind in _CONTRACT_KEYS.items() if k in table}
+        if table:
+            field_name = f"contracts.{cname}.{next(iter(table))}"
+            msg = f"{where}: field '{field_name}' is not a contract parameter"
+            raise ProfileError(msg)
+        contracts[index] = replace(contracts[index], **edits)  # type: ignore[arg-type]
+    names = {c.name for c in contracts}
+    return tuple(c for c in contracts if c.over is None or c.over in names)
+
+
+def profile_from_parameters(data: Mapping[str, Any] | None) -> Profile:
+    """Rebuild a profile from :meth:`Profile.parameters` (a record's ``rules``)."""
+    if not isinstance(data, Mapping):
+        msg = "rules: a profile's parameters are missing"
+        raise ProfileError(msg)
+    params = dict(data)
+    contracts = tuple(
+        Contract(name, c["label"], c["tricks"], c["win"], c["lose"], c["misere"], c["over"])
+        for name, c in params.pop("contracts").items()
+    )
+    params["fault_policy"] = FaultPolicy(params["fault_policy"])
+    params["deal_pattern"] = tuple(params["deal_pattern"])
+    return Profile(contracts=contracts, **params)
+
+
+def _take(data: dict[str, object], key: str, kind: type, where: str, *, required: bool = False) -> object:
+    if key not in data:
+        if required:
+            msg = f"{where}: missing field {key!r}"
+            raise ProfileError(msg)
+        return None
+    value = data.pop(key)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        expected = "an integer" if kind is int else kind.__name__
+        msg = f"{where}: field {key!r} must be {expected}, got {value!r}"
+        raise ProfileError(msg)
+    return value

@@ -1,0 +1,190 @@
+"""A session: the deals of one sitting under one profile, with balances and winners.
+
+The session deals each deal from its seed (or from given decks when it replays a record),
+rotates the deal to the left, keeps the balances, applies seed 001's finite chips
+(elimination or rebuy) and tie-break deal where the profile asks for them, and names the
+winners: the highest balance, ties sharing the win.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import TYPE_CHECKING
+
+from referee.rules.cards import CARDS, Card, shuffled_deck
+from referee.rules.deal import Deal
+from referee.rules.events import (
+    DealSettled,
+    DealStarted,
+    Event,
+    SeatEliminated,
+    SeatRebought,
+    SessionOver,
+)
+from referee.rules.view import SeatView, seat_view
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from referee.rules.actions import Action
+    from referee.rules.profiles import Profile
+
+MIN_SEATS_IN_PLAY = 3
+"""A session with finite chips ends early when fewer seats than this remain in play."""
+
+
+def first_dealer(seed: int | str, table_size: int) -> int:
+    """Draw for first dealer: one card to each seat from seat 0; the lowest card deals.
+
+    Ace is low for the draw (seed 001); equal ranks are broken by suit, clubs lowest.
+    """
+    draw = random.Random(f"{seed}/draw").sample(CARDS, table_size)
+    return min(range(table_size), key=lambda seat: (draw[seat].rank.draw_value, draw[seat].suit))
+
+
+def deal_deck(seed: int | str, number: int) -> tuple[Card, ...]:
+    """The deck order of deal ``number`` (from 0) of the session dealt from ``seed``."""
+    return shuffled_deck(f"{seed}/deal/{number}")
+
+
+class Session:
+    """The state of a session; like :class:`Deal`, mutable and driven by :meth:`apply`."""
+
+    def __init__(
+        self,
+        profile: Profile,
+        *,
+        table_size: int,
+        seed: int,
+        dealer: int | None = None,
+        decks: Sequence[Sequence[Card]] | None = None,
+    ) -> None:
+        """Sit ``table_size`` seats and deal the first deal.
+
+        ``seed`` fixes the first dealer (unless ``dealer`` is given) and every deck; with
+        ``decks``, deal i uses ``decks[i]`` instead (replaying a record).
+        """
+        if not profile.min_players <= table_size <= profile.max_players:
+            msg = (
+                f"{profile.name} is for {profile.min_players} to {profile.max_players} "
+                f"players, not {table_size}"
+            )
+            raise ValueError(msg)
+        self.profile = profile
+        self.table_size = table_size
+        self.seed = seed
+        self.first_dealer = first_dealer(seed, table_size) if dealer is None else dealer
+        self._decks = decks
+        self.balances = [0] * table_size
+        self.rebuys = [0] * table_size
+        self.in_play = list(range(table_size))
+        self.deals: list[Deal] = []
+        self.winners: tuple[int, ...] = ()
+        self._tie_break = False
+        self.opening = self._next_deal(self.first_dealer, tuple(self.in_play))
+        """The events of the first deal's start (the later ones come from :meth:`apply`)."""
+
+    @property
+    def deal(self) -> Deal:
+        """The current (or, once the session is over, the last) deal."""
+        return self.deals[-1]
+
+    @property
+    def over(self) -> bool:
+        """Whether the session has ended."""
+        return bool(self.winners)
+
+    @property
+    def to_act(self) -> int | None:
+        """The seat to act, or None when the session is over."""
+        return None if self.winners else self.deals[-1].to_act
+
+    @property
+    def deals_in_session(self) -> int:
+        """How many deals the session plays (one more once a tie-break deal is added)."""
+        return self.profile.deals_per_session + self._tie_break
+
+    def legal_actions(self) -> tuple[Action, ...]:
+        """The legal actions of the seat to act."""
+        return () if self.winners else self.deals[-1].legal_actions()
+
+    def check(self, action: Action, *, seat: int | None = None) -> None:
+        """Raise IllegalActionError if ``action`` by ``seat`` is not legal now."""
+        self.deals[-1].check(action, seat=seat)
+
+    def view(self, seat: int) -> SeatView:
+        """What ``seat`` sees now."""
+        return seat_view(
+            self.deals[-1],
+            seat,
+            deal_number=len(self.deals) - 1,
+            deals_in_session=self.deals_in_session,
+            balances=tuple(self.balances),
+        )
+
+    def apply(self, action: Action) -> tuple[Event, ...]:
+        """Apply the action to the current deal; when the deal ends, move the session on."""
+        deal = self.deals[-1]
+        events = deal.apply(action)
+        if not deal.over:
+            return events
+        return events + self._after_deal(events[-1])  # type: ignore[arg-type]
+
+    def _after_deal(self, settled: DealSettled) -> tuple[Event, ...]:
+        balances = self.balances
+        for seat, amount in enumerate(settled.payments):
+            balances[seat] += amount
+        events: list[Event] = []
+        start = self.profile.starting_chips
+        if start is not None and not self._tie_break:
+            for seat in list(self.in_play):
+                if start * (1 + self.rebuys[seat]) + balances[seat] > 0:
+                    continue
+                if self.profile.rebuy:
+                    self.rebuys[seat] += 1
+                    events.append(SeatRebought(seat, start))
+                else:
+                    self.in_play.remove(seat)
+                    events.append(SeatEliminated(seat))
+        played = len(self.deals)
+        if self._tie_break:
+            return (*events, self._end(self.deal.seats))
+        if played < self.profile.deals_per_session and len(self.in_play) >= MIN_SEATS_IN_PLAY:
+            return (*events, *self._next_deal(self._left_of(self.deal.dealer), tuple(self.in_play)))
+        best = max(balances[seat] for seat in self.in_play)
+        leaders = tuple(seat for seat in self.in_play if balances[seat] == best)
+        if self.profile.tie_break_deal and len(leaders) > 1:
+            self._tie_break = True
+            return (*events, *self._next_deal(self._left_of(self.deal.dealer), leaders))
+        return (*events, self._end(tuple(self.in_play)))
+
+    def _left_of(self, dealer: int) -> int:
+        seat = (dealer + 1) % self.table_size
+        while seat not in self.in_play:
+            seat = (seat + 1) % self.table_size
+        return seat
+
+    def _next_deal(self, dealer: int, seats: tuple[int, ...]) -> tuple[Event, ...]:
+        number = len(self.deals)
+        if self._decks is not None:
+            if number >= len(self._decks):
+                msg = f"the record has no deck for deal {number}"
+                raise ValueError(msg)
+            deck: Sequence[Card] = self._decks[number]
+        else:
+            deck = deal_deck(self.seed, number)
+        self.deals.append(
+            Deal(self.profile, deck=deck, dealer=dealer, table_size=self.table_size, seats=seats)
+        )
+        return (DealStarted(number, dealer, seats),)
+
+    def _end(self, contenders: tuple[int, ...]) -> SessionOver:
+        best = max(self.balances[seat] for seat in contenders)
+        self.winners = tuple(seat for seat in contenders if self.balances[seat] == best)
+        return SessionOver(tuple(self.balances), self.winners)
+
+    def __repr__(self) -> str:
+        return (
+            f"<Session {self.profile.name} seats={self.table_size} seed={self.seed} "
+            f"deal={len(self.deals) - 1} balances={self.balances}>"
+        )

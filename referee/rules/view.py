@@ -1,0 +1,125 @@
+"""A seat's view: the only way hidden information leaves the engine.
+
+A view holds the seat's own hand and what is public (bids, cards played, tricks, trump,
+balances), never another seat's unplayed cards nor the undealt stock. Everything the
+referee sends a bot is built from one. A bot that wants to search builds a full deal
+from its view and a guess of the hidden hands with :func:`deal_from_view`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from referee.rules.deal import Deal, Phase
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+    from referee.rules.actions import Action, Bid
+    from referee.rules.cards import Card, Suit
+    from referee.rules.events import TrickWon
+    from referee.rules.profiles import Profile
+
+
+@dataclass(frozen=True, slots=True)
+class SeatView:
+    """Everything ``seat`` may know at one moment of a session.
+
+    ``balances`` are net chips per seat for the session so far (before this deal's
+    settlement while it is being played). ``legal_actions`` is empty unless ``seat`` is
+    the one to act.
+    """
+
+    profile: str
+    table_size: int
+    seat: int
+    seats_in_play: tuple[int, ...]
+    deal_number: int
+    deals_in_session: int
+    dealer: int
+    phase: Phase
+    to_act: int | None
+    hand: tuple[Card, ...]
+    bids: tuple[tuple[int, Bid], ...]
+    declarer: int | None
+    contract: str | None
+    trump: Suit | None
+    trick: tuple[tuple[int, Card], ...]
+    tricks: tuple[TrickWon, ...]
+    tricks_won: tuple[int, ...]
+    balances: tuple[int, ...]
+    legal_actions: tuple[Action, ...]
+
+    @property
+    def played(self) -> frozenset[Card]:
+        """Every card played so far in this deal (finished tricks and the current one)."""
+        cards = {card for trick in self.tricks for _, card in trick.plays}
+        cards.update(card for _, card in self.trick)
+        return frozenset(cards)
+
+    @property
+    def visible_cards(self) -> frozenset[Card]:
+        """Every card this view reveals: the seat's hand and the cards played."""
+        return self.played | frozenset(self.hand)
+
+
+def seat_view(
+    deal: Deal,
+    seat: int,
+    *,
+    deal_number: int = 0,
+    deals_in_session: int = 1,
+    balances: tuple[int, ...] | None = None,
+) -> SeatView:
+    """What ``seat`` sees of ``deal`` (and, given by the session, of the balances)."""
+    if not 0 <= seat < deal.table_size:
+        msg = f"no seat {seat} at a table of {deal.table_size}"
+        raise ValueError(msg)
+    contract = deal.contract
+    return SeatView(
+        profile=deal.profile.name,
+        table_size=deal.table_size,
+        seat=seat,
+        seats_in_play=deal.seats,
+        deal_number=deal_number,
+        deals_in_session=deals_in_session,
+        dealer=deal.dealer,
+        phase=deal.phase,
+        to_act=deal.to_act,
+        hand=tuple(deal.hands[seat]),
+        bids=deal.bids,
+        declarer=deal.declarer if contract is not None else None,
+        contract=contract.name if contract is not None else None,
+        trump=deal.trump,
+        trick=deal.trick,
+        tricks=deal.tricks,
+        tricks_won=deal.tricks_won,
+        balances=balances if balances is not None else (0,) * deal.table_size,
+        legal_actions=deal.legal_actions() if deal.to_act == seat else (),
+    )
+
+
+def deal_from_view(view: SeatView, profile: Profile, hands: Mapping[int, Iterable[Card]]) -> Deal:
+    """A full deal consistent with ``view``, in which the other seats hold ``hands``.
+
+    ``hands`` gives each other seat in play its unplayed cards (a guess, for a search):
+    as many as that seat still holds. The deal is rebuilt from the initial hands and the
+    public actions, so ``deal.legal_actions()`` and ``deal.apply()`` work from the view's
+    moment on.
+    """
+    held: dict[int, list[Card]] = {seat: list(cards) for seat, cards in hands.items()}
+    held[view.seat] = list(view.hand)
+    plays = [play for trick in view.tricks for play in trick.plays] + list(view.trick)
+    for seat, card in plays:
+        held.setdefault(seat, []).append(card)
+    missing = set(view.seats_in_play) - set(held)
+    if missing:
+        msg = f"no hand given for seats {sorted(missing)}"
+        raise ValueError(msg)
+    deal = Deal.from_hands(profile, held, dealer=view.dealer, table_size=view.table_size)
+    for _, bid in view.bids:
+        deal.apply(bid)
+    for _, card in plays:
+        deal.apply(card)
+    return deal

@@ -1,0 +1,305 @@
+"""Standings: means and intervals over blocks, split wins, ratings and the crosstable."""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+
+import pytest
+
+from tournaments.results import Declaration, SeatResult, SessionResult
+from tournaments.standings import compute_standings, estimate, t_quantile
+
+
+def session(
+    block: int,
+    rotation: int,
+    chips: dict[str, int],
+    *,
+    tournament: int = 1,
+    declarations: dict[str, tuple[Declaration, ...]] | None = None,
+    faults: dict[str, int] | None = None,
+) -> SessionResult:
+    """A session with seats in ``chips`` order; win shares follow from the chips."""
+    top = max(chips.values())
+    winners = sum(value == top for value in chips.values())
+    return SessionResult(
+        tournament=tournament,
+        block=block,
+        rotation=rotation,
+        board_seed=1000 + block,
+        seats=tuple(
+            SeatResult(
+                seat=seat,
+                bot=bot,
+                chips=value,
+                win_share=1 / winners if value == top else 0.0,
+                declarations=(declarations or {}).get(bot, ()),
+                faults=(faults or {}).get(bot, 0),
+            )
+            for seat, (bot, value) in enumerate(chips.items())
+        ),
+    )
+
+
+def block_of(block: int, per_session: list[dict[str, int]]) -> list[SessionResult]:
+    return [session(block, rotation, chips) for rotation, chips in enumerate(per_session)]
+
+
+def blocks_of(count: int, per_session: list[dict[str, int]]) -> list[SessionResult]:
+    """``count`` blocks that all play out as ``per_session``."""
+    return [result for block in range(count) for result in block_of(block, per_session)]
+
+
+class TestTQuantile:
+    @pytest.mark.parametrize(
+        ("p", "df", "expected"),
+        [
+            (0.975, 1, 12.706204736),
+            (0.975, 2, 4.302652730),
+            (0.975, 3, 3.182446305),
+            (0.975, 4, 2.776445105),
+            (0.975, 9, 2.262157163),
+            (0.975, 30, 2.042272456),
+            (0.975, 120, 1.979930405),
+            (0.975, 1000, 1.962339081),
+            (0.95, 1, 6.313751515),
+            (0.995, 5, 4.032142984),
+            (0.025, 7, -2.364624252),
+        ],
+    )
+    def test_matches_published_values(self, p: float, df: int, expected: float) -> None:
+        """Checked against standard t tables (R's qt to 9 decimals)."""
+        assert t_quantile(p, df) == pytest.approx(expected, abs=1e-8)
+
+    def test_continuous_where_the_method_changes(self) -> None:
+        """The exact method stops at 1000 df; the expansion must agree at the seam."""
+        assert t_quantile(0.975, 1000) == pytest.approx(t_quantile(0.975, 1001), abs=1e-5)
+        assert t_quantile(0.975, 1000) > t_quantile(0.975, 1001)
+
+    def test_approaches_the_normal_for_many_degrees_of_freedom(self) -> None:
+        z = statistics.NormalDist().inv_cdf(0.975)
+        assert z < t_quantile(0.975, 10**6) < z + 1e-5
+
+    @pytest.mark.parametrize(("p", "df"), [(0.0, 3), (1.0, 3), (0.5, 0)])
+    def test_rejects_impossible_arguments(self, p: float, df: int) -> None:
+        with pytest.raises(ValueError, match="t quantile needs"):
+            t_quantile(p, df)
+
+
+class TestChipsInterval:
+    def test_interval_over_block_means(self) -> None:
+        """Block means 0, 2, 4: mean 2, sd 2, half-width t(0.975, 2) * 2 / sqrt(3)."""
+        results = [
+            *block_of(0, [{"a": 0, "b": 0, "c": 0}] * 3),
+            *block_of(
+                1, [{"a": 3, "b": -3, "c": 0}, {"a": 3, "b": 0, "c": -3}, {"a": 0, "b": 0, "c": 0}]
+            ),
+            *block_of(2, [{"a": 4, "b": -4, "c": 0}] * 3),
+        ]
+        line = compute_standings(results).bot("a")
+        assert (line.sessions, line.blocks) == (9, 3)
+        assert line.chips.mean == pytest.approx(2.0)
+        assert line.chips.half_width == pytest.approx(4.302652730 * 2 / math.sqrt(3))
+        assert line.chips.low == pytest.approx(2.0 - 4.968276)
+        assert line.chips.high == pytest.approx(2.0 + 4.968276)
+
+    def test_block_is_the_unit_when_a_block_is_incomplete(self) -> None:
+        """The mean is over block means: block 0 at 3 per session, block 1 (one session) at 0.
+
+        Averaging sessions would give 9/4; averaging blocks gives 1.5.
+        """
+        results = [
+            *block_of(0, [{"a": 3, "b": -3, "c": 0}] * 3),
+            *block_of(1, [{"a": 0, "b": 0, "c": 0}]),
+        ]
+        assert compute_standings(results).bot("a").chips.mean == pytest.approx(1.5)
+
+    def test_single_block_has_no_interval(self) -> None:
+        """One block says nothing about spread: the interval is None, not a number."""
+        standings = compute_standings(block_of(0, [{"a": 5, "b": -5, "c": 0}] * 3))
+        line = standings.bot("a")
+        assert line.chips.mean == 5.0
+        assert (line.chips.half_width, line.chips.low, line.chips.high) == (None, None, None)
+        head = standings.versus("a", "b")
+        assert head is not None
+        assert head.difference.half_width is None
+
+    def test_identical_block_means_give_a_zero_width_interval(self) -> None:
+        line = compute_standings(blocks_of(2, [{"a": 1, "b": -1, "c": 0}] * 3)).bot("a")
+        assert (line.chips.mean, line.chips.half_width) == (1.0, 0.0)
+
+    def test_estimate_needs_values(self) -> None:
+        with pytest.raises(ValueError, match="no values"):
+            estimate([])
+
+
+class TestWinShare:
+    def test_ties_are_split(self) -> None:
+        """a shares one win with b and wins one alone: 1.5 of 2 sessions."""
+        standings = compute_standings(
+            [session(0, 0, {"a": 4, "b": 4, "c": -8}), session(0, 1, {"a": 6, "b": -3, "c": -3})]
+        )
+        assert standings.bot("a").win_share == pytest.approx(0.75)
+        assert standings.bot("b").win_share == pytest.approx(0.25)
+        assert standings.bot("c").win_share == 0.0
+        assert standings.bot("a").expected_win_share == pytest.approx(1 / 3)
+
+    def test_chance_follows_the_table_sizes_played(self) -> None:
+        """One session at 3 seats, one at 4: chance is (1/3 + 1/4) / 2."""
+        standings = compute_standings(
+            [
+                session(0, 0, {"a": 0, "b": 0, "c": 0}),
+                session(1, 0, {"a": 0, "b": 0, "c": 0, "d": 0}),
+            ]
+        )
+        assert standings.bot("a").expected_win_share == pytest.approx((1 / 3 + 1 / 4) / 2)
+        assert standings.bot("d").expected_win_share == pytest.approx(1 / 4)
+
+
+class TestRating:
+    @pytest.mark.parametrize("seats", [3, 4, 5, 7])
+    def test_co_winners_never_rated_below_a_lower_finisher(self, seats: int) -> None:
+        """Two bots tie for first, one comes third, the rest trail, session after session.
+
+        openskill's default Plackett-Luce model rates such co-winners below the third
+        bot at four seats and more; the standings must not.
+        """
+        names = [f"bot{i}" for i in range(seats)]
+        chips = [10, 10, 5, *(-5 - i for i in range(seats - 3))]
+        chips[-1] -= sum(chips)
+        for count in (1, 20):
+            standings = compute_standings(
+                [session(block, 0, dict(zip(names, chips, strict=True))) for block in range(count)]
+            )
+            third = standings.bot("bot2").rating.ordinal
+            assert standings.bot("bot0").rating.ordinal >= third
+            assert standings.bot("bot1").rating.ordinal >= third
+            assert standings.bot("bot0").rating == standings.bot("bot1").rating
+
+    def test_rating_breaks_ties_in_mean_chips(self) -> None:
+        """zed and amy both average 2 chips, but zed wins more often, so zed ranks first."""
+        results = blocks_of(
+            2,
+            [
+                {"zed": 2, "amy": 6, "cal": -8},
+                {"zed": 2, "amy": 0, "cal": -2},
+                {"zed": 2, "amy": 0, "cal": -2},
+            ],
+        )
+        standings = compute_standings(results)
+        assert [line.bot for line in standings.bots] == ["zed", "amy", "cal"]
+        assert standings.bot("zed").chips.mean == standings.bot("amy").chips.mean
+
+    def test_ranking_is_by_mean_chips_first(self) -> None:
+        """bee wins once big and comes last twice; ant wins twice small.
+
+        ant's rating is higher, but bee's mean chips (2) beat ant's (-2/3): bee ranks first.
+        """
+        results = blocks_of(
+            3,
+            [
+                {"bee": 8, "ant": -4, "cow": -4},
+                {"bee": -1, "ant": 1, "cow": 0},
+                {"bee": -1, "ant": 1, "cow": 0},
+            ],
+        )
+        standings = compute_standings(results)
+        assert [line.bot for line in standings.bots] == ["bee", "ant", "cow"]
+        assert standings.bot("ant").rating.ordinal > standings.bot("bee").rating.ordinal
+
+
+class TestCrosstable:
+    def results(self) -> list[SessionResult]:
+        rng = random.Random(4)
+        sessions = []
+        for block in range(6):
+            table = rng.sample(["a", "b", "c", "d"], 3)
+            for rotation in range(3):
+                x, y = rng.randint(-10, 10), rng.randint(-10, 10)
+                chips = dict(zip(table, [x, y, -x - y], strict=True))
+                sessions.append(session(block, rotation, chips))
+        return sessions
+
+    def test_antisymmetric(self) -> None:
+        """A's edge over B is minus B's edge over A, with the same interval and count."""
+        standings = compute_standings(self.results())
+        assert standings.crosstable
+        for entry in standings.crosstable:
+            mirror = standings.versus(entry.opponent, entry.bot)
+            assert mirror is not None
+            assert mirror.difference.mean == pytest.approx(-entry.difference.mean)
+            assert mirror.difference.half_width == pytest.approx(entry.difference.half_width)
+            assert mirror.difference.n == entry.difference.n
+
+    def test_differences_over_shared_blocks_only(self) -> None:
+        """a and b share blocks 0 and 1 (+4, +2 per session); block 2 has no b."""
+        results = [
+            *block_of(0, [{"a": 2, "b": -2, "c": 0}] * 3),
+            *block_of(1, [{"a": 1, "b": -1, "c": 0}] * 3),
+            *block_of(2, [{"a": 9, "d": -9, "c": 0}] * 3),
+        ]
+        standings = compute_standings(results)
+        head = standings.versus("a", "b")
+        assert head is not None
+        assert head.difference.n == 2
+        assert head.difference.mean == pytest.approx(3.0)
+        assert head.difference.half_width == pytest.approx(12.706204736)  # sd = sqrt(2), n = 2
+        assert standings.versus("b", "d") is None
+        assert standings.versus("a", "a") is None
+
+
+class TestRecords:
+    def test_declarer_record_by_contract(self) -> None:
+        nap, three_made, three_lost = (
+            Declaration("nap", made=True),
+            Declaration("three", made=True),
+            Declaration("three", made=False),
+        )
+        results = [
+            session(0, 0, {"a": 1, "b": -1, "c": 0}, declarations={"a": (three_made, nap)}),
+            session(0, 1, {"a": 1, "b": -1, "c": 0}, declarations={"a": (three_lost,)}),
+        ]
+        line = compute_standings(results).bot("a")
+        assert [(r.contract, r.made, r.attempted) for r in line.declarer] == [
+            ("nap", 1, 1),
+            ("three", 1, 2),
+        ]
+        assert compute_standings(results).bot("b").declarer == ()
+
+    def test_faults_are_summed(self) -> None:
+        results = [
+            session(0, 0, {"a": 0, "b": 0, "c": 0}, faults={"b": 2}),
+            session(0, 1, {"a": 0, "b": 0, "c": 0}, faults={"b": 1, "c": 1}),
+        ]
+        standings = compute_standings(results)
+        assert [standings.bot(bot).faults for bot in "abc"] == [0, 3, 1]
+
+    def test_input_order_does_not_matter(self) -> None:
+        results = TestCrosstable().results()
+        shuffled = random.Random(1).sample(results, len(results))
+        assert compute_standings(shuffled) == compute_standings(results)
+
+    def test_a_bot_in_two_seats_is_an_error(self) -> None:
+        bad = SessionResult(
+            tournament=1, block=0, rotation=0, board_seed=1,
+            seats=tuple(SeatResult(seat=s, bot=b, chips=0, win_share=0.0)
+                        for s, b in enumerate(["a", "a", "c"])),
+        )  # fmt: skip
+        with pytest.raises(ValueError, match="a bot sits in two seats"):
+            compute_standings([bad])
+
+    def test_no_sessions_no_standings(self) -> None:
+        standings = compute_standings([])
+        assert (standings.bots, standings.crosstable, standings.sessions) == ((), (), 0)
+
+    def test_blocks_of_different_tournaments_are_distinct(self) -> None:
+        """Block 0 of tournament 1 and block 0 of tournament 2 are two blocks."""
+        results = [
+            session(0, 0, {"a": 1, "b": -1, "c": 0}, tournament=1),
+            session(0, 0, {"a": 3, "b": -3, "c": 0}, tournament=2),
+        ]
+        standings = compute_standings(results)
+        assert standings.blocks == 2
+        assert standings.bot("a").chips.n == 2

@@ -1,0 +1,1 @@
+"""Tournaments: scheduling (pure), running blocks, storage (SQLite), standings (pure), publishing."""

@@ -1,0 +1,340 @@
+"""Standings as files people and programs read: Markdown, JSON and a self-contained HTML page.
+
+Rendering is pure (``render_markdown``, ``render_html``, ``to_json``); only ``publish``
+touches the file system. The HTML page carries its CSS and its SVG chart inline and
+references nothing outside itself, so it renders offline and can be mailed or archived
+as one file. An interval that is undefined (a bot with a single block) is shown as
+"n/a" and stored as ``null``.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import TYPE_CHECKING, Any
+
+from tournaments.standings import (
+    BotStanding,
+    ContractRecord,
+    Estimate,
+    HeadToHead,
+    Rating,
+    Standings,
+)
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+JSON_FORMAT = "nap-arena-standings/1"
+"""Identifies the JSON layout; bumped whenever a key changes meaning or disappears."""
+
+_LABEL_CHARS = 24
+"""Bot ids longer than this are shortened in the chart (tables show them whole)."""
+
+_CSS = """
+body { font-family: system-ui, sans-serif; margin: 2rem; color: #222; }
+table { border-collapse: collapse; margin: 1rem 0; }
+th, td { border: 1px solid #ccc; padding: 0.25rem 0.6rem; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+thead th { background: #f3f3f3; }
+svg text { font-size: 12px; fill: #222; }
+.note { color: #666; font-size: 0.9rem; }
+"""
+
+
+def publish(standings: Standings, folder: Path, *, title: str) -> tuple[Path, Path, Path]:
+    """Write ``standings.md``, ``standings.json`` and ``standings.html`` into ``folder``.
+
+    Creates ``folder`` if needed and overwrites earlier files. Returns the three paths in
+    that order. Files are UTF-8.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    markdown = folder / "standings.md"
+    data = folder / "standings.json"
+    page = folder / "standings.html"
+    markdown.write_text(render_markdown(standings, title=title), encoding="utf-8")
+    data.write_text(
+        json.dumps(to_json(standings, title=title), indent=2, sort_keys=True) + "\n",
+        encoding="utf-8",
+    )
+    page.write_text(render_html(standings, title=title), encoding="utf-8")
+    return markdown, data, page
+
+
+def _signed(value: float) -> str:
+    return f"{value:+.2f}"
+
+
+def _interval(value: Estimate) -> str:
+    """``+1.25 ± 0.80``, or ``+1.25 ± n/a`` when the interval is undefined."""
+    half = "n/a" if value.half_width is None else f"{value.half_width:.2f}"
+    return f"{_signed(value.mean)} ± {half}"
+
+
+def _declarer(records: tuple[ContractRecord, ...]) -> str:
+    return ", ".join(f"{r.contract} {r.made}/{r.attempted}" for r in records) or "-"
+
+
+def _rows(standings: Standings) -> list[list[str]]:
+    """One row of display cells per bot, in ranking order, matching ``_HEADERS``."""
+    return [
+        [
+            str(rank),
+            line.bot,
+            str(line.sessions),
+            str(line.blocks),
+            _interval(line.chips),
+            f"{line.win_share:.3f} / {line.expected_win_share:.3f}",
+            _declarer(line.declarer),
+            str(line.faults),
+            f"{line.rating.ordinal:.2f} ({line.rating.mu:.2f} ± {line.rating.sigma:.2f})",
+        ]
+        for rank, line in enumerate(standings.bots, start=1)
+    ]
+
+
+_HEADERS = [
+    "#",
+    "bot",
+    "sessions",
+    "blocks",
+    "chips/session (95% CI)",
+    "win share / chance",
+    "declarer made/attempted",
+    "faults",
+    "rating: mu - 3 sigma (mu ± sigma)",
+]
+
+
+def _cross_cell(standings: Standings, bot: str, opponent: str) -> str:
+    if bot == opponent:
+        return "-"
+    entry = standings.versus(bot, opponent)
+    if entry is None:
+        return ""
+    return f"{_interval(entry.difference)} ({entry.difference.n})"
+
+
+def render_markdown(standings: Standings, *, title: str = "Standings") -> str:
+    """Render the standings as Markdown: the ranking table, then the crosstable.
+
+    Crosstable cells read row bot minus column bot, mean chips per session over the
+    blocks they shared, with the 95% interval and, in brackets, the number of blocks.
+    """
+
+    def row(cells: list[str]) -> str:
+        return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+    names = [line.bot for line in standings.bots]
+    lines = [
+        f"# {title}",
+        "",
+        (
+            f"{standings.sessions} sessions in {standings.blocks} blocks. "
+            "Intervals are 95% over blocks; n/a means a single block."
+        ),
+        "",
+        row(_HEADERS),
+        row(["---"] * len(_HEADERS)),
+        *(row(cells) for cells in _rows(standings)),
+        "",
+        "## Crosstable (row minus column, chips per session; shared blocks in brackets)",
+        "",
+        row(["", *names]),
+        row(["---"] * (len(names) + 1)),
+        *(row([a, *(_cross_cell(standings, a, b) for b in names)]) for a in names),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def to_json(standings: Standings, *, title: str) -> dict[str, Any]:
+    """Everything in the standings as JSON-ready data with stable keys.
+
+    Bots come in ranking order with their ``rank``. Interval ends (``low``, ``high``)
+    and ``ordinal`` are written for convenience and ignored by ``from_json``.
+    """
+
+    def est(value: Estimate) -> dict[str, Any]:
+        return {
+            "mean": value.mean,
+            "half_width": value.half_width,
+            "low": value.low,
+            "high": value.high,
+            "n": value.n,
+        }
+
+    def bot(rank: int, line: BotStanding) -> dict[str, Any]:
+        return {
+            "rank": rank,
+            "bot": line.bot,
+            "sessions": line.sessions,
+            "blocks": line.blocks,
+            "chips_per_session": est(line.chips),
+            "win_share": line.win_share,
+            "expected_win_share": line.expected_win_share,
+            "declarer": [
+                {"contract": r.contract, "made": r.made, "attempted": r.attempted}
+                for r in line.declarer
+            ],
+            "faults": line.faults,
+            "rating": {
+                "mu": line.rating.mu,
+                "sigma": line.rating.sigma,
+                "ordinal": line.rating.ordinal,
+            },
+        }
+
+    return {
+        "format": JSON_FORMAT,
+        "title": title,
+        "sessions": standings.sessions,
+        "blocks": standings.blocks,
+        "bots": [bot(rank, line) for rank, line in enumerate(standings.bots, start=1)],
+        "crosstable": [
+            {"bot": e.bot, "opponent": e.opponent, "difference": est(e.difference)}
+            for e in standings.crosstable
+        ],
+    }
+
+
+def from_json(data: dict[str, Any]) -> Standings:
+    """Rebuild the ``Standings`` written by ``to_json`` (after ``json.loads``).
+
+    Raises ``ValueError`` if ``data`` is not in the ``JSON_FORMAT`` layout.
+    """
+    if data.get("format") != JSON_FORMAT:
+        msg = f"not {JSON_FORMAT} data: format is {data.get('format')!r}"
+        raise ValueError(msg)
+
+    def est(value: dict[str, Any]) -> Estimate:
+        half = value["half_width"]
+        return Estimate(
+            mean=float(value["mean"]),
+            half_width=None if half is None else float(half),
+            n=int(value["n"]),
+        )
+
+    return Standings(
+        bots=tuple(
+            BotStanding(
+                bot=str(line["bot"]),
+                sessions=int(line["sessions"]),
+                blocks=int(line["blocks"]),
+                chips=est(line["chips_per_session"]),
+                win_share=float(line["win_share"]),
+                expected_win_share=float(line["expected_win_share"]),
+                declarer=tuple(
+                    ContractRecord(
+                        contract=str(r["contract"]),
+                        made=int(r["made"]),
+                        attempted=int(r["attempted"]),
+                    )
+                    for r in line["declarer"]
+                ),
+                faults=int(line["faults"]),
+                rating=Rating(mu=float(line["rating"]["mu"]), sigma=float(line["rating"]["sigma"])),
+            )
+            for line in data["bots"]
+        ),
+        crosstable=tuple(
+            HeadToHead(
+                bot=str(e["bot"]), opponent=str(e["opponent"]), difference=est(e["difference"])
+            )
+            for e in data["crosstable"]
+        ),
+        sessions=int(data["sessions"]),
+        blocks=int(data["blocks"]),
+    )
+
+
+def render_svg(standings: Standings) -> str:
+    """Draw an inline SVG chart: a row per bot, its mean as a dot, its interval as a bar.
+
+    The x axis spans every mean and interval end, and always zero (the break-even line).
+    Bots without an interval get a dot and the label "n/a".
+    """
+    label_w, plot_w, row_h, top = 180, 480, 24, 24
+    height = top + row_h * max(len(standings.bots), 1) + 8
+    points = [0.0]
+    for line in standings.bots:
+        ends = (line.chips.low, line.chips.high)
+        points += [line.chips.mean, *(end for end in ends if end is not None)]
+    low, high = min(points), max(points)
+    span = (high - low) or 1.0
+
+    def x(value: float) -> float:
+        return label_w + (value - low) / span * plot_w
+
+    parts = [
+        (
+            f'<svg width="{label_w + plot_w + 80}" height="{height}" role="img" '
+            'aria-label="Mean chips per session with 95% intervals">'
+        ),
+        (
+            f'<line x1="{x(0):.1f}" y1="{top - 8}" x2="{x(0):.1f}" y2="{height - 4}" '
+            'stroke="#999" stroke-dasharray="4 3"/>'
+        ),
+        f'<text x="{x(0):.1f}" y="{top - 12}" text-anchor="middle">0</text>',
+    ]
+    for row, line in enumerate(standings.bots):
+        y = top + row_h * row + row_h / 2
+        name = line.bot if len(line.bot) <= _LABEL_CHARS else line.bot[: _LABEL_CHARS - 1] + "…"
+        parts.append(f'<text x="4" y="{y + 4:.1f}">{html.escape(name)}</text>')
+        if line.chips.low is not None and line.chips.high is not None:
+            x0, x1 = x(line.chips.low), x(line.chips.high)
+            parts.append(
+                f'<line x1="{x0:.1f}" y1="{y:.1f}" x2="{x1:.1f}" y2="{y:.1f}" '
+                'stroke="#3366aa" stroke-width="2"/>'
+            )
+            parts.extend(
+                f'<line x1="{end:.1f}" y1="{y - 5:.1f}" x2="{end:.1f}" y2="{y + 5:.1f}" '
+                'stroke="#3366aa" stroke-width="2"/>'
+                for end in (x0, x1)
+            )
+        note = _interval(line.chips)
+        parts.append(f'<circle cx="{x(line.chips.mean):.1f}" cy="{y:.1f}" r="4" fill="#aa3333"/>')
+        parts.append(f'<text x="{label_w + plot_w + 6}" y="{y + 4:.1f}">{html.escape(note)}</text>')
+    parts.append("</svg>")
+    return "\n".join(parts)
+
+
+def render_html(standings: Standings, *, title: str = "Standings") -> str:
+    """Render a whole HTML page: chart, ranking table and crosstable, nothing external."""
+
+    def table(headers: list[str], rows: list[list[str]]) -> str:
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>"
+            for cells in rows
+        )
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+    names = [line.bot for line in standings.bots]
+    cross = [[a, *(_cross_cell(standings, a, b) for b in names)] for a in names]
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en">',
+            '<head><meta charset="utf-8">',
+            f"<title>{html.escape(title)}</title>",
+            f"<style>{_CSS}</style></head>",
+            "<body>",
+            f"<h1>{html.escape(title)}</h1>",
+            (
+                f'<p class="note">{standings.sessions} sessions in {standings.blocks} blocks. '
+                "Mean chips per session with 95% intervals over blocks; n/a means a single "
+                "block.</p>"
+            ),
+            render_svg(standings),
+            table(_HEADERS, _rows(standings)),
+            "<h2>Crosstable</h2>",
+            (
+                '<p class="note">Row minus column, chips per session over shared blocks '
+                "(number of shared blocks in brackets).</p>"
+            ),
+            table(["", *names], cross),
+            "</body>",
+            "</html>",
+            "",
+        ]
+    )

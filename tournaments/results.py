@@ -1,0 +1,85 @@
+"""What a finished session leaves behind: the values that storage, standings and logs share.
+
+These are plain frozen values with no behaviour beyond small derived figures, so the
+scheduler, the runner, the store and the standings can all speak about one session
+without importing each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Declaration:
+    """One deal in which a seat was the declarer.
+
+    ``contract`` is the contract's name in the rules profile (``"three"``, ``"misere"``,
+    ``"nap"``, ...); ``made`` says whether the declarer fulfilled it.
+    """
+
+    contract: str
+    made: bool
+
+
+@dataclass(frozen=True, slots=True)
+class FaultRecord:
+    """A bot's misbehaviour at one decision, as the referee saw it.
+
+    ``kind`` is one of ``late``, ``illegal``, ``malformed``, ``unknown-request``,
+    ``disconnect``, ``crash``; ``deal`` and ``decision`` count from 0 within the session
+    (``decision`` is the index of the action in that deal's record, -1 when the fault
+    was not tied to one decision); ``elapsed_ms`` is how long the bot had taken.
+    """
+
+    kind: str
+    bot: str
+    seat: int
+    deal: int
+    decision: int
+    elapsed_ms: float
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class SeatResult:
+    """One seat's outcome of one session.
+
+    ``chips`` is the seat's net balance for the session (the sum of its payments over all
+    deals, so the seats of a session always sum to zero). ``win_share`` is 1/w when the
+    seat is one of w co-winners (the highest balance), else 0.
+    """
+
+    seat: int
+    bot: str
+    chips: int
+    win_share: float
+    declarations: tuple[Declaration, ...] = ()
+    faults: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SessionResult:
+    """One eight-deal session: where it sits in the tournament and how each seat did.
+
+    ``block`` numbers the duplicate block (one board set played ``table_size`` times with
+    the bots rotated); ``rotation`` says which of those plays this was (0..table_size-1).
+    ``seats`` is ordered by seat number.
+    """
+
+    tournament: int
+    block: int
+    rotation: int
+    board_seed: int
+    seats: tuple[SeatResult, ...]
+    faults: tuple[FaultRecord, ...] = ()
+
+    @property
+    def table_size(self) -> int:
+        """Number of seats at the table."""
+        return len(self.seats)
+
+    @property
+    def bots(self) -> tuple[str, ...]:
+        """The bot at each seat, by seat number."""
+        return tuple(seat.bot for seat in self.seats)
