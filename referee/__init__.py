@@ -1,1 +1,1 @@
-"""Nap Arena's referee: the rules engine (``rules``), the wire codec (``wire``) and the gRPC server (``server``)."""
+"""Nap Arena's referee: rules engine (``rules``), wire codec (``wire``), gRPC server (``server``)."""
