@@ -1,0 +1,133 @@
+"""The `nap` command's rules, bot-folder and error paths, driven in process through click."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import TYPE_CHECKING
+
+from click.testing import CliRunner
+
+from tournaments.cli import main
+from tournaments.manifest import ManifestError, content_hash, read_manifest
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.output
+
+
+def test_rules_list_names_every_profile() -> None:
+    """`nap rules list` shows the three seed profiles."""
+    code, out = run("rules", "list")
+    assert code == 0
+    for name in ("heather", "full-ladder", "two-to-five"):
+        assert name in out
+
+
+def test_rules_show_prints_stakes_of_the_ladder() -> None:
+    """`nap rules show full-ladder` shows Blücher's 30/15 and the revoke policy."""
+    code, out = run("rules", "show", "full-ladder")
+    assert code == 0
+    assert "Blücher" in out
+    assert "30" in out
+    assert "15" in out
+    assert "fault_policy = revoke" in out
+
+
+def test_rules_show_a_bad_house_rules_file_is_one_line(tmp_path: Path) -> None:
+    """A house-rules file with a bad field: one line naming the field, exit status 1."""
+    path = tmp_path / "house.toml"
+    path.write_text('name = "h"\nbase = "heather"\ndeals = 3\n', encoding="utf-8")
+    code, out = run("rules", "show", str(path))
+    assert code == 1
+    assert out.strip() == "Error: house.toml: unknown field 'deals'"
+
+
+def test_unknown_profile_is_a_clear_error() -> None:
+    """An unknown profile name lists the built-in ones."""
+    code, out = run("rules", "show", "poker")
+    assert code == 1
+    assert "unknown rules profile 'poker'" in out
+
+
+def test_bot_new_scaffolds_a_valid_manifest(tmp_path: Path) -> None:
+    """`nap bot new` writes a manifest that validates and a bot that compiles; refuses to overwrite."""
+    code, out = run("bot", "new", "my-bot", "--dir", str(tmp_path))
+    assert code == 0, out
+    manifest = read_manifest(tmp_path / "my-bot")
+    assert manifest.name == "my-bot"
+    assert manifest.argv()[0] == sys.executable
+    compiled = subprocess.run(
+        [sys.executable, "-m", "py_compile", str(tmp_path / "my-bot" / "bot.py")], check=False
+    )
+    assert compiled.returncode == 0
+    code, out = run("bot", "new", "my-bot", "--dir", str(tmp_path))
+    assert code == 1
+    assert "already exists" in out
+
+
+def test_content_hash_changes_with_any_file(tmp_path: Path) -> None:
+    """The content hash covers every file, so an edited bot is a new version."""
+    run("bot", "new", "hashed", "--dir", str(tmp_path))
+    folder = tmp_path / "hashed"
+    before = content_hash(folder)
+    assert content_hash(folder) == before
+    (folder / "notes.txt").write_text("x", encoding="utf-8")
+    assert content_hash(folder) != before
+
+
+def test_manifest_errors_name_the_problem(tmp_path: Path) -> None:
+    """A folder without a manifest, a missing field, an unknown field: each a clear one-line error."""
+    cases = {
+        "empty": None,
+        "no-command": 'name = "a"\nversion = "1"\n',
+        "extra": 'name = "a"\nversion = "1"\ncommand = ["x"]\ncolour = "red"\n',
+        "badname": 'name = "a b"\nversion = "1"\ncommand = ["x"]\n',
+    }
+    messages = {}
+    for folder_name, text in cases.items():
+        folder = tmp_path / folder_name
+        folder.mkdir()
+        if text is not None:
+            (folder / "nap-bot.toml").write_text(text, encoding="utf-8")
+        try:
+            read_manifest(folder)
+        except ManifestError as exc:
+            messages[folder_name] = str(exc)
+    assert "no nap-bot.toml" in messages["empty"]
+    assert "missing field 'command'" in messages["no-command"]
+    assert "unknown field 'colour'" in messages["extra"]
+    assert "field 'name'" in messages["badname"]
+    assert all("\n" not in m for m in messages.values())
+
+
+def test_read_commands_refuse_a_missing_database(tmp_path: Path) -> None:
+    """Listing from a database that does not exist says so instead of creating an empty one."""
+    db = tmp_path / "none.db"
+    code, out = run("log", "list", "--db", str(db))
+    assert code == 1
+    assert "no such database" in out
+    assert not db.exists()
+
+
+def test_a_file_that_is_not_our_database_is_refused(tmp_path: Path) -> None:
+    """A database that is not Nap Arena's is a one-line error, and the file is left alone."""
+    db = tmp_path / "other.db"
+    db.write_bytes(b"this is not sqlite at all" * 100)
+    code, out = run("bot", "list", "--db", str(db))
+    assert code == 1
+    assert len(out.strip().splitlines()) == 1
+    assert db.read_bytes() == b"this is not sqlite at all" * 100
+
+
+def test_nap_help_runs_as_a_real_process() -> None:
+    """The installed entry point answers --help as a subprocess."""
+    done = subprocess.run(
+        [sys.executable, "-m", "tournaments.cli", "--help"], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0
+    assert "tournament" in done.stdout or "rules" in done.stdout
