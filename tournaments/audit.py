@@ -7,12 +7,16 @@ the same result for the session.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from referee.rules import RecordError, SessionRecord, verify
 from tournaments.logfiles import LogError, read_log
+from tournaments.show import bot_names
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from tournaments.results import SessionResult
     from tournaments.store import SessionRow
 
@@ -24,6 +28,30 @@ def load_record(payload: dict[str, Any]) -> SessionRecord:
         msg = "the log holds no session record"
         raise RecordError(msg)
     return SessionRecord.from_json(record)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionLog:
+    """A session log read back: its record, the bot at each seat and the decisions per deal."""
+
+    record: SessionRecord
+    bots: list[str]
+    decisions: list[list[dict[str, Any]]] | None
+    payload: dict[str, Any]
+
+
+def open_log(path: Path) -> SessionLog:
+    """Read a log file and its record (LogError / RecordError with one line when it cannot)."""
+    payload = read_log(path)
+    record = load_record(payload)
+    bots = payload.get("bots")
+    names = (
+        bot_names(bots, record.table_size)
+        if isinstance(bots, list)
+        else [f"seat {seat}" for seat in range(record.table_size)]
+    )
+    decisions = payload.get("decisions")
+    return SessionLog(record, names, decisions if isinstance(decisions, list) else None, payload)
 
 
 def audit_session(row: SessionRow, result: SessionResult | None) -> list[str]:

@@ -16,10 +16,12 @@ from rich.console import Console
 from rich.table import Table
 
 from referee.rules import PROFILES, ProfileError, RecordError, get_profile
-from tournaments.audit import audit_session
+from tournaments.audit import audit_session, open_log
 from tournaments.logfiles import LogError
 from tournaments.manifest import ManifestError, scaffold
 from tournaments.publish import publish, render_markdown
+from tournaments.replay_page import render_replay_html, write_replay
+from tournaments.show import render_session
 from tournaments.standings import compute_standings
 from tournaments.store import Store, StoreError, TournamentRow
 
@@ -255,6 +257,46 @@ def log_list(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
         )
     console.print(table)
     console.print(f"{len(shown)} of {len(rows)} sessions")
+
+
+@log.command("show")
+@click.argument("session_id", type=int)
+@db_option
+@click.option("--seat", type=int, default=None, help="Show only what this seat saw (its own hand).")
+@friendly
+def log_show(session_id: int, db_path: Path, seat: int | None) -> None:
+    """Print a session's deals readably: hands, bids, each trick and its winner, the settlement."""
+    with open_store(db_path) as store:
+        row = store.session(session_id)
+    session_log = open_log(row.log_path)
+    text = render_session(
+        session_log.record, bots=session_log.bots, seat=seat, decisions=session_log.decisions
+    )
+    click.echo(text)
+
+
+@log.command("html")
+@click.argument("session_id", type=int)
+@db_option
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Where to write the page (default: session-ID.html).",
+)
+@friendly
+def log_html(session_id: int, db_path: Path, output: Path | None) -> None:
+    """Write a self-contained replay page: step through bids and tricks, switch seat views."""
+    with open_store(db_path) as store:
+        row = store.session(session_id)
+    session_log = open_log(row.log_path)
+    title = f"Session {session_id}: tournament {row.tournament}, block {row.block}, rotation {row.rotation}"
+    page = render_replay_html(
+        session_log.record, bots=session_log.bots, title=title, decisions=session_log.decisions
+    )
+    path = write_replay(output or Path(f"session-{session_id}.html"), page)
+    console.print(f"wrote {path} (open it in a browser; no network needed)")
 
 
 @log.command("verify")
