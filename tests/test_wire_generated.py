@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from referee.wire import nap_pb2, nap_pb2_grpc
+from referee.wire import nap_pb2
+from referee.wire.stubs import nap_pb2_grpc
 
 if TYPE_CHECKING:
     from types import ModuleType

@@ -1,0 +1,99 @@
+"""Referee throughput: decisions per second and per-decision latency with real bot processes.
+
+    .venv/bin/python bench/server.py [--tables 64] [--seconds 8] [--bots 4]
+
+Starts the referee in this process and four random-bot processes (tests/bots/random_bot.py,
+raw gRPC), then keeps ``--tables`` 4-seat sessions running at once for about ``--seconds``,
+twice: with the bots declaring max_batch 64 (batched) and max_batch 1 (one at a time).
+Prints decisions/s and the referee-measured latency (request sent -> answer received)
+p50/p99. Not a test: figures depend on the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from referee.rules import PROFILES  # noqa: E402
+from referee.server import Referee, ServerLimits, SessionSpec, TimeLimits  # noqa: E402
+
+
+async def run(*, max_batch: int, tables: int, seconds: float, bots: int) -> None:
+    referee = Referee(limits=ServerLimits(max_outstanding=64, fault_limit=0))
+    names = [f"bot{i}" for i in range(bots)]
+    for name in names:
+        referee.add_bot(name=name, token=f"t-{name}")
+    port = await referee.start()
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    processes = [
+        await asyncio.create_subprocess_exec(
+            sys.executable, str(REPO / "tests" / "bots" / "random_bot.py"),
+            "--address", f"127.0.0.1:{port}", "--token", f"t-{name}",
+            "--max-batch", str(max_batch), "--seed", str(index), env=env)
+        for index, name in enumerate(names)
+    ]
+    try:
+        for name in names:
+            await referee.wait_for_bot(name, timeout=30)
+        counter = itertools.count()
+        latencies: list[float] = []
+        decisions = 0
+        faults = 0
+        deadline = time.perf_counter() + seconds
+
+        async def lane() -> None:
+            nonlocal decisions, faults
+            while time.perf_counter() < deadline:
+                number = next(counter)
+                spec = SessionSpec(table=f"bench-{number}", profile=PROFILES["heather"],
+                                   seed=number, seats=tuple(names[:4]),
+                                   time_limits=TimeLimits(decision_ms=10_000))
+                outcome = await referee.play_session(spec)
+                faults += len(outcome.faults)
+                for deal in outcome.decisions:
+                    decisions += len(deal)
+                    latencies.extend(d.latency_ms for d in deal)
+
+        started = time.perf_counter()
+        await asyncio.gather(*(lane() for _ in range(tables)))
+        elapsed = time.perf_counter() - started
+        latencies.sort()
+        p50 = statistics.median(latencies)
+        p99 = latencies[int(len(latencies) * 0.99)]
+        print(f"max_batch {max_batch:>2}: {decisions / elapsed:>8.0f} decisions/s "
+              f"({decisions} in {elapsed:.1f} s, {tables} tables at once, {bots} bot processes), "
+              f"latency p50 {p50:.2f} ms, p99 {p99:.2f} ms, faults {faults}")
+    finally:
+        for process in processes:
+            process.kill()
+            await process.wait()
+        await referee.stop(0.2)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tables", type=int, default=64)
+    parser.add_argument("--seconds", type=float, default=8.0)
+    parser.add_argument("--bots", type=int, default=4)
+    args = parser.parse_args()
+    import logging  # noqa: PLC0415
+
+    import structlog  # noqa: PLC0415 - quiet the per-session log lines for the benchmark
+
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.ERROR))
+    for max_batch in (64, 1):
+        asyncio.run(run(max_batch=max_batch, tables=args.tables, seconds=args.seconds,
+                        bots=args.bots))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,264 @@
+"""The bot's side of the ``nap.v1.Referee/Play`` stream (the only SDK module that imports grpc).
+
+One :class:`Connection` serves every table of the process over one stream: Hello, then
+Welcome or Refusal, then Batches answered by the :class:`~clients.sdk.dispatch.Dispatcher`
+(one Answers message per Batch). A broken stream (UNAVAILABLE, connection reset) is
+reopened with the same token after a short backoff, for a bounded time; an unknown token
+or a Refusal ends the process with a one-line error. :meth:`Connection.stop` (wired to
+SIGTERM and SIGINT by :func:`clients.sdk.run`) says Goodbye and closes cleanly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import TYPE_CHECKING, Any, Final
+
+import grpc  # type: ignore[import-untyped] # no types-grpcio in the dev dependencies
+import grpc.aio  # type: ignore[import-untyped]
+
+from referee.wire import nap_pb2
+from referee.wire.stubs import nap_pb2_grpc
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Coroutine
+
+    from clients.sdk.dispatch import Dispatcher
+
+PROTOCOL_VERSION: Final = 1
+
+_RETRYABLE: Final = frozenset({
+    grpc.StatusCode.UNAVAILABLE,  # refused, reset, or the referee restarting
+    grpc.StatusCode.CANCELLED,  # the referee dropped the call (we never cancel it but to stop)
+    grpc.StatusCode.INTERNAL,  # a stream reset mid-message (RST_STREAM)
+})
+_BACKOFF_FIRST: Final = 0.05
+"""Seconds before the first reconnect; doubled each time up to :data:`_BACKOFF_MAX`."""
+_BACKOFF_MAX: Final = 1.0
+_GOODBYE_GRACE: Final = 2.0
+"""Seconds to wait for the referee to end the stream after our Goodbye."""
+
+
+class ExitCode(IntEnum):
+    """The bot process's exit status."""
+
+    OK = 0
+    """The referee ended the stream (no more tables), or we were asked to stop."""
+    ERROR = 1
+    """The stream failed in a way reconnecting cannot mend."""
+    REFUSED = 2
+    """Unknown token (UNAUTHENTICATED) or a Refusal."""
+    UNREACHABLE = 3
+    """The referee stayed unreachable for the whole reconnect budget."""
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """How to reach the referee and introduce the bot."""
+
+    address: str
+    """``host:port`` of the referee."""
+    token: str
+    """The secret token of the bot entry."""
+    name: str
+    """Bot name for the referee's logs."""
+    version: str = "0"
+    """Bot version for the referee's logs."""
+    max_batch: int = 64
+    """Decisions the bot accepts outstanding at once (Hello.max_batch)."""
+    reconnect_for: float = 15.0
+    """Seconds to keep trying to (re)connect after the stream breaks, before giving up."""
+    events: bool = False
+    """Ask for table events (Hello.events); :func:`clients.sdk.run` sets it for bots that
+    override ``on_event``."""
+
+
+class Connection:
+    """One bot process's stream to the referee; :meth:`serve` returns the exit code."""
+
+    def __init__(
+        self, options: Options, dispatcher: Dispatcher, *, log: Callable[[str], None],
+    ) -> None:
+        self.options = options
+        self.dispatcher = dispatcher
+        self._log = log
+        self._stop = asyncio.Event()
+        self._call: grpc.aio.StreamStreamCall[nap_pb2.BotMessage, nap_pb2.RefereeMessage] | None = None
+        self._write_lock = asyncio.Lock()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.welcome: nap_pb2.Welcome | None = None
+        """The referee's last Welcome (profile, time limits, max_outstanding)."""
+
+    def stop(self) -> None:
+        """Leave: say Goodbye, close our side, and let :meth:`serve` return OK. Idempotent."""
+        if self._stop.is_set():
+            return
+        self._stop.set()
+        if self._call is not None:
+            self._spawn(self._leave(self._call))
+
+    async def serve(self) -> ExitCode:
+        """Connect, play until the referee ends the stream or :meth:`stop`, reconnecting as needed."""
+        options = self.options
+        async with grpc.aio.insecure_channel(options.address) as channel:
+            stub = nap_pb2_grpc.RefereeStub(channel)
+            give_up_at: float | None = None
+            delay = _BACKOFF_FIRST
+            reconnecting = False
+            while not self._stop.is_set():
+                try:
+                    code = await self._stream(stub, reconnecting=reconnecting)
+                except _Retry as retry:
+                    now = time.monotonic()
+                    if retry.progressed or give_up_at is None:
+                        give_up_at = now + options.reconnect_for
+                        delay = _BACKOFF_FIRST
+                    if now >= give_up_at:
+                        self._log(f"referee at {options.address} unreachable for "
+                                  f"{options.reconnect_for:g} s ({retry.detail}); giving up")
+                        return ExitCode.UNREACHABLE
+                    if retry.progressed:
+                        self._log(f"stream to the referee broke ({retry.detail}); reconnecting")
+                    reconnecting = True
+                    await self._sleep(delay * random.uniform(0.5, 1.0))
+                    delay = min(delay * 2, _BACKOFF_MAX)
+                    continue
+                return code
+        return ExitCode.OK
+
+    async def _sleep(self, seconds: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stop.wait(), seconds)
+
+    async def _stream(self, stub: nap_pb2_grpc.RefereeStub, *, reconnecting: bool) -> ExitCode:
+        options = self.options
+        call = stub.Play()
+        self._call = call
+        welcomed = False
+        try:
+            await call.write(nap_pb2.BotMessage(hello=nap_pb2.Hello(
+                token=options.token, bot_name=options.name, bot_version=options.version,
+                protocol_version=PROTOCOL_VERSION, max_batch=options.max_batch,
+                events=options.events,
+            )))
+            first = await call.read()
+            if first is grpc.aio.EOF:
+                raise _Retry(detail="the referee ended the stream before answering Hello")
+            kind = first.WhichOneof("kind")
+            if kind == "refusal":
+                return self._refused(first.refusal, reconnecting=reconnecting)
+            if kind != "welcome":
+                self._log(f"the referee answered Hello with {kind!r}, not a Welcome")
+                return ExitCode.ERROR
+            welcomed = True
+            self.welcome = first.welcome
+            if self._stop.is_set():
+                await self._leave(call)
+            return await self._play(call)
+        except grpc.aio.AioRpcError as err:
+            return self._failed(err, progressed=welcomed)
+        except asyncio.CancelledError:
+            if self._stop.is_set():
+                return ExitCode.OK
+            raise
+        finally:
+            self._call = None
+
+    async def _play(
+        self, call: grpc.aio.StreamStreamCall[nap_pb2.BotMessage, nap_pb2.RefereeMessage],
+    ) -> ExitCode:
+        dispatcher = self.dispatcher
+        handle = dispatcher.handle_batch
+        while True:
+            message = await call.read()
+            if message is grpc.aio.EOF:
+                return ExitCode.OK
+            kind = message.WhichOneof("kind")
+            if kind == "batch":
+                reply = handle(message.batch)
+                if reply is None:
+                    continue
+                if isinstance(reply, nap_pb2.BotMessage):
+                    async with self._write_lock:
+                        await call.write(reply)
+                else:
+                    self._spawn(self._send_later(call, reply))
+            elif kind == "table_closed":
+                dispatcher.close_table(message.table_closed.table)
+            elif kind == "fault":
+                self._fault(message.fault)
+            # welcome/refusal mid-stream and unknown kinds are ignored (forward compatible)
+
+    async def _send_later(
+        self,
+        call: grpc.aio.StreamStreamCall[nap_pb2.BotMessage, nap_pb2.RefereeMessage],
+        reply: Awaitable[nap_pb2.BotMessage],
+    ) -> None:
+        message = await reply
+        if self._stop.is_set():
+            return
+        try:
+            async with self._write_lock:
+                await call.write(message)
+        except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.InvalidStateError):
+            pass  # the stream broke meanwhile: the reader notices and reconnects
+
+    async def _leave(
+        self, call: grpc.aio.StreamStreamCall[nap_pb2.BotMessage, nap_pb2.RefereeMessage],
+    ) -> None:
+        try:
+            async with self._write_lock:
+                await call.write(nap_pb2.BotMessage(goodbye=nap_pb2.Goodbye(reason="shutting down")))
+                await call.done_writing()
+        except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.InvalidStateError):
+            call.cancel()
+            return
+        await asyncio.sleep(_GOODBYE_GRACE)
+        call.cancel()  # the referee did not end the stream in time
+
+    def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _refused(self, refusal: nap_pb2.Refusal, *, reconnecting: bool) -> ExitCode:
+        reason = nap_pb2.RefusalReason.Name(refusal.reason).removeprefix("REFUSAL_REASON_")
+        if reconnecting and refusal.reason == nap_pb2.REFUSAL_REASON_ALREADY_CONNECTED:
+            # the referee has not yet noticed that our previous stream is gone
+            raise _Retry(detail=f"refused: {reason}")
+        self._log(f"the referee refused this bot ({reason}): {refusal.message}")
+        return ExitCode.REFUSED
+
+    def _failed(self, err: grpc.aio.AioRpcError, *, progressed: bool) -> ExitCode:
+        code = err.code()
+        detail = f"{code.name}: {err.details()}"
+        if self._stop.is_set():
+            return ExitCode.OK
+        if code == grpc.StatusCode.UNAUTHENTICATED:
+            self._log(f"the referee rejected the token ({detail})")
+            return ExitCode.REFUSED
+        if code in _RETRYABLE:
+            raise _Retry(detail=detail, progressed=progressed) from err
+        self._log(f"the stream to the referee failed ({detail})")
+        return ExitCode.ERROR
+
+    def _fault(self, fault: nap_pb2.Fault) -> None:
+        if fault.fault_count <= 20 or fault.fault_count % 1000 == 0:
+            kind = nap_pb2.FaultKind.Name(fault.kind).removeprefix("FAULT_KIND_")
+            limit = f"/{fault.fault_limit}" if fault.fault_limit else ""
+            self._log(f"fault {fault.fault_count}{limit} {kind} at table {fault.table}, "
+                      f"request {fault.request_id}: {fault.message}")
+
+
+class _Retry(Exception):  # noqa: N818 - a control-flow signal, not an error shown to anyone
+    """The stream broke in a way worth reconnecting for."""
+
+    def __init__(self, *, detail: str, progressed: bool = False) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.progressed = progressed
+        """Whether the broken stream had been welcomed (the reconnect budget restarts)."""

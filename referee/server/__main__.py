@@ -1,0 +1,92 @@
+"""Run the referee standalone: ``python -m referee.server --port 50051 --token NAME=TOKEN ...``.
+
+It serves until interrupted. The tournament CLI wraps the same facade as ``nap serve``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import socket
+import sys
+
+from referee.rules import ProfileError, get_profile
+from referee.server.app import Referee, configure_logging
+from referee.server.limits import ServerLimits, TimeLimits
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m referee.server",
+                                     description="Run the Nap Arena referee.")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    parser.add_argument("--port", type=int, default=50051, help="port (0: any free port)")
+    parser.add_argument("--token", action="append", default=[], metavar="NAME=TOKEN",
+                        help="register a bot entry (repeatable)")
+    parser.add_argument("--profile", default="heather", help="rules profile announced to bots")
+    parser.add_argument("--decision-ms", type=int, default=1000)
+    parser.add_argument("--bank-ms", type=int, default=0)
+    parser.add_argument("--max-outstanding", type=int, default=64)
+    parser.add_argument("--fault-limit", type=int, default=10)
+    parser.add_argument("--json-logs", action="store_true", help="log JSON lines")
+    return parser
+
+
+def _port_taken(host: str, port: int) -> bool:
+    """Probe the port first: gRPC core would print its own multi-line complaint."""
+    if port == 0:
+        return False
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
+async def _serve(referee: Referee, host: str, port: int) -> int:
+    if _port_taken(host, port):
+        print(f"referee: cannot listen on {host}:{port} (in use?)", file=sys.stderr)  # noqa: T201
+        return 2
+    try:
+        bound = await referee.start(host=host, port=port)
+    except OSError as exc:
+        print(f"referee: {exc}", file=sys.stderr)  # noqa: T201 - the one-line CLI error
+        return 2
+    print(f"referee listening on {host}:{bound}", file=sys.stderr, flush=True)  # noqa: T201
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await referee.stop()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the command line and serve until interrupted."""
+    args = _parser().parse_args(argv)
+    configure_logging(json=args.json_logs)
+    try:
+        profile = get_profile(args.profile)
+        referee = Referee(limits=ServerLimits(max_outstanding=args.max_outstanding,
+                                              fault_limit=args.fault_limit),
+                          profile=profile,
+                          time_limits=TimeLimits(args.decision_ms, args.bank_ms))
+        for entry in args.token:
+            name, sep, token = entry.partition("=")
+            if not sep or not name or not token:
+                msg = f"--token must be NAME=TOKEN, not {entry!r}"
+                raise ValueError(msg)  # noqa: TRY301 - reported just below
+            referee.add_bot(name=name, token=token)
+    except (ValueError, ProfileError) as exc:
+        print(f"referee: {exc}", file=sys.stderr)  # noqa: T201
+        return 2
+    return asyncio.run(_serve(referee, args.host, args.port))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

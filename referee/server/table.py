@@ -1,0 +1,295 @@
+"""One table: plays one session, asking each seat's bot for its decisions.
+
+The table owns the clocks of its seats (decision limit plus a per-session time bank),
+classifies every bad reply as a :class:`Fault`, applies the fault policy, disqualifies a
+bot that passes the fault limit, and tells each seat what it may see: every request and
+every event is built from that seat's own view.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from referee.rules import (
+    PASS,
+    Card,
+    DealSettled,
+    DealStarted,
+    FaultPolicy,
+    IllegalActionError,
+    Penalized,
+    Penalty,
+    Phase,
+    Profile,
+    Session,
+    SessionRecord,
+    parse_action,
+    record_of,
+)
+from referee.server.faults import Fault, FaultKind
+from referee.wire import nap_pb2
+from referee.wire.codec import event_to_proto, seat_penalized_to_proto
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from referee.rules import Action, Event
+    from referee.server.connection import BotLink
+    from referee.server.limits import ServerLimits, TimeLimits
+
+DISQUALIFIED = "disqualified"
+"""``Decision.fault`` of a decision the referee made for a disqualified bot."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSpec:
+    """A session to play: the table id, rules, seed, bot name per seat and clocks.
+
+    ``fault_policy`` None means the profile's own.
+    """
+
+    table: str
+    profile: Profile
+    seed: int
+    seats: tuple[str, ...]
+    time_limits: TimeLimits
+    fault_policy: FaultPolicy | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """One action of a deal, as the referee decided it.
+
+    ``action`` is its text; ``latency_ms`` how long the bot took; ``fault`` the fault kind
+    when the referee substituted or penalized it (or ``"disqualified"``), else None.
+    """
+
+    seat: int
+    action: str
+    latency_ms: float
+    fault: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionOutcome:
+    """A played session: its record, its decisions per deal in order, faults, disqualified seats."""
+
+    record: SessionRecord
+    decisions: tuple[tuple[Decision, ...], ...]
+    faults: tuple[Fault, ...]
+    disqualified: tuple[int, ...]
+
+
+def lowest_card(cards: Sequence[Action]) -> Action:
+    """The lowest card by rank, ties broken by suit order (clubs lowest)."""
+    return min(cards, key=lambda card: (card.rank, card.suit) if isinstance(card, Card)
+               else (0, 0))
+
+
+class Table:
+    """Plays one :class:`SessionSpec` with the given bot links (one per seat)."""
+
+    def __init__(self, spec: SessionSpec, links: Sequence[BotLink], *, limits: ServerLimits,
+                 logger: Any) -> None:  # noqa: ANN401 - any structlog-compatible logger
+        self.spec = spec
+        self.table = spec.table
+        self._links = tuple(links)
+        self._limits = limits
+        self._log = logger
+        self._policy = spec.fault_policy or spec.profile.fault_policy
+        self._session = Session(spec.profile, table_size=len(spec.seats), seed=spec.seed)
+        self._banks = [spec.time_limits.session_bank_ms] * len(spec.seats)
+        self._faults: list[Fault] = []
+        self._fault_counts: dict[str, int] = {}
+        self._disqualified: set[str] = set()
+        self._seats_of: dict[str, list[int]] = {}
+        for seat, link in enumerate(self._links):
+            self._seats_of.setdefault(link.name, []).append(seat)
+        self._unique_links = {link.name: link for link in self._links}
+        self._decision = 0
+        self._last_fault = FaultKind.LATE
+
+    # -- the session -----------------------------------------------------------------------
+
+    async def play(self) -> SessionOutcome:
+        """Play the session to its end and return what happened."""
+        session = self._session
+        for link in self._unique_links.values():
+            link.tables[self.table] = self
+        decisions: list[list[Decision]] = [[]]
+        try:
+            self._broadcast(session.opening, deal_number=0)
+            while not session.over:
+                decision = await self._decide()
+                deal_number = len(session.deals) - 1
+                events = session.apply(parse_action(decision.action))
+                decisions[deal_number].append(decision)
+                if len(session.deals) > len(decisions):
+                    decisions.append([])
+                self._broadcast(events, deal_number=deal_number)
+        finally:
+            for name, link in self._unique_links.items():
+                link.leave(self.table)
+                if name not in self._disqualified:
+                    self._close_for(link, nap_pb2.TABLE_CLOSED_REASON_SESSION_OVER
+                                    if session.over else nap_pb2.TABLE_CLOSED_REASON_ABORTED)
+        disqualified = sorted(s for name in self._disqualified for s in self._seats_of[name])
+        return SessionOutcome(
+            record=record_of(session),
+            decisions=tuple(tuple(deal) for deal in decisions if deal),
+            faults=tuple(self._faults),
+            disqualified=tuple(disqualified),
+        )
+
+    async def _decide(self) -> Decision:
+        session = self._session
+        seat = session.to_act
+        assert seat is not None  # noqa: S101 - the session is not over
+        link = self._links[seat]
+        self._decision = len(session.deal.actions)
+        if link.name in self._disqualified:
+            return Decision(seat, str(self._substitute()), 0.0, DISQUALIFIED)
+        decision_ms = self.spec.time_limits.decision_ms
+        bank = self._banks[seat]
+        view = session.view(seat)
+        reply = await link.ask(view, table=self.table, deadline_ms=decision_ms + bank,
+                               time_bank_ms=bank)
+        if link.name in self._disqualified:  # while it was thinking
+            return Decision(seat, str(self._substitute()), reply.elapsed_ms, DISQUALIFIED)
+        elapsed = reply.elapsed_ms
+        over = elapsed - decision_ms
+        if over > 0:
+            self._banks[seat] = max(0, bank - int(over + 0.999))
+        if reply.action is None:
+            kind = reply.missing or FaultKind.LATE
+            away = "" if link.connected else " (bot disconnected)"
+            detail = f"no answer within {decision_ms + bank} ms{away}"
+            return self._fault(seat, kind, detail, elapsed, "")
+        text = reply.action
+        try:
+            action = parse_action(text)
+        except ValueError as exc:
+            return self._fault(seat, FaultKind.MALFORMED, str(exc), elapsed, text)
+        if action not in view.legal_actions:
+            try:
+                session.check(action, seat=seat)
+                detail = f"{text} is not among the legal actions"
+            except IllegalActionError as exc:
+                detail = str(exc)
+            return self._fault(seat, FaultKind.ILLEGAL, detail, elapsed, text)
+        return Decision(seat, str(action), elapsed, None)
+
+    def _substitute(self) -> Action:
+        session = self._session
+        if session.deal.phase is Phase.BIDDING:
+            return PASS
+        return lowest_card(session.legal_actions())
+
+    def _fault(self, seat: int, kind: FaultKind, detail: str, elapsed_ms: float,
+               action_text: str) -> Decision:
+        """Record a fault of ``seat``'s decision; return the decision the policy puts in its place."""
+        link = self._links[seat]
+        session = self._session
+        deal_number = len(session.deals) - 1
+        if self._policy is FaultPolicy.REVOKE and session.deal.phase is Phase.PLAY:
+            action: Action = Penalty(seat)
+            penalty = None
+        else:
+            action = self._substitute()
+            penalty = seat_penalized_to_proto(table=self.table, seat=0, deal_number=deal_number,
+                                              faulting_seat=seat, fault=kind.wire,
+                                              substitute=action)
+        self._record(Fault(kind, link.name, self.table, seat, deal_number, self._decision,
+                           round(elapsed_ms, 3), detail),
+                     request_seat=seat, action=action_text)
+        if penalty is not None:
+            self._broadcast_notice(penalty)
+        self._last_fault = kind
+        return Decision(seat, str(action), elapsed_ms, str(kind))
+
+    def bot_fault(self, bot: str, kind: FaultKind, detail: str, *, request_id: int = 0,
+                  action: str = "") -> None:
+        """Record a fault of ``bot``'s connection (not of one decision) at this table."""
+        if bot in self._disqualified:
+            return
+        self._record(Fault(kind, bot, self.table, None, len(self._session.deals) - 1,
+                           self._decision, None, detail),
+                     request_id=request_id, action=action)
+
+    def _record(self, fault: Fault, *, request_seat: int | None = None, request_id: int = 0,
+                action: str = "") -> None:
+        self._faults.append(fault)
+        count = self._fault_counts.get(fault.bot, 0) + 1
+        self._fault_counts[fault.bot] = count
+        limit = self._limits.fault_limit
+        self._log.warning("fault", kind=str(fault.kind), bot=fault.bot, table=self.table,
+                          seat=fault.seat, deal=fault.deal, decision=fault.decision,
+                          elapsed_ms=fault.elapsed_ms, detail=fault.detail,
+                          count=count, limit=limit)
+        link = self._unique_links[fault.bot]
+        notice = nap_pb2.RefereeMessage()
+        wire = notice.fault
+        wire.kind = fault.kind.wire
+        wire.request_id = request_id
+        wire.table = self.table
+        if request_seat is not None:
+            wire.seat = request_seat
+        wire.action = action
+        wire.message = fault.detail
+        wire.fault_count = count
+        wire.fault_limit = limit
+        link.notify(notice)
+        if limit and count >= limit and fault.bot not in self._disqualified:
+            self._disqualified.add(fault.bot)
+            self._log.warning("disqualified", bot=fault.bot, table=self.table, faults=count)
+            link.leave(self.table)
+            self._close_for(link, nap_pb2.TABLE_CLOSED_REASON_DISQUALIFIED,
+                            f"{count} faults: disqualified from this session")
+
+    def _close_for(self, link: BotLink, reason: nap_pb2.TableClosedReason,
+                   message: str = "") -> None:
+        closed = nap_pb2.RefereeMessage()
+        closed.table_closed.table = self.table
+        closed.table_closed.reason = reason
+        closed.table_closed.message = message
+        link.notify(closed)
+
+    # -- what each seat sees ---------------------------------------------------------------
+
+    def _listeners(self) -> list[tuple[int, BotLink]]:
+        return [(seat, link) for seat, link in enumerate(self._links)
+                if link.wants_events and link.name not in self._disqualified]
+
+    def _broadcast_notice(self, template: nap_pb2.TableEvent) -> None:
+        for seat, link in self._listeners():
+            event = nap_pb2.TableEvent()
+            event.CopyFrom(template)
+            event.seat = seat
+            link.send_events((event,))
+
+    def _broadcast(self, events: Sequence[Event], *, deal_number: int) -> None:
+        listeners = self._listeners()
+        if not listeners:
+            return
+        session = self._session
+        faulting = next((e.seat for e in events if isinstance(e, Penalized)), None)
+        fault_kind = self._last_fault.wire
+        balances = tuple(session.balances)
+        for seat, link in listeners:
+            out = []
+            number = deal_number
+            for event in events:
+                hand: Sequence[Card] = ()
+                if isinstance(event, DealStarted):
+                    number = event.deal
+                    if seat in event.seats:
+                        hand = tuple(session.deals[event.deal].hands[seat])
+                out.append(event_to_proto(
+                    event, table=self.table, seat=seat, deal_number=number, hand=hand,
+                    balances=balances if isinstance(event, DealSettled) else (),
+                    faulting_seat=faulting if isinstance(event, DealSettled) else None,
+                    fault=fault_kind if isinstance(event, Penalized) else 0,
+                ))
+            link.send_events(out)
+

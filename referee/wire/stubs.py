@@ -1,0 +1,5 @@
+"""The generated gRPC stubs (client stub, servicer base): for the SDK's connection and tests only."""
+
+from referee.wire._gen.nap.v1 import nap_pb2_grpc
+
+__all__ = ["nap_pb2_grpc"]

@@ -1,0 +1,164 @@
+"""The codec turns views, requests, events and profiles into wire messages and back exactly."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from referee.rules import (
+    PROFILES,
+    AllPassed,
+    Card,
+    DealSettled,
+    DealStarted,
+    Event,
+    Penalized,
+    Penalty,
+    Phase,
+    Session,
+    parse_action,
+)
+from referee.wire import nap_pb2
+from referee.wire.codec import (
+    event_from_proto,
+    event_to_proto,
+    profile_to_proto,
+    request_to_proto,
+    seat_penalized_to_proto,
+    view_from_proto,
+    view_to_proto,
+)
+
+
+def _sessions(count: int) -> list[tuple[Session, list[tuple[Event, ...]]]]:
+    """Random sessions over every profile and table size, with the events of each step."""
+    rng = random.Random(2024)
+    out = []
+    for index in range(count):
+        profile = list(PROFILES.values())[index % len(PROFILES)]
+        size = rng.randint(profile.min_players, profile.max_players)
+        session = Session(profile, table_size=size, seed=rng.randrange(10**6))
+        steps = [session.opening]
+        while not session.over:
+            seat = session.to_act
+            assert seat is not None
+            legal = session.legal_actions()
+            if session.deal.phase is Phase.PLAY and rng.random() < 0.02:
+                steps.append(session.apply(Penalty(seat)))
+            else:
+                steps.append(session.apply(rng.choice(legal)))
+        out.append((session, steps))
+    return out
+
+
+SESSIONS = _sessions(60)
+
+
+def test_views_round_trip_over_random_sessions() -> None:
+    """Every seat's view at every step survives the wire (requests carry legal actions)."""
+    rng = random.Random(7)
+    checked = 0
+    for profile_index in range(30):
+        profile = list(PROFILES.values())[profile_index % len(PROFILES)]
+        size = rng.randint(profile.min_players, profile.max_players)
+        session = Session(profile, table_size=size, seed=profile_index)
+        while True:
+            for seat in range(size):
+                view = session.view(seat)
+                if seat == session.to_act:
+                    msg = request_to_proto(view, table="t", request_id=9, deadline_ms=100,
+                                           time_bank_ms=50)
+                    wire = nap_pb2.DecisionRequest.FromString(msg.SerializeToString())
+                    assert wire.legal_actions == [str(a) for a in view.legal_actions]
+                    assert view_from_proto(wire) == view
+                else:
+                    msg_view = view_to_proto(view, table="t")
+                    wire_view = nap_pb2.SeatView.FromString(msg_view.SerializeToString())
+                    assert view_from_proto(wire_view) == view
+                checked += 1
+            if session.over:
+                break
+            session.apply(rng.choice(session.legal_actions()))
+    assert checked > 1000
+
+
+def test_view_marks_the_current_trick_and_optional_seats() -> None:
+    """While a lead is awaited the current trick names the leader; seat 0 is not 'unset'."""
+    session = Session(PROFILES["heather"], table_size=3, seed=1)
+    while session.deal.phase is Phase.BIDDING:
+        legal = session.legal_actions()
+        session.apply(legal[1] if len(legal) > 1 and not session.deal.bids else legal[0])
+    view = session.view(0)
+    msg = view_to_proto(view, table="x")
+    assert msg.HasField("current_trick")
+    assert msg.current_trick.leader == view.to_act
+    assert not msg.current_trick.cards
+    assert msg.HasField("declarer")
+    assert msg.active == [True, True, True]
+
+
+def test_events_round_trip() -> None:
+    """Every engine event comes back from the wire as the same value."""
+    kinds = set()
+    for session, steps in SESSIONS:
+        for events in steps:
+            for event in events:
+                msg = event_to_proto(event, table="t", seat=0, deal_number=len(session.deals) - 1)
+                wire = nap_pb2.TableEvent.FromString(msg.SerializeToString())
+                assert event_from_proto(wire) == event
+                kinds.add(type(event).__name__)
+    assert {"DealStarted", "BidMade", "AuctionWon", "AllPassed", "CardPlayed", "TrumpChosen",
+            "TrickWon", "Penalized", "DealSettled", "SessionOver"} <= kinds
+
+
+def test_event_context_is_carried() -> None:
+    """DealStarted carries the addressed seat's hand; DealSettled balances and the faulting seat."""
+    hand = (Card("AS"), Card("10H"))
+    started = event_to_proto(DealStarted(3, 1, (0, 1, 2)), table="t", seat=2, deal_number=0,
+                             hand=hand)
+    assert started.deal_number == 3
+    assert list(started.deal_started.hand) == ["AS", "10H"]
+    settled = event_to_proto(DealSettled(0, "nap", 2, made=False, payments=(-10, 5, 5)), table="t", seat=1,
+                             deal_number=3, balances=(1, 2, -3), faulting_seat=0)
+    assert list(settled.deal_settled.balances) == [1, 2, -3]
+    assert settled.deal_settled.faulting_seat == 0
+    no_declarer = event_to_proto(DealSettled(None, None, 0, None, (0, 0, 0)), table="t",
+                                 seat=1, deal_number=0)
+    assert not no_declarer.deal_settled.HasField("declarer")
+    assert event_from_proto(no_declarer) == DealSettled(None, None, 0, None, (0, 0, 0))
+    revoke = event_to_proto(Penalized(2), table="t", seat=0, deal_number=0,
+                            fault=nap_pb2.FAULT_KIND_LATE)
+    assert revoke.seat_penalized.penalty == nap_pb2.PENALTY_REVOKE
+    assert revoke.seat_penalized.fault == nap_pb2.FAULT_KIND_LATE
+    assert event_from_proto(event_to_proto(AllPassed(), table="t", seat=0, deal_number=0)) == \
+        AllPassed()
+
+
+def test_substitution_notice_has_no_engine_event() -> None:
+    msg = seat_penalized_to_proto(table="t", seat=0, deal_number=1, faulting_seat=2,
+                                  fault=nap_pb2.FAULT_KIND_ILLEGAL, substitute=parse_action("2C"))
+    assert msg.seat_penalized.penalty == nap_pb2.PENALTY_SUBSTITUTE
+    assert msg.seat_penalized.substitute_action == "2C"
+    assert event_from_proto(msg) is None
+    assert event_from_proto(nap_pb2.TableEvent(table="t")) is None
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+def test_profile_to_proto(name: str) -> None:
+    profile = PROFILES[name]
+    msg = profile_to_proto(profile)
+    assert msg.name == name
+    assert [c.bid for c in msg.contracts] == [c.name for c in profile.contracts]
+    assert msg.parameters["fault_policy"] == profile.fault_policy.value
+    assert msg.parameters["deals_per_session"] == str(profile.deals_per_session)
+    assert msg.parameters["deal_pattern"] == "3,2"
+    assert (msg.min_seats, msg.max_seats, msg.hand_size) == (
+        profile.min_players, profile.max_players, profile.hand_size)
+
+
+def test_bad_texts_raise_value_error() -> None:
+    msg = view_to_proto(Session(PROFILES["heather"], table_size=3, seed=0).view(0), table="t")
+    msg.hand.append("ZZ")
+    with pytest.raises(ValueError, match="not a card"):
+        view_from_proto(msg)

@@ -1,0 +1,244 @@
+"""The referee plays whole sessions with real bot processes over a real gRPC server.
+
+Behaviours: sessions at 3, 4 and 7 seats replay exactly from their records; no message
+a bot receives shows a card its seat may not see; batches respect the outstanding cap;
+health and reflection answer; authentication and hello checks; a busy port is one line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+from referee.rules import PROFILES, Card, SessionRecord, replay, verify
+from referee.server import ServerLimits
+from referee.wire import nap_pb2
+
+sys.path.insert(0, str(Path(__file__).parent / "bots"))
+from harness import REPO, arena, read_dump, script, sdk_random_bot, spec
+
+pytestmark = pytest.mark.slow
+
+
+def _check_replays(record: SessionRecord) -> None:
+    replayed = replay(record)
+    assert tuple(replayed.balances) == record.balances
+    assert replayed.winners == record.winners
+    assert verify(record) == []
+
+
+def test_full_sessions_at_three_four_and_seven_seats() -> None:
+    """Four SDK random bots fill tables of 3, 4 and 7 seats (a bot may hold several seats)."""
+    names = ("r0", "r1", "r2", "r3")
+
+    async def scenario() -> None:
+        async with arena() as ring:
+            for index, name in enumerate(names):
+                await ring.bot(name, sdk_random_bot("--seed", str(index)))
+            specs = [
+                spec(f"s{size}-{seed}", tuple(names[i % 4] for i in range(size)), seed=seed,
+                     profile=profile)
+                for size, profile in ((3, PROFILES["heather"]), (4, PROFILES["two-to-five"]),
+                                      (7, PROFILES["heather"]), (5, PROFILES["full-ladder"]))
+                for seed in range(3)
+            ]
+            outcomes = await asyncio.wait_for(
+                asyncio.gather(*(ring.referee.play_session(s) for s in specs)), 60)
+            for session_spec, outcome in zip(specs, outcomes, strict=True):
+                record = outcome.record
+                assert record.table_size == len(session_spec.seats)
+                assert record.winners
+                assert outcome.faults == ()
+                assert outcome.disqualified == ()
+                _check_replays(record)
+                assert [[d.action for d in deal] for deal in outcome.decisions] == [
+                    [str(a) for a in deal.actions] for deal in record.deals]
+                assert all(d.fault is None for deal in outcome.decisions for d in deal)
+
+    asyncio.run(scenario())
+
+
+def _check_view(view: nap_pb2.SeatView, dealt: dict[tuple[str, int, int], set[str]],
+                plays: dict[tuple[str, int], list[tuple[int, str]]]) -> None:
+    """The view's played cards are a prefix of the deal's plays; its hand is the seat's rest."""
+    key = (view.table, view.deal_number)
+    seen = [(p.seat, p.card) for t in view.completed_tricks for p in t.cards]
+    seen += [(p.seat, p.card) for p in view.current_trick.cards]
+    assert seen == plays[key][: len(seen)]
+    own_played = {card for seat, card in seen if seat == view.seat}
+    assert set(view.hand) == dealt[(view.table, view.deal_number, view.seat)] - own_played
+
+
+def test_no_message_shows_a_hidden_card(tmp_path: Path) -> None:  # noqa: C901, PLR0912
+    """Every request and event each bot receives holds only its seat's cards and played cards."""
+    names = ("h0", "h1", "h2")
+    dumps = {name: tmp_path / f"{name}.bin" for name in names}
+
+    async def scenario() -> list:
+        async with arena() as ring:
+            for index, name in enumerate(names):
+                await ring.bot(name, script("random_bot", "--events", "--seed", str(index),
+                                            "--max-batch", "8", "--dump", str(dumps[name])))
+            specs = [spec(f"hid-{seed}", tuple(names[(seed + i) % 3] for i in range(size)),
+                          seed=seed, profile=profile)
+                     for seed in range(12)
+                     for size, profile in ((3 + seed % 3, PROFILES["full-ladder"]),)]
+            return list(await asyncio.wait_for(
+                asyncio.gather(*(ring.referee.play_session(s) for s in specs)), 60))
+
+    outcomes = asyncio.run(scenario())
+    dealt: dict[tuple[str, int, int], set[str]] = {}
+    plays: dict[tuple[str, int], list[tuple[int, str]]] = {}
+    seats_of: dict[str, dict[str, set[int]]] = defaultdict(lambda: defaultdict(set))
+    for index, outcome in enumerate(outcomes):
+        table = f"hid-{index}"
+        record = outcome.record
+        for number in range(len(record.deals)):
+            hands = _dealt_hands(record, number)
+            for seat, hand in hands.items():
+                dealt[(table, number, seat)] = hand
+            plays[(table, number)] = [(seat, str(card)) for seat, card in _plays(record, number)]
+        for seat in range(record.table_size):
+            seats_of[table][names[(index + seat) % 3]].add(seat)
+    checked = 0
+    for name, path in dumps.items():
+        for message in read_dump(path):
+            if message.WhichOneof("kind") != "batch":
+                continue
+            for request in message.batch.requests:
+                assert request.seat in seats_of[request.table][name]
+                _check_view(request.view, dealt, plays)
+                assert set(request.legal_actions) <= set(request.view.hand) or \
+                    request.view.phase == nap_pb2.PHASE_BIDDING
+                checked += 1
+            for event in message.batch.events:
+                assert event.seat in seats_of[event.table][name]
+                kind = event.WhichOneof("event")
+                if kind == "deal_started":
+                    hand = set(event.deal_started.hand)
+                    assert hand == dealt.get((event.table, event.deal_number, event.seat), set())
+                elif kind == "card_played":
+                    played = (event.card_played.seat, event.card_played.card)
+                    assert played in plays[(event.table, event.deal_number)]
+                elif kind == "trick_won":
+                    for p in event.trick_won.cards:
+                        assert (p.seat, p.card) in plays[(event.table, event.deal_number)]
+                checked += 1
+    assert checked > 1000
+
+
+def _dealt_hands(record: SessionRecord, number: int) -> dict[int, set[str]]:
+    from referee.rules import Deal  # noqa: PLC0415
+
+    deal_record = record.deals[number]
+    deal = Deal(record.profile, deck=deal_record.deck, dealer=deal_record.dealer,
+                table_size=record.table_size, seats=deal_record.seats)
+    return {seat: {str(card) for card in deal.hands[seat]} for seat in deal_record.seats}
+
+
+def _plays(record: SessionRecord, number: int) -> list[tuple[int, Card]]:
+    from referee.rules import Deal  # noqa: PLC0415
+
+    deal_record = record.deals[number]
+    deal = Deal(record.profile, deck=deal_record.deck, dealer=deal_record.dealer,
+                table_size=record.table_size, seats=deal_record.seats)
+    out = []
+    for action in deal_record.actions:
+        seat = deal.to_act
+        if isinstance(action, Card):
+            out.append((seat, action))
+        deal.apply(action)
+    return out
+
+
+def test_batches_respect_the_outstanding_cap(tmp_path: Path) -> None:
+    """A bot with max_batch 2 never gets more than 2 requests in one batch, across 6 tables."""
+    dump = tmp_path / "capped.bin"
+
+    async def scenario() -> None:
+        async with arena(ServerLimits(max_outstanding=16)) as ring:
+            await ring.bot("capped", script("random_bot", "--max-batch", "2", "--dump", str(dump)))
+            specs = [spec(f"cap-{i}", ("capped",) * 4, seed=i) for i in range(6)]
+            outcomes = await asyncio.gather(*(ring.referee.play_session(s) for s in specs))
+            assert all(not o.faults for o in outcomes)
+
+    asyncio.run(scenario())
+    messages = read_dump(dump)
+    assert messages[0].welcome.max_outstanding == 2
+    sizes = [len(m.batch.requests) for m in messages if m.WhichOneof("kind") == "batch"]
+    assert max(sizes) == 2
+    assert sum(sizes) > 100
+
+
+def test_health_reflection_auth_and_hello_checks() -> None:
+    """Health says SERVING, reflection lists the service, bad tokens and hellos are turned away."""
+
+    async def scenario() -> None:
+        async with arena() as ring:
+            ring.referee.add_bot(name="known", token="good-token")  # noqa: S106
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{ring.port}") as channel:
+                check = health_pb2_grpc.HealthStub(channel).Check
+                reply = await check(health_pb2.HealthCheckRequest(service="nap.v1.Referee"))
+                assert reply.status == health_pb2.HealthCheckResponse.SERVING
+                stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+                responses = stub.ServerReflectionInfo(
+                    iter([reflection_pb2.ServerReflectionRequest(list_services="")]))
+                names = [s.name async for r in responses
+                         for s in r.list_services_response.service]
+                assert "nap.v1.Referee" in names
+
+                async def hello(token: str, version: int = 1) -> nap_pb2.RefereeMessage:
+                    call = channel.stream_stream(
+                        "/nap.v1.Referee/Play",
+                        request_serializer=nap_pb2.BotMessage.SerializeToString,
+                        response_deserializer=nap_pb2.RefereeMessage.FromString)()
+                    message = nap_pb2.BotMessage()
+                    message.hello.token = token
+                    message.hello.protocol_version = version
+                    message.hello.max_batch = 4
+                    await call.write(message)
+                    first = await call.read()
+                    if version == 1 and token == "good-token":  # noqa: S105
+                        return first
+                    call.cancel()
+                    return first
+
+                with pytest.raises(grpc.aio.AioRpcError) as caught:
+                    await hello("wrong")
+                assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
+                refused = await hello("good-token", version=2)
+                assert refused.refusal.reason == nap_pb2.REFUSAL_REASON_PROTOCOL_VERSION
+                welcome = await hello("good-token")
+                assert welcome.welcome.bot_id == "known"
+                assert welcome.welcome.profile.name == "heather"
+                assert welcome.welcome.max_outstanding == 4
+                assert ring.referee.is_connected("known")
+                again = await hello("good-token")
+                assert again.refusal.reason == nap_pb2.REFUSAL_REASON_ALREADY_CONNECTED
+            ring.referee.add_bot(name="never", token="t-never")  # noqa: S106
+            with pytest.raises(TimeoutError, match="'never' did not connect"):
+                await ring.referee.wait_for_bot("never", timeout=0.05)
+
+    asyncio.run(scenario())
+
+
+def test_a_port_in_use_is_one_line_and_exit_2() -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "-m", "referee.server", "--port", str(port), "--token", "a=b"],
+            capture_output=True, text=True, timeout=30, cwd=REPO, check=False)
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0
+    assert f"127.0.0.1:{port}" in result.stderr

@@ -1,0 +1,445 @@
+"""The Python bot SDK: batch handling (pure), the stream (against a fake referee), and
+real bot processes against the real referee on 127.0.0.1:0."""
+
+# ruff: noqa: S105, S106 - test tokens are not secrets
+# ruff: noqa: ARG001, ARG002 - fake servicer scripts and bots keep the interface's signatures
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import grpc
+import grpc.aio
+import pytest
+
+from clients.bots.peel import PeelBot
+from clients.bots.random_bot import RandomBot
+from clients.sdk import Bot, Card, Dispatcher, ExitCode, Options, SeatView, serve
+from clients.sdk.bot import lowest_action, wants_events
+from referee.rules import PASS, Action, Bid, Event, Session, get_profile
+from referee.wire import nap_pb2
+from referee.wire.codec import event_to_proto, request_to_proto
+from referee.wire.stubs import nap_pb2_grpc
+
+REPO = Path(__file__).resolve().parent.parent
+HEATHER = get_profile("heather")
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def _requests(count: int, *, tables: int = 1, seed: int = 1) -> list[nap_pb2.DecisionRequest]:
+    """``count`` real decision requests from ``tables`` sessions (the first seat to act)."""
+    out = []
+    for number in range(count):
+        table = number % tables
+        session = Session(HEATHER, table_size=4, seed=seed + table)
+        for _ in range(number // tables):
+            session.apply(session.legal_actions()[0])
+        seat = session.to_act
+        assert seat is not None
+        out.append(request_to_proto(session.view(seat), table=f"t{table}", request_id=100 + number,
+                                    deadline_ms=1000, time_bank_ms=0))
+    return out
+
+
+def _batch(requests: list[nap_pb2.DecisionRequest],
+           events: list[nap_pb2.TableEvent] = ()) -> nap_pb2.Batch:  # type: ignore[assignment]
+    return nap_pb2.Batch(requests=requests, events=list(events))
+
+
+class Raising(Bot):
+    def decide(self, view: SeatView) -> Action:
+        msg = "boom"
+        raise RuntimeError(msg)
+
+
+class Illegal(Bot):
+    def decide(self, view: SeatView) -> Action:
+        return Bid("blucher")
+
+
+class Listening(Bot):
+    def __init__(self) -> None:
+        self.events: list[object] = []
+
+    def on_event(self, event: Any) -> None:
+        self.events.append(event)
+
+
+class Slow(Bot):
+    async def decide(self, view: SeatView) -> Action:  # type: ignore[override]
+        await asyncio.sleep(0.01)
+        return view.legal_actions[0]
+
+
+# ---------------------------------------------------------------------------- dispatcher
+
+
+class TestBatches:
+    def test_a_batch_of_many_tables_gets_one_answers_message(self) -> None:
+        """Six requests from three tables: one Answers with six answers, each legal, ids echoed."""
+        requests = _requests(6, tables=3)
+        made: list[Bot] = []
+
+        def factory() -> Bot:
+            made.append(PeelBot())
+            return made[-1]
+
+        dispatcher = Dispatcher(factory)
+        reply = dispatcher.handle_batch(_batch(requests))
+        assert isinstance(reply, nap_pb2.BotMessage)
+        assert reply.WhichOneof("kind") == "answers"
+        answers = reply.answers.answers
+        assert [a.request_id for a in answers] == [r.request_id for r in requests]
+        for answer, request in zip(answers, requests, strict=True):
+            assert answer.action in request.legal_actions
+        assert dispatcher.stats.decisions == 6
+        assert dispatcher.tables == {"t0", "t1", "t2"}
+        assert {(bot.table, bot.seat) for bot in made} == {
+            (r.table, r.seat) for r in requests}
+        assert len(made) == len({(r.table, r.seat) for r in requests})
+
+    def test_one_bot_per_table_and_seat_until_the_table_closes(self) -> None:
+        made = []
+
+        def factory() -> Bot:
+            made.append(RandomBot(seed=1))
+            return made[-1]
+
+        dispatcher = Dispatcher(factory)
+        requests = _requests(1)
+        dispatcher.handle_batch(_batch(requests))
+        dispatcher.handle_batch(_batch(requests))
+        assert len(made) == 1
+        dispatcher.close_table("t0")
+        assert dispatcher.tables == frozenset()
+        dispatcher.handle_batch(_batch(requests))
+        assert len(made) == 2
+
+    def test_a_batch_without_requests_needs_no_answer(self) -> None:
+        assert Dispatcher(Bot).handle_batch(nap_pb2.Batch()) is None
+
+    def test_a_bot_exception_answers_the_lowest_legal_action_and_is_counted(self) -> None:
+        lines: list[str] = []
+        dispatcher = Dispatcher(Raising, log=lines.append)
+        reply = dispatcher.handle_batch(_batch(_requests(1)))
+        assert isinstance(reply, nap_pb2.BotMessage)
+        assert reply.answers.answers[0].action == "pass"
+        assert dispatcher.stats.errors == 1
+        assert "boom" in lines[0]
+        assert "table t0" in lines[0]
+
+    def test_an_illegal_answer_is_replaced(self) -> None:
+        lines: list[str] = []
+        dispatcher = Dispatcher(Illegal, log=lines.append)
+        session = Session(HEATHER, table_size=4, seed=3)
+        while session.deal.phase.value == "bidding":
+            session.apply(PASS if session.deal.bids else Bid("three"))
+        seat = session.to_act
+        assert seat is not None
+        request = request_to_proto(session.view(seat), table="x", request_id=7,
+                                   deadline_ms=100, time_bank_ms=0)
+        reply = dispatcher.handle_batch(_batch([request]))
+        assert isinstance(reply, nap_pb2.BotMessage)
+        expected = lowest_action(session.legal_actions())
+        assert reply.answers.answers[0].action == str(expected)
+        assert dispatcher.stats.illegal == 1
+        assert "blucher" in lines[0]
+
+    def test_events_reach_bots_that_listen_and_only_those(self) -> None:
+        event = event_to_proto(session_opening(), table="t0", seat=0, deal_number=0)
+        listening = Dispatcher(Listening)
+        listening.handle_batch(_batch([], [event]))
+        bot = listening.bot("t0", 0)
+        assert isinstance(bot, Listening)
+        assert len(bot.events) == 1
+        assert wants_events(Listening)
+        assert wants_events(functools.partial(Listening))
+        assert not wants_events(PeelBot)
+        assert not wants_events(lambda: RandomBot(seed=2))
+
+    def test_async_decisions_still_make_one_answers_message(self) -> None:
+        requests = _requests(4, tables=4)
+        reply = Dispatcher(Slow).handle_batch(_batch(requests))
+        assert not isinstance(reply, nap_pb2.BotMessage)
+        assert reply is not None
+
+        async def wait() -> nap_pb2.BotMessage:
+            return await reply  # type: ignore[misc]
+
+        message = asyncio.run(wait())
+        assert [a.request_id for a in message.answers.answers] == [r.request_id for r in requests]
+        assert all(a.action for a in message.answers.answers)
+
+    def test_lowest_action(self) -> None:
+        assert lowest_action((PASS, Bid("three"))) is PASS
+        assert lowest_action((Card("AS"), Card("2H"), Card("2C"))) == Card("2C")
+
+
+def session_opening() -> Event:
+    return Session(HEATHER, table_size=4, seed=1).opening[0]
+
+
+# ---------------------------------------------------------------------------- fake referee
+
+
+Script = Callable[[AsyncIterator[nap_pb2.BotMessage], grpc.aio.ServicerContext],
+                  AsyncIterator[nap_pb2.RefereeMessage]]
+
+
+class FakeReferee(nap_pb2_grpc.RefereeServicer):  # type: ignore[misc]
+    """A referee whose Play is a script; it records what each stream received."""
+
+    def __init__(self, script: Script) -> None:
+        self.script = script
+        self.streams: list[list[nap_pb2.BotMessage]] = []
+
+    async def Play(self, request_iterator: AsyncIterator[nap_pb2.BotMessage],  # noqa: N802 - grpc's name
+                   context: grpc.aio.ServicerContext) -> AsyncIterator[nap_pb2.RefereeMessage]:
+        received: list[nap_pb2.BotMessage] = []
+        self.streams.append(received)
+
+        async def recorded() -> AsyncIterator[nap_pb2.BotMessage]:
+            async for message in request_iterator:
+                received.append(message)
+                yield message
+
+        async for message in self.script(recorded(), context):
+            yield message
+
+
+async def _with_fake(fake: FakeReferee, body: Callable[[str], Awaitable[Any]]) -> Any:
+    server = grpc.aio.server()
+    nap_pb2_grpc.add_RefereeServicer_to_server(fake, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    try:
+        return await body(f"127.0.0.1:{port}")
+    finally:
+        await server.stop(0)
+
+
+def _welcome() -> nap_pb2.RefereeMessage:
+    return nap_pb2.RefereeMessage(welcome=nap_pb2.Welcome(protocol_version=1, bot_id="b",
+                                                          max_outstanding=64))
+
+
+def _options(address: str, **changes: Any) -> Options:
+    return Options(address=address, token="secret", name="t", **changes)
+
+
+class TestStream:
+    def test_hello_then_one_answers_per_batch_then_ok(self) -> None:
+        """The fake sends one Batch of five requests from five tables: one Answers comes back."""
+        requests = _requests(5, tables=5)
+        answers: list[nap_pb2.BotMessage] = []
+
+        async def script(incoming: AsyncIterator[nap_pb2.BotMessage],
+                         context: grpc.aio.ServicerContext) -> AsyncIterator[nap_pb2.RefereeMessage]:
+            hello = await anext(incoming)
+            assert hello.hello.token == "secret"
+            assert hello.hello.protocol_version == 1
+            assert hello.hello.max_batch == 64
+            assert not hello.hello.events
+            yield _welcome()
+            yield nap_pb2.RefereeMessage(batch=_batch(requests))
+            answers.append(await anext(incoming))
+            for table in range(5):
+                yield nap_pb2.RefereeMessage(table_closed=nap_pb2.TableClosed(table=f"t{table}"))
+
+        async def body(address: str) -> ExitCode:
+            return await asyncio.wait_for(serve(PeelBot, _options(address)), 10)
+
+        assert asyncio.run(_with_fake(FakeReferee(script), body)) is ExitCode.OK
+        assert len(answers) == 1
+        assert len(answers[0].answers.answers) == 5
+
+    def test_a_listening_bot_asks_for_events(self) -> None:
+        hellos: list[nap_pb2.Hello] = []
+
+        async def script(incoming: AsyncIterator[nap_pb2.BotMessage],
+                         context: grpc.aio.ServicerContext) -> AsyncIterator[nap_pb2.RefereeMessage]:
+            hellos.append((await anext(incoming)).hello)
+            yield _welcome()
+
+        async def body(address: str) -> ExitCode:
+            return await asyncio.wait_for(serve(Listening, _options(address)), 10)
+
+        assert asyncio.run(_with_fake(FakeReferee(script), body)) is ExitCode.OK
+        assert hellos[0].events
+
+    def test_unknown_token_is_refused(self) -> None:
+        async def script(incoming: AsyncIterator[nap_pb2.BotMessage],
+                         context: grpc.aio.ServicerContext) -> AsyncIterator[nap_pb2.RefereeMessage]:
+            await anext(incoming)
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown token")
+            yield _welcome()  # never reached
+
+        async def body(address: str) -> ExitCode:
+            return await asyncio.wait_for(serve(PeelBot, _options(address)), 10)
+
+        assert asyncio.run(_with_fake(FakeReferee(script), body)) is ExitCode.REFUSED
+
+    def test_a_refusal_ends_the_bot(self) -> None:
+        async def script(incoming: AsyncIterator[nap_pb2.BotMessage],
+                         context: grpc.aio.ServicerContext) -> AsyncIterator[nap_pb2.RefereeMessage]:
+            await anext(incoming)
+            yield nap_pb2.RefereeMessage(refusal=nap_pb2.Refusal(
+                reason=nap_pb2.REFUSAL_REASON_NO_TABLES, message="tournament over"))
+
+        async def body(address: str) -> ExitCode:
+            return await asyncio.wait_for(serve(PeelBot, _options(address)), 10)
+
+        assert asyncio.run(_with_fake(FakeReferee(script), body)) is ExitCode.REFUSED
+
+    def test_a_broken_stream_reconnects_with_the_same_token(self) -> None:
+        calls = 0
+
+        async def script(incoming: AsyncIterator[nap_pb2.BotMessage],
+                         context: grpc.aio.ServicerContext) -> AsyncIterator[nap_pb2.RefereeMessage]:
+            nonlocal calls
+            calls += 1
+            await anext(incoming)
+            yield _welcome()
+            if calls == 1:
+                await context.abort(grpc.StatusCode.UNAVAILABLE, "going away")
+            yield nap_pb2.RefereeMessage(batch=_batch(_requests(2, tables=2)))
+            await anext(incoming)
+
+        async def body(address: str) -> ExitCode:
+            return await asyncio.wait_for(serve(PeelBot, _options(address)), 10)
+
+        fake = FakeReferee(script)
+        code = asyncio.run(_with_fake(fake, body))
+        assert code is ExitCode.OK
+        assert calls == 2
+        assert [s[0].hello.token for s in fake.streams] == ["secret", "secret"]
+        assert len(fake.streams[1]) == 2  # hello, then the answers
+
+    def test_an_unreachable_referee_gives_up_after_the_budget(self) -> None:
+        async def body() -> tuple[ExitCode, float]:
+            started = time.monotonic()
+            code = await serve(PeelBot, _options("127.0.0.1:1", reconnect_for=0.5))
+            return code, time.monotonic() - started
+
+        code, took = asyncio.run(body())
+        assert code is ExitCode.UNREACHABLE
+        assert took < 5
+
+
+# ---------------------------------------------------------------------------- real processes
+
+
+def _bot_process(module: str, address: str, token: str, *extra: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.Popen(
+        [sys.executable, "-m", f"clients.bots.{module}", "--address", address, "--token", token,
+         *extra],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+    )
+
+
+def _referee_api() -> Any:
+    return pytest.importorskip("referee.server")
+
+
+@pytest.mark.slow
+class TestRealReferee:
+    def test_bot_processes_play_a_session(self) -> None:
+        """Two random and two Peel processes finish a four-seat session on the real referee."""
+        server = _referee_api()
+
+        async def main() -> tuple[Any, list[subprocess.Popen[str]]]:
+            referee = server.Referee()
+            names = ["r1", "r2", "p1", "p2"]
+            for name in names:
+                referee.add_bot(name=name, token=f"tok-{name}")
+            port = await referee.start(port=0)
+            address = f"127.0.0.1:{port}"
+            procs = [_bot_process("random_bot", address, "tok-r1", "--seed", "1"),
+                     _bot_process("random_bot", address, "tok-r2", "--seed", "2"),
+                     _bot_process("peel", address, "tok-p1"),
+                     _bot_process("peel", address, "tok-p2")]
+            try:
+                for name in names:
+                    await referee.wait_for_bot(name, timeout=20)
+                spec = server.SessionSpec(table="s1", profile=HEATHER, seed=5,
+                                          seats=tuple(names), time_limits=server.TimeLimits())
+                outcome = await asyncio.wait_for(referee.play_session(spec), 60)
+            finally:
+                await referee.stop()
+            return outcome, procs
+
+        outcome, procs = asyncio.run(main())
+        try:
+            codes = [proc.wait(timeout=20) for proc in procs]
+        finally:
+            for proc in procs:
+                if proc.poll() is None:
+                    proc.kill()
+        assert outcome.faults == ()
+        assert len(outcome.record.deals) == HEATHER.deals_per_session
+        assert codes == [0, 0, 0, 0], [proc.stderr.read() for proc in procs if proc.stderr]
+
+    def test_sigterm_says_goodbye_and_exits_zero(self) -> None:
+        server = _referee_api()
+
+        async def main() -> tuple[int, float]:
+            referee = server.Referee()
+            referee.add_bot(name="r", token="tok-r")
+            port = await referee.start(port=0)
+            proc = _bot_process("random_bot", f"127.0.0.1:{port}", "tok-r")
+            try:
+                await referee.wait_for_bot("r", timeout=20)
+                proc.send_signal(signal.SIGTERM)
+                started = time.monotonic()
+                code = await asyncio.to_thread(proc.wait, 10)
+                took = time.monotonic() - started
+                for _ in range(50):
+                    if not referee.is_connected("r"):
+                        break
+                    await asyncio.sleep(0.05)
+                assert not referee.is_connected("r")
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                await referee.stop()
+            return code, took
+
+        code, took = asyncio.run(main())
+        assert code == 0
+        assert took < 5
+
+    def test_an_unknown_token_exits_non_zero_with_one_line(self) -> None:
+        server = _referee_api()
+
+        async def main() -> tuple[int, str]:
+            referee = server.Referee()
+            referee.add_bot(name="r", token="tok-r")
+            port = await referee.start(port=0)
+            proc = _bot_process("peel", f"127.0.0.1:{port}", "wrong")
+            try:
+                code = await asyncio.to_thread(proc.wait, 20)
+                _, err = await asyncio.to_thread(proc.communicate)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                await referee.stop()
+            return code, err
+
+        code, err = asyncio.run(main())
+        assert code == ExitCode.REFUSED
+        lines = err.strip().splitlines()
+        assert len(lines) == 1, err
+        assert "token" in lines[0]
+        assert lines[0].startswith("peel: ")
