@@ -1,0 +1,235 @@
+"""The tournament runner with a real referee on 127.0.0.1:0 and real bot processes."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from referee.rules import SessionRecord, verify
+from tournaments.bots import BotEntry, RunnerError, example_bot
+from tournaments.logfiles import read_log
+from tournaments.runner import (
+    BlockRun,
+    TournamentConfig,
+    play_block_in_process,
+    resume_tournament,
+    run_tournament,
+)
+from tournaments.standings import compute_standings
+from tournaments.store import Store
+
+pytestmark = pytest.mark.slow
+
+HERE = Path(__file__).parent / "bots_runner"
+PYTHON = sys.executable
+
+
+def entrants(*pairs: tuple[str, str]) -> tuple[BotEntry, ...]:
+    return tuple(example_bot(kind, name=name) for kind, name in pairs)
+
+
+FOUR = entrants(("peel", "peel"), ("random", "random"), ("peel", "peel-2"), ("random", "random-2"))
+
+
+def config(bots: tuple[BotEntry, ...], *, sessions: int, seed: int = 7, table_size: int = 4,
+           **options: object) -> TournamentConfig:
+    return TournamentConfig(name="test", bots=bots, table_size=table_size, sessions=sessions,
+                            seed=seed, **options)  # type: ignore[arg-type]
+
+
+def key_set(store: Store, tournament: int) -> set[tuple[int, int, int, tuple[str, ...]]]:
+    return {(r.block, r.rotation, r.board_seed, r.bots) for r in store.session_results(tournament)}
+
+
+class TestTournament:
+    def test_peel_beats_random_and_everything_is_persisted(self, tmp_path: Path) -> None:
+        """A finished tournament has every session committed with a log that replays."""
+        with Store.open(tmp_path / "nap.db") as store:
+            tournament = run_tournament(config(FOUR, sessions=48), store=store,
+                                        logs_root=tmp_path / "logs")
+            assert store.tournament(tournament).status == "finished"
+            results = store.session_results(tournament)
+            assert len(results) == 48
+            assert len(store.finished_keys(tournament)) == 48
+            standings = compute_standings(results)
+            ranked = [line.bot for line in standings.bots]
+            assert set(ranked[:2]) == {"peel", "peel-2"}, ranked
+            worst_peel = min(standings.bot(b).chips.low or 0 for b in ("peel", "peel-2"))
+            best_random = max(standings.bot(b).chips.high or 0 for b in ("random", "random-2"))
+            assert worst_peel > best_random
+            for result in results:
+                assert sum(seat.chips for seat in result.seats) == 0
+            session = store.find_sessions(tournament=tournament)[5]
+            log = read_log(session.log_path)
+            assert log["bots"] == [{"seat": i, "bot": b} for i, b in enumerate(session.bots)]
+            record = SessionRecord.from_json(log["record"])  # type: ignore[arg-type]
+            assert verify(record) == []
+            decisions = log["decisions"]
+            assert isinstance(decisions, list)
+            assert sum(len(deal) for deal in decisions) == sum(len(d.actions) for d in record.deals)
+            assert (tmp_path / "logs" / f"t{tournament}" / "bots" / "peel.log").exists()
+
+    def test_identical_deterministic_bots_total_zero_over_each_block(self, tmp_path: Path) -> None:
+        """Duplicate: four copies of peel hold every hand once, so each nets exactly zero."""
+        bots = entrants(*((("peel", f"peel-{i}")) for i in range(4)))
+        with Store.open(tmp_path / "nap.db") as store:
+            tournament = run_tournament(config(bots, sessions=12, seed=3), store=store,
+                                        logs_root=tmp_path / "logs")
+            totals: dict[tuple[int, str], int] = defaultdict(int)
+            results = store.session_results(tournament)
+            assert len(results) == 12
+            assert any(seat.chips for r in results for seat in r.seats)  # not all dull deals
+            for result in results:
+                assert not result.faults
+                for seat in result.seats:
+                    totals[result.block, seat.bot] += seat.chips
+            assert set(totals.values()) == {0}
+
+
+class TestResume:
+    def test_killed_tournament_resumes_to_the_same_sessions(self, tmp_path: Path) -> None:
+        """kill -9 mid-tournament, then resume: same sessions as an uninterrupted run, none twice."""
+        script = str(HERE / "killable.py")
+        db, logs = tmp_path / "killed.db", tmp_path / "killed-logs"
+        sessions, seed = 40, 11
+        process = subprocess.Popen(
+            [PYTHON, script, str(db), str(logs), str(seed), str(sessions)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            done = 0
+            while time.monotonic() < deadline and process.poll() is None:
+                time.sleep(0.1)
+                if db.exists():
+                    with Store.open(db) as store:
+                        done = len(store.finished_keys(1)) if store.tournaments() else 0
+                if done >= 8:
+                    break
+            assert process.poll() is None, "the tournament ended before it could be killed"
+            assert 8 <= done < sessions
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+        finally:
+            if process.poll() is None:
+                process.kill()
+            _kill_orphaned_bots(logs)
+        with Store.open(db) as store:
+            assert store.tournament(1).status == "running"  # killed: nobody could say otherwise
+            before = key_set(store, 1)
+            assert len(before) < sessions
+            resume_tournament(1, store=store, logs_root=logs)
+            assert store.tournament(1).status == "finished"
+            resumed = store.session_results(1)
+            after = key_set(store, 1)
+        assert before <= after
+        assert len(resumed) == len(after) == sessions
+        with Store.open(tmp_path / "straight.db") as store:
+            sys.path.insert(0, str(HERE))
+            try:
+                from killable import config as killable_config  # noqa: PLC0415
+            finally:
+                sys.path.remove(str(HERE))
+            run_tournament(killable_config(seed, sessions), store=store,
+                           logs_root=tmp_path / "straight-logs")
+            straight = store.session_results(1)
+        assert key_set_of(straight) == after
+        clean = {(r.block, r.rotation): r.seats for r in straight if not r.faults}
+        for result in resumed:
+            if not result.faults and (result.block, result.rotation) in clean:
+                assert result.seats == clean[result.block, result.rotation]
+
+
+def key_set_of(results: list) -> set[tuple[int, int, int, tuple[str, ...]]]:  # type: ignore[type-arg]
+    return {(r.block, r.rotation, r.board_seed, r.bots) for r in results}
+
+
+def _kill_orphaned_bots(logs: Path) -> None:
+    """The killed runner's bot processes outlive it: stop them by the pids their logs name."""
+    for log in logs.glob("t*/bots/*.log"):
+        for line in log.read_text(errors="replace").splitlines():
+            if line.startswith("--- ") and "(pid " in line:
+                pid = int(line.rsplit("(pid ", 1)[1].rstrip(")"))
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pid, signal.SIGKILL)
+
+
+class TestBotProcesses:
+    def test_missing_command_is_a_clear_error(self, tmp_path: Path) -> None:
+        """A bot whose program does not exist fails at once, naming the bot and the program."""
+        ghost = BotEntry(name="ghost", version="1", command=("no-such-nap-bot", "--fast"))
+        bots = (*entrants(("peel", "peel"), ("random", "random")), ghost)
+        with Store.open(tmp_path / "nap.db") as store, pytest.raises(RunnerError) as raised:
+            run_tournament(config(bots, sessions=3, table_size=3), store=store,
+                           logs_root=tmp_path / "logs")
+        assert str(raised.value) == "bot ghost: command not found: no-such-nap-bot"
+
+    def test_bot_that_exits_at_once_is_a_clear_error(self, tmp_path: Path) -> None:
+        """A bot process that dies before connecting: one line with its status and last words."""
+        dying = BotEntry(name="dying", version="1", command=(
+            PYTHON, "-c", "import sys; print('no luck today', file=sys.stderr); sys.exit(3)"))
+        bots = (*entrants(("peel", "peel"), ("random", "random")), dying)
+        with Store.open(tmp_path / "nap.db") as store:
+            with pytest.raises(RunnerError) as raised:
+                run_tournament(config(bots, sessions=3, table_size=3), store=store,
+                               logs_root=tmp_path / "logs")
+            assert store.tournaments()[0].status == "interrupted"
+        assert str(raised.value) == (
+            "bot dying exited with status 3 before connecting: no luck today")
+
+    def test_crashed_bot_is_restarted_and_the_tournament_goes_on(self, tmp_path: Path) -> None:
+        """A bot that exits mid-tournament is relaunched; its later sessions play cleanly."""
+        marker = tmp_path / "crashed"
+        os.environ["CRASH_MARKER"] = str(marker)
+        os.environ["CRASH_AFTER"] = "60"
+        try:
+            crashy = BotEntry(name="crashy", version="1",
+                              command=(PYTHON, str(HERE / "crashy.py")))
+            bots = (*entrants(("peel", "peel"), ("random", "random")), crashy)
+            with Store.open(tmp_path / "nap.db") as store:
+                tournament = run_tournament(
+                    config(bots, sessions=24, table_size=3, concurrency=2), store=store,
+                    logs_root=tmp_path / "logs")
+                assert store.tournament(tournament).status == "finished"
+                results = store.session_results(tournament)
+        finally:
+            del os.environ["CRASH_MARKER"], os.environ["CRASH_AFTER"]
+        assert marker.exists()
+        assert len(marker.with_suffix(".starts").read_text().split()) == 2
+        assert len(results) == 24
+        faulty = [r for r in results if r.faults]
+        assert len(faulty) <= 4  # only the sessions in flight when it crashed
+        assert all(f.bot == "crashy" for r in faulty for f in r.faults)
+        assert not results[-1].faults
+
+
+class TestInProcess:
+    def test_in_process_block_matches_the_referee(self, tmp_path: Path) -> None:
+        """The same seeded bots choose the same actions with or without gRPC."""
+        with Store.open(tmp_path / "nap.db") as store:
+            tournament = run_tournament(config(FOUR, sessions=8, seed=5), store=store,
+                                        logs_root=tmp_path / "logs")
+            over_grpc = {(r.block, r.rotation): r for r in store.session_results(tournament)}
+            blocks = store.blocks(tournament)
+        from referee.rules import get_profile  # noqa: PLC0415
+        from referee.server import TimeLimits  # noqa: PLC0415
+
+        factories = {bot.name: bot.make_bot() for bot in FOUR}
+        for block in blocks:
+            spec = BlockRun(tournament=tournament, index=block.index,
+                            board_seed=block.board_seed, bots=block.bots,
+                            profile=get_profile("heather"), time_limits=TimeLimits(),
+                            rotations=(0, 1, 2, 3))
+            for finished in play_block_in_process(spec, factories):
+                remote = over_grpc[finished.result.block, finished.result.rotation]
+                if not remote.faults:
+                    assert finished.result.seats == remote.seats
+

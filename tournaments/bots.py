@@ -1,0 +1,390 @@
+"""Bot entries and their processes: launch, watch, restart after a crash, stop cleanly.
+
+A :class:`BotEntry` says how to start a bot (an argv and a folder); a :class:`BotProcess`
+runs one entry for the length of a tournament. The process finds the referee through the
+environment (``NAP_REFEREE=host:port``, ``NAP_TOKEN=<token>``), serves every table it is
+seated at over one stream, and has its stdout and stderr captured to a bounded log file.
+
+A process that exits while the tournament still needs it is restarted, up to
+``max_restarts`` times; after that it stays down and the referee records its seats'
+decisions as faults (the tournament goes on). Stopping sends SIGTERM to the process group
+(the SDK answers with a Goodbye), then SIGKILL after a grace period.
+
+Every failure to start (no such command, an exit before connecting, no connection within
+the timeout) is a :class:`RunnerError` whose ``str()`` is one line naming the bot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import os
+import secrets
+import signal
+import sys
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import structlog
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    from clients.sdk.bot import Bot
+
+ADDRESS_ENV = "NAP_REFEREE"
+TOKEN_ENV = "NAP_TOKEN"  # noqa: S105 - the variable's name, not a secret
+
+_LOG_LIMIT_BYTES = 1 << 20
+"""Each bot's captured output is cut off past this many bytes (the pipe is still drained)."""
+_TAIL_LINES = 5
+"""Last output lines kept in memory, to explain an exit in one line."""
+_STOP_GRACE_S = 3.0
+"""Seconds between SIGTERM and SIGKILL when stopping a bot."""
+_RESTART_DELAY_S = 0.2
+"""Pause before restarting a crashed bot, so a bot that dies at once cannot spin."""
+
+_log = structlog.get_logger("nap.runner")
+
+
+class RunnerError(Exception):
+    """A tournament cannot run (or go on) as asked; ``str()`` is one clear line."""
+
+
+@dataclass(frozen=True, slots=True)
+class BotEntry:
+    """One entrant: its name in the tournament and how to start its process.
+
+    ``command`` is an argv (no shell), run in ``cwd`` (the runner's folder when None).
+    ``content_hash`` identifies the bot's code, so the store can tell versions apart.
+    ``in_process`` is the import path (``"package.module:Class"``) of a
+    :class:`clients.sdk.Bot` subclass that plays the same policy without a process,
+    for :func:`tournaments.runner.play_block_in_process`; None when there is none.
+    """
+
+    name: str
+    version: str
+    command: tuple[str, ...]
+    cwd: Path | None = None
+    content_hash: str = ""
+    in_process: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The entry as JSON-ready data (kept in the tournament's stored config)."""
+        return {
+            "name": self.name,
+            "version": self.version,
+            "command": list(self.command),
+            "cwd": None if self.cwd is None else str(self.cwd),
+            "content_hash": self.content_hash,
+            "in_process": self.in_process,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> BotEntry:
+        """Read an entry written by :meth:`to_json`."""
+        cwd = data.get("cwd")
+        return cls(
+            name=str(data["name"]),
+            version=str(data["version"]),
+            command=tuple(str(arg) for arg in data["command"]),
+            cwd=None if cwd is None else Path(cwd),
+            content_hash=str(data.get("content_hash", "")),
+            in_process=data.get("in_process"),
+        )
+
+    def renamed(self, name: str) -> BotEntry:
+        """The same bot entered again under another name (e.g. ``peel-2``)."""
+        return BotEntry(name, self.version, self.command, self.cwd, self.content_hash,
+                        self.in_process)
+
+    def make_bot(self) -> Callable[[], Bot]:
+        """A factory of the entry's in-process bot; RunnerError when it has none."""
+        if self.in_process is None:
+            msg = f"bot {self.name} has no in-process policy (only a command)"
+            raise RunnerError(msg)
+        module_name, _, attr = self.in_process.partition(":")
+        try:
+            module = __import__(module_name, fromlist=[attr])
+            factory: Callable[[], Bot] = getattr(module, attr)
+        except (ImportError, AttributeError) as exc:
+            msg = f"bot {self.name}: cannot import {self.in_process}: {exc}"
+            raise RunnerError(msg) from exc
+        return factory
+
+
+_EXAMPLES = {
+    "random": ("clients.bots.random_bot", "RandomBot"),
+    "peel": ("clients.bots.peel", "PeelBot"),
+}
+
+
+def _source_hash(module: str) -> str:
+    root = Path(__file__).resolve().parent.parent
+    path = root.joinpath(*module.split(".")).with_suffix(".py")
+    try:
+        data = path.read_bytes()
+    except OSError:
+        data = module.encode()
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def example_bot(kind: str, *, name: str | None = None) -> BotEntry:
+    """An entry for an example bot (``random`` or ``peel``), optionally under another name.
+
+    The command is ``sys.executable -m clients.bots.<module>``, so it runs in this
+    interpreter's environment.
+    """
+    if kind not in _EXAMPLES:
+        msg = f"no example bot {kind!r}; there are: {', '.join(sorted(_EXAMPLES))}"
+        raise RunnerError(msg)
+    module, cls = _EXAMPLES[kind]
+    return BotEntry(
+        name=name or kind,
+        version="1.0",
+        command=(sys.executable, "-m", module),
+        cwd=None,
+        content_hash=_source_hash(module),
+        in_process=f"{module}:{cls}",
+    )
+
+
+BUILTIN_BOTS: Mapping[str, BotEntry] = {kind: example_bot(kind) for kind in _EXAMPLES}
+"""The example bots by name: ``random`` and ``peel``."""
+
+
+def new_token() -> str:
+    """A fresh secret token for one entry in one tournament."""
+    return secrets.token_urlsafe(24)
+
+
+class Referee(Protocol):
+    """What a bot process needs of the referee: knowing whether its bot is connected."""
+
+    def is_connected(self, name: str) -> bool:
+        """Whether bot ``name`` has a stream attached now."""
+
+
+class BotProcess:
+    """One bot entry's process for the length of a tournament.
+
+    Use :meth:`start` (which waits until the bot connects), then :meth:`stop`. In between,
+    a watcher restarts the process whenever it exits, at most ``max_restarts`` times.
+    """
+
+    def __init__(  # noqa: PLR0913 - one keyword per setting, all needed
+        self,
+        entry: BotEntry,
+        *,
+        address: str,
+        token: str,
+        log_path: Path,
+        max_restarts: int = 3,
+        log_limit_bytes: int = _LOG_LIMIT_BYTES,
+    ) -> None:
+        self.entry = entry
+        self.address = address
+        self.token = token
+        self.log_path = log_path
+        self.max_restarts = max_restarts
+        self.log_limit_bytes = log_limit_bytes
+        self.restarts = 0
+        """How many times the process was restarted after an exit."""
+        self.exits: list[int] = []
+        """The exit status of every exit the runner did not ask for."""
+        self._process: asyncio.subprocess.Process | None = None
+        self._pump: asyncio.Task[None] | None = None
+        self._watcher: asyncio.Task[None] | None = None
+        self._stopping = False
+        self._written = 0
+        self._tail: deque[str] = deque(maxlen=_TAIL_LINES)
+        self._log = _log.bind(bot=entry.name)
+
+    @property
+    def name(self) -> str:
+        """The entry's name."""
+        return self.entry.name
+
+    @property
+    def pid(self) -> int | None:
+        """The current process id, or None when none is running."""
+        process = self._process
+        return None if process is None or process.returncode is not None else process.pid
+
+    @property
+    def running(self) -> bool:
+        """Whether a process is running now."""
+        return self.pid is not None
+
+    @property
+    def gave_up(self) -> bool:
+        """Whether the process is down for good (it exited with no restart left)."""
+        return (not self._stopping and self._process is not None
+                and self._process.returncode is not None and self._watcher is not None
+                and self._watcher.done())
+
+    def last_output(self) -> str:
+        """The last line the bot wrote (stdout or stderr), or an empty string."""
+        return self._tail[-1] if self._tail else ""
+
+    async def start(self, referee: Referee, *, connect_timeout: float = 30.0) -> None:
+        """Launch the process and wait until it connects to ``referee``.
+
+        Raises RunnerError when the command cannot be started, when the process exits
+        before connecting, or when it does not connect within ``connect_timeout`` seconds
+        (the process is then stopped).
+        """
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        await self._launch()
+        try:
+            await self._wait_connected(referee, within_s=connect_timeout)
+        except BaseException:
+            await self._terminate()
+            raise
+        self._watcher = asyncio.create_task(self._watch(referee, connect_timeout),
+                                            name=f"watch {self.name}")
+
+    async def _launch(self) -> None:
+        entry = self.entry
+        env = dict(os.environ)
+        env[ADDRESS_ENV] = self.address
+        env[TOKEN_ENV] = self.token
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *entry.command,
+                cwd=entry.cwd,
+                env=env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,  # its own process group: stop reaches its children
+            )
+        except FileNotFoundError as exc:
+            missing = exc.filename or (entry.command[0] if entry.command else "")
+            where = "" if entry.cwd is None else f" (in {entry.cwd})"
+            msg = f"bot {entry.name}: command not found: {missing}{where}"
+            raise RunnerError(msg) from None
+        except (PermissionError, NotADirectoryError, IndexError, OSError) as exc:
+            reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+            msg = f"bot {entry.name}: cannot start {' '.join(entry.command)!r}: {reason}"
+            raise RunnerError(msg) from None
+        self._process = process
+        with self.log_path.open("ab") as file:
+            file.write(f"--- {' '.join(entry.command)} (pid {process.pid})\n".encode())
+        self._pump = asyncio.create_task(self._capture(process), name=f"log {self.name}")
+        self._log.info("bot started", pid=process.pid)
+
+    async def _capture(self, process: asyncio.subprocess.Process) -> None:
+        """Copy the process's output to the log file, up to the limit; always drain the pipe."""
+        stream = process.stdout
+        if stream is None:
+            return
+        with self.log_path.open("ab") as file:
+            while True:
+                line = await stream.readline()
+                if not line:
+                    break
+                text = line.decode(errors="replace").rstrip()
+                if text:
+                    self._tail.append(text)
+                room = self.log_limit_bytes - self._written
+                if room <= 0:
+                    continue
+                if len(line) > room:
+                    line = line[:room] + b"\n[log cut off: limit reached]\n"
+                file.write(line)
+                file.flush()
+                self._written += len(line)
+
+    async def _wait_connected(self, referee: Referee, *, within_s: float) -> None:
+        process = self._process
+        assert process is not None  # noqa: S101 - launched just before
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + within_s
+        while not referee.is_connected(self.name):
+            if process.returncode is not None:
+                await self._drained()
+                said = self.last_output()
+                detail = f": {said}" if said else ""
+                msg = (f"bot {self.name} exited with status {process.returncode} before "
+                       f"connecting{detail}")
+                raise RunnerError(msg)
+            if loop.time() >= give_up:
+                msg = (f"bot {self.name} did not connect to the referee within {within_s:g} s "
+                       f"(output in {self.log_path})")
+                raise RunnerError(msg)
+            await asyncio.sleep(0.02)
+
+    async def _drained(self) -> None:
+        if self._pump is not None:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._pump), 1.0)
+
+    async def _watch(self, referee: Referee, connect_timeout: float) -> None:
+        """Restart the process whenever it exits on its own, while restarts are left."""
+        while True:
+            process = self._process
+            assert process is not None  # noqa: S101 - started before the watcher
+            code = await process.wait()
+            if self._stopping:
+                return
+            await self._drained()
+            self.exits.append(code)
+            if self.restarts >= self.max_restarts:
+                self._log.error("bot exited; no restart left", status=code,
+                                restarts=self.restarts, last_output=self.last_output())
+                return
+            self.restarts += 1
+            self._log.warning("bot exited; restarting", status=code, restart=self.restarts,
+                              last_output=self.last_output())
+            await asyncio.sleep(_RESTART_DELAY_S)
+            if self._stopping:
+                return
+            try:
+                await self._launch()
+                await self._wait_connected(referee, within_s=connect_timeout)
+            except RunnerError as exc:
+                self._log.error("bot restart failed", error=str(exc))
+                if self._process is None or self._process.returncode is None:
+                    await self._terminate()
+                    return
+
+    async def stop(self, grace: float = _STOP_GRACE_S) -> None:
+        """Stop the process for good: SIGTERM to its group, SIGKILL after ``grace`` seconds."""
+        self._stopping = True
+        if self._watcher is not None:
+            self._watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watcher
+        await self._terminate(grace)
+
+    async def _terminate(self, grace: float = _STOP_GRACE_S) -> None:
+        process = self._process
+        if process is not None and process.returncode is None:
+            _signal_group(process.pid, signal.SIGTERM)
+            try:
+                await asyncio.wait_for(process.wait(), grace)
+            except TimeoutError:
+                self._log.warning("bot ignored SIGTERM; killing it", grace_s=grace)
+                _signal_group(process.pid, signal.SIGKILL)
+                await process.wait()
+        if self._pump is not None:
+            await self._drained()
+            self._pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._pump
+
+
+def _signal_group(pid: int, signum: signal.Signals) -> None:
+    """Signal the process group led by ``pid`` (the bot and anything it started)."""
+    try:
+        os.killpg(pid, signum)
+    except ProcessLookupError:
+        pass
+    except PermissionError:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signum)
