@@ -18,6 +18,7 @@ import io
 import pstats
 import tempfile
 import time
+from typing import cast
 from datetime import datetime
 from pathlib import Path
 
@@ -57,8 +58,8 @@ def over_grpc(sessions: int, *, seed: int, concurrency: int, profile: bool) -> N
         playing = (stamps[-1] - stamps[0]).total_seconds()
         decisions = 0
         for row in rows:
-            deals = read_log(row.log_path)["decisions"]
-            decisions += sum(len(deal) for deal in deals)  # type: ignore[union-attr]
+            deals = cast("list[list[object]]", read_log(row.log_path)["decisions"])
+            decisions += sum(len(deal) for deal in deals)
     faults = sum(len(r.faults) for r in results)
     n = len(rows)
     print(f"over gRPC: {n:,} sessions, {decisions:,} decisions, concurrency {concurrency}, "
