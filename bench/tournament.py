@@ -18,9 +18,9 @@ import io
 import pstats
 import tempfile
 import time
-from typing import cast
 from datetime import datetime
 from pathlib import Path
+from typing import cast
 
 from rich.progress import Progress
 
