@@ -7,20 +7,35 @@ error becomes a one-line message and a non-zero exit.
 from __future__ import annotations
 
 import functools
+import logging
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import click
+import structlog
 from rich.console import Console
+from rich.progress import Progress
 from rich.table import Table
 
 from referee.rules import PROFILES, ProfileError, RecordError, get_profile
+from referee.server import TimeLimits
 from tournaments.audit import audit_session, open_log
+from tournaments.bots import RunnerError
+from tournaments.entrants import DEFAULT_ENTRANTS, build, entry_from_manifest, resolve_all
 from tournaments.logfiles import LogError
-from tournaments.manifest import ManifestError, scaffold
+from tournaments.manifest import ManifestError, content_hash, read_manifest, scaffold
+from tournaments.practice import CheckReport, check_bot
 from tournaments.publish import publish, render_markdown
 from tournaments.replay_page import render_replay_html, write_replay
+from tournaments.runner import (
+    TournamentConfig,
+    progress_columns,
+    resume_tournament,
+    run_tournament,
+    standings_table,
+)
 from tournaments.show import render_session
 from tournaments.standings import compute_standings
 from tournaments.store import Store, StoreError, TournamentRow
@@ -83,7 +98,8 @@ def open_store(path: Path, *, must_exist: bool = True) -> Iterator[Store]:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="nap-arena")
-def main() -> None:
+@click.option("--verbose", "-v", is_flag=True, help="Log the referee's and runner's progress (info level).")
+def main(*, verbose: bool) -> None:
     r"""Nap Arena: referee, tournaments and logs for Napoleon (Nap) bots.
 
     \b
@@ -92,6 +108,10 @@ def main() -> None:
       nap bot new mybot             scaffold a Python bot; then: nap bot check mybot
       nap log list --bot random     find sessions; nap log show ID --seat 0
     """
+    structlog.configure(
+        wrapper_class=structlog.make_filtering_bound_logger(logging.INFO if verbose else logging.WARNING),
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+    )
 
 
 # ----------------------------------------------------------------------------- rules
@@ -158,6 +178,91 @@ def bot_new(name: str, parent: Path) -> None:
     console.print(f"created {folder}/ (nap-bot.toml, bot.py)\nnext: nap bot check {folder}")
 
 
+@bot.command("check")
+@click.argument("folder", type=click.Path(path_type=Path))
+@click.option("--sessions", "-n", type=click.IntRange(1), default=6, show_default=True)
+@click.option("--table-size", "-k", type=click.IntRange(3, 7), default=3, show_default=True)
+@click.option("--profile", "-p", default="heather", show_default=True)
+@click.option("--decision-ms", type=click.IntRange(1), default=1000, show_default=True)
+@friendly
+def bot_check(folder: Path, sessions: int, table_size: int, profile: str, decision_ms: int) -> None:
+    """Play practice sessions against the built-in bots; report faults and latency, with a verdict."""
+    report = _check(
+        folder, sessions=sessions, table_size=table_size, profile=profile, decision_ms=decision_ms
+    )
+    if not report.passed:
+        raise SystemExit(1)
+
+
+@bot.command("submit")
+@click.argument("folder", type=click.Path(path_type=Path))
+@db_option
+@click.option(
+    "--sessions",
+    "-n",
+    type=click.IntRange(1),
+    default=6,
+    show_default=True,
+    help="Practice sessions to play before registering.",
+)
+@friendly
+def bot_submit(folder: Path, db_path: Path, sessions: int) -> None:
+    """Validate, check, and register a bot folder as a new version (by content hash)."""
+    manifest = read_manifest(folder)
+    report = _check(folder, sessions=sessions, table_size=3, profile="heather", decision_ms=1000)
+    if not report.passed:
+        msg = f"bot {manifest.name} did not pass its check; not registered"
+        raise RunnerError(msg)
+    with Store.open(db_path) as store:
+        known = {row.id for row in store.bots()}
+        row = store.register_bot(
+            name=manifest.name,
+            version=manifest.version,
+            command=manifest.command,
+            language=manifest.language,
+            folder=str(manifest.folder),
+            content_hash=content_hash(manifest.folder),
+        )
+    state = "already registered as" if row.id in known else "registered as"
+    console.print(
+        f"{manifest.name} {manifest.version} {state} bot {row.id} (hash {row.content_hash[:12]})",
+        markup=False,
+    )
+
+
+def _check(folder: Path, *, sessions: int, table_size: int, profile: str, decision_ms: int) -> CheckReport:
+    manifest = read_manifest(folder)
+    build(manifest)
+    entry = entry_from_manifest(manifest)
+    with Progress(*progress_columns(), console=console, transient=True) as progress:
+        report = check_bot(
+            entry,
+            sessions=sessions,
+            table_size=table_size,
+            profile=profile,
+            decision_ms=decision_ms,
+            progress=progress,
+        )
+    _print_check(report)
+    return report
+
+
+def _print_check(report: CheckReport) -> None:
+    if report.error:
+        console.print(f"{report.bot}: FAIL: {report.error}", markup=False)
+        return
+    latency = ", ".join(f"{k} {v:.1f} ms" for k, v in report.latency_ms.items()) or "no decisions"
+    faults = ", ".join(f"{n} {kind}" for kind, n in sorted(report.faults.items())) or "none"
+    console.print(
+        f"{report.bot}: {report.sessions} sessions, {report.decisions} decisions, "
+        f"{report.chips_per_session:+.1f} chips/session against the built-in bots",
+        markup=False,
+    )
+    console.print(f"  latency: {latency}\n  faults: {faults}", markup=False)
+    verdict = "PASS" if report.passed else "FAIL"
+    console.print(f"  verdict: {verdict}", markup=False)
+
+
 @bot.command("list")
 @db_option
 @friendly
@@ -176,6 +281,190 @@ def bot_list(db_path: Path) -> None:
                 row.folder or "",
             )
         console.print(table)
+
+
+# ----------------------------------------------------------------------------- tournaments
+
+
+@main.group()
+def tournament() -> None:
+    """Run, resume and inspect local tournaments."""
+
+
+out_option = click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DEFAULT_OUT,
+    show_default=True,
+    help="Output folder: standings.md/.json/.html and logs/.",
+)
+
+
+@tournament.command("run")
+@click.option(
+    "--bot",
+    "-b",
+    "bots",
+    multiple=True,
+    metavar="BOT",
+    help="An entrant: built-in (random, peel), registered name, or bot folder; "
+    "ALIAS=BOT enters it again. Repeat. Default: peel, random and a second copy of each.",
+)
+@click.option(
+    "--table-size",
+    "-k",
+    type=click.IntRange(3, 7),
+    default=None,
+    help="Seats per table (default: 4, or fewer with fewer entrants).",
+)
+@click.option(
+    "--sessions",
+    "-n",
+    type=click.IntRange(1),
+    default=200,
+    show_default=True,
+    help="Sessions to play (rounded up to whole duplicate blocks).",
+)
+@click.option(
+    "--seed", type=int, default=1, show_default=True, help="Tournament seed: same seed, same deals."
+)
+@click.option(
+    "--profile",
+    "-p",
+    default="heather",
+    show_default=True,
+    help="Rules profile: a built-in name or a house-rules .toml file.",
+)
+@click.option(
+    "--concurrency",
+    "-j",
+    type=click.IntRange(1),
+    default=None,
+    help="Blocks in flight at once (default: the runner's).",
+)
+@click.option(
+    "--decision-ms",
+    type=click.IntRange(1),
+    default=1000,
+    show_default=True,
+    help="Time limit per decision, in milliseconds.",
+)
+@click.option("--name", default=None, help="A name for the tournament.")
+@click.option(
+    "--live", type=float, default=None, metavar="SECONDS", help="Print live standings every SECONDS."
+)
+@db_option
+@out_option
+@friendly
+def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
+    bots: tuple[str, ...],
+    table_size: int | None,
+    sessions: int,
+    seed: int,
+    profile: str,
+    concurrency: int | None,
+    decision_ms: int,
+    name: str | None,
+    live: float | None,
+    db_path: Path,
+    out: Path,
+) -> None:
+    """Run a round robin of duplicate sessions between bot processes and print the standings."""
+    rules = get_profile(profile)
+    with Store.open(db_path) as store:
+        entrants = resolve_all(bots or DEFAULT_ENTRANTS, store=store)
+        size = table_size or min(4, len(entrants))
+        if len(entrants) < size:
+            msg = f"{len(entrants)} entrants cannot fill a table of {size}; add --bot or lower --table-size"
+            raise RunnerError(msg)
+        options: dict[str, Any] = {"concurrency": concurrency} if concurrency else {}
+        config = TournamentConfig(
+            name=name or f"{rules.name}, {size} seats, {', '.join(e.name for e in entrants)}",
+            bots=entrants,
+            table_size=size,
+            sessions=sessions,
+            seed=seed,
+            profile=profile,
+            time_limits=TimeLimits(decision_ms=decision_ms),
+            **options,
+        )
+        with Progress(*progress_columns(), console=console) as progress:
+            tournament_id = run_tournament(
+                config, store=store, logs_root=(out / "logs").resolve(), progress=progress, standings_every=live
+            )
+        _publish(store, tournament_id, out)
+
+
+@tournament.command("resume")
+@click.argument("tournament_id", type=int)
+@db_option
+@out_option
+@friendly
+def tournament_resume(tournament_id: int, db_path: Path, out: Path) -> None:
+    """Play the sessions an interrupted tournament has left (same deals), then print standings."""
+    with Store.open(db_path) as store:
+        store.tournament(tournament_id)
+        with Progress(*progress_columns(), console=console) as progress:
+            resume_tournament(tournament_id, store=store, logs_root=(out / "logs").resolve(), progress=progress)
+        _publish(store, tournament_id, out)
+
+
+@tournament.command("list")
+@db_option
+@friendly
+def tournament_list(db_path: Path) -> None:
+    """List the tournaments in the database."""
+    with open_store(db_path) as store:
+        table = Table("id", "name", "status", "sessions", "seed", "created")
+        for row in store.tournaments():
+            done = len(store.finished_keys(row.id))
+            table.add_row(
+                str(row.id),
+                row.name,
+                row.status,
+                f"{done}/{_planned(store, row.id)}",
+                str(row.seed),
+                row.created_at[:19],
+            )
+        console.print(table)
+
+
+@tournament.command("status")
+@click.argument("tournament_id", type=int, required=False)
+@db_option
+@friendly
+def tournament_status(tournament_id: int | None, db_path: Path) -> None:
+    """Show a tournament's progress and configuration (default: the latest)."""
+    with open_store(db_path) as store:
+        row = store.tournament(tournament_id) if tournament_id else _latest(store)
+        done, planned = len(store.finished_keys(row.id)), _planned(store, row.id)
+        faults = sum(len(r.faults) for r in store.session_results(row.id))
+    console.print(
+        f"tournament {row.id}: {row.name}\n  status {row.status}, {done} of {planned} sessions, "
+        f"{faults} faults, seed {row.seed}, started {row.created_at[:19]}",
+        markup=False,
+    )
+    config = dict(row.config)
+    bots = config.pop("bots", [])
+    names = [b["name"] for b in bots] if isinstance(bots, list) else []
+    console.print(f"  bots: {', '.join(names)}", markup=False)
+    for key, value in config.items():
+        console.print(f"  {key}: {value}", markup=False)
+    if row.status == "interrupted":
+        console.print(f"  resume with: nap tournament resume {row.id}", markup=False)
+
+
+def _planned(store: Store, tournament_id: int) -> int:
+    return sum(len(block.bots) for block in store.blocks(tournament_id))
+
+
+def _publish(store: Store, tournament_id: int, out: Path) -> None:
+    row = store.tournament(tournament_id)
+    standings = compute_standings(store.session_results(tournament_id))
+    title = f"Tournament {row.id}: {row.name}"
+    console.print(standings_table(standings, title=title))
+    paths = publish(standings, out, title=title)
+    console.print(f"standings written to {', '.join(str(p) for p in paths)}", markup=False)
 
 
 # ----------------------------------------------------------------------------- standings
