@@ -390,7 +390,11 @@ def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line o
         )
         with Progress(*progress_columns(), console=console) as progress:
             tournament_id = run_tournament(
-                config, store=store, logs_root=(out / "logs").resolve(), progress=progress, standings_every=live
+                config,
+                store=store,
+                logs_root=(out / "logs").resolve(),
+                progress=progress,
+                standings_every=live,
             )
         _publish(store, tournament_id, out)
 
@@ -405,7 +409,9 @@ def tournament_resume(tournament_id: int, db_path: Path, out: Path) -> None:
     with Store.open(db_path) as store:
         store.tournament(tournament_id)
         with Progress(*progress_columns(), console=console) as progress:
-            resume_tournament(tournament_id, store=store, logs_root=(out / "logs").resolve(), progress=progress)
+            resume_tournament(
+                tournament_id, store=store, logs_root=(out / "logs").resolve(), progress=progress
+            )
         _publish(store, tournament_id, out)
 
 
