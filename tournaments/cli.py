@@ -19,13 +19,13 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from referee.rules import PROFILES, ProfileError, RecordError, get_profile
+from referee.rules import PROFILES, get_profile
 from referee.server import TimeLimits
 from tournaments.audit import audit_session, open_log
 from tournaments.bots import RunnerError
 from tournaments.entrants import DEFAULT_ENTRANTS, build, entry_from_manifest, resolve_all
 from tournaments.logfiles import LogError
-from tournaments.manifest import ManifestError, content_hash, read_manifest, scaffold
+from tournaments.manifest import content_hash, read_manifest, scaffold
 from tournaments.practice import CheckReport, check_bot
 from tournaments.publish import publish, render_markdown
 from tournaments.replay_page import render_replay_html, write_replay
@@ -48,15 +48,8 @@ R = TypeVar("R")
 
 DEFAULT_DB = Path("nap.db")
 DEFAULT_OUT = Path("nap-out")
-KNOWN_ERRORS: tuple[type[Exception], ...] = (
-    StoreError,
-    ManifestError,
-    ProfileError,
-    RecordError,
-    LogError,
-    ValueError,
-    OSError,
-)
+KNOWN_ERRORS: tuple[type[Exception], ...] = (StoreError, RunnerError, LogError, ValueError, OSError)
+"""Errors whose message is meant for the user (ManifestError, ProfileError, RecordError are ValueErrors)."""
 
 console = Console()
 
@@ -349,6 +342,13 @@ out_option = click.option(
     show_default=True,
     help="Time limit per decision, in milliseconds.",
 )
+@click.option(
+    "--connect-timeout",
+    type=click.FloatRange(0.1),
+    default=30.0,
+    show_default=True,
+    help="Seconds each bot process has to connect to the referee.",
+)
 @click.option("--name", default=None, help="A name for the tournament.")
 @click.option(
     "--live", type=float, default=None, metavar="SECONDS", help="Print live standings every SECONDS."
@@ -364,6 +364,7 @@ def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line o
     profile: str,
     concurrency: int | None,
     decision_ms: int,
+    connect_timeout: float,
     name: str | None,
     live: float | None,
     db_path: Path,
@@ -386,6 +387,7 @@ def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line o
             seed=seed,
             profile=profile,
             time_limits=TimeLimits(decision_ms=decision_ms),
+            connect_timeout_s=connect_timeout,
             **options,
         )
         with Progress(*progress_columns(), console=console) as progress:
