@@ -1,0 +1,41 @@
+"""Serve the referee with PIMC bots: ``python -m clients.bots.pimc --address HOST:PORT --token T``."""
+
+from __future__ import annotations
+
+import argparse
+from functools import partial
+from typing import TYPE_CHECKING
+
+from clients.bots.pimc.bot import NAME, VERSION, Budget, PimcBot
+from clients.sdk import parse_options, run
+from referee.rules import get_profile
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Parse the command line and play until the referee has no more tables for this bot."""
+    parser = argparse.ArgumentParser(prog="python -m clients.bots.pimc",
+                                     description="Perfect-Information Monte Carlo Nap bot")
+    defaults = Budget()
+    parser.add_argument("--samples", type=int, default=defaults.samples, metavar="N",
+                        help=f"most deals sampled per decision (default: {defaults.samples})")
+    parser.add_argument("--seconds", type=float, default=defaults.seconds, metavar="S",
+                        help=f"time budget per decision, 0 for none (default: {defaults.seconds})")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the sampling (default: 0)")
+    parser.add_argument("--caution", type=float, default=0.05,
+                        help="taken off each contract's chance when bidding (default: 0.05)")
+    parser.add_argument("--profile", default=None,
+                        help="rules profile or house-rules .toml, when the referee's is not built in")
+    options, args = parse_options(argv, name=NAME, version=VERSION, parser=parser)
+    if args.samples < 1:
+        parser.error("--samples must be at least 1")
+    budget = Budget(samples=args.samples, seconds=args.seconds or None)
+    profile = get_profile(args.profile) if args.profile else None
+    run(partial(PimcBot, budget=budget, seed=args.seed, profile=profile, caution=args.caution),
+        name=NAME, version=VERSION, options=options)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,280 @@
+"""The PIMC bot: its exact solver against brute force, its sampling, its decisions."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from clients.bots.peel import PeelBot
+from clients.bots.pimc import Budget, PimcBot, Position, SearchAbortedError, Solver
+from clients.bots.pimc.sampling import Knowledge, bid_weight
+from clients.bots.random_bot import RandomBot
+from clients.sdk import Bot
+from clients.sdk.local import play_local
+from referee.rules import (
+    CARDS,
+    PASS,
+    PROFILES,
+    Action,
+    Bid,
+    Card,
+    Contract,
+    Deal,
+    Phase,
+    Profile,
+    SeatView,
+    Suit,
+    parse_cards,
+    seat_view,
+)
+
+FULL_LADDER = PROFILES["full-ladder"]
+SUITS = list(Suit)
+SMALL = Profile(
+    name="small",
+    source="tests: three-card hands, so that brute force reaches the first lead",
+    summary="Two / Misère / Three with three cards each",
+    contracts=(
+        Contract("two", "Two", 2, 2, 2),
+        Contract("misere", "Misère", 0, 3, 3, misere=True),
+        Contract("three", "Three", 3, 3, 3),
+    ),
+    hand_size=3,
+    deal_pattern=(2, 1),
+)
+
+
+def brute_tricks(deal: Deal) -> int:
+    """The declarer's tricks with best play: plain minimax over the engine, no pruning.
+
+    The declarer maximizes its tricks (minimizes them in a misère), the defenders the
+    opposite.
+    """
+    if deal.over:
+        return deal.tricks_won[deal.declarer]  # type: ignore[index]
+    maximizer = (deal.to_act == deal.declarer) != deal.contract.misere  # type: ignore[union-attr]
+    values = []
+    for action in deal.legal_actions():
+        branch = deal.copy()
+        branch.apply(action)
+        values.append(brute_tricks(branch))
+    return max(values) if maximizer else min(values)
+
+
+def random_position(rng: random.Random, profile: Profile, seats: int, contract: str, cards_left: int) -> Deal:
+    """A deal at ``seats`` seats, ``contract`` bid by eldest hand, played at random until
+    ``cards_left`` cards remain in the hands."""
+    deck = list(CARDS)
+    rng.shuffle(deck)
+    deal = Deal(profile, deck=deck, dealer=rng.randrange(seats), table_size=seats)
+    deal.apply(Bid(contract))
+    while deal.phase is Phase.BIDDING:
+        deal.apply(PASS)
+    while sum(len(hand) for hand in deal.hands) > cards_left:
+        deal.apply(rng.choice(deal.legal_actions()))
+    return deal
+
+
+# (seats, cards left in the hands): the last two or three tricks, at and between trick boundaries
+CASES = [(3, 9), (3, 8), (3, 7), (4, 12), (4, 10), (4, 9), (5, 10), (5, 9), (5, 13), (7, 14), (7, 12),
+         (7, 11)]
+
+
+class TestSolverAgreesWithBruteForce:
+    """The solver's verdict (made or not) and the declarer's tricks match plain minimax."""
+
+    @pytest.mark.parametrize(("seats", "cards_left"), CASES)
+    def test_end_positions(self, seats: int, cards_left: int) -> None:
+        rng = random.Random(f"{seats}/{cards_left}")
+        for _ in range(30):
+            contract = rng.choice(["three", "four", "nap", "misere"])
+            deal = random_position(rng, FULL_LADDER, seats, contract, cards_left)
+            value = brute_tricks(deal)
+            solver = Solver(Position.from_deal(deal))
+            assert solver.can_make() == deal.contract.made(value), deal.actions  # type: ignore[union-attr]
+            assert solver.tricks() == value, deal.actions
+            for card in deal.legal_actions():
+                branch = deal.copy()
+                branch.apply(card)
+                after = brute_tricks(branch)
+                assert solver.tricks_after(card.index) == after, (deal.actions, card)  # type: ignore[union-attr]
+                assert solver.makes_after(card.index) == deal.contract.made(after)  # type: ignore[union-attr]
+
+    @pytest.mark.parametrize("seats", [3, 4])
+    def test_from_the_first_lead_which_chooses_trump(self, seats: int) -> None:
+        """Three-card hands, so the whole deal is searched, the trump-choosing lead included."""
+        rng = random.Random(seats)
+        for _ in range(25):
+            contract = rng.choice(["two", "three", "misere"])
+            deal = random_position(rng, SMALL, seats, contract, seats * 3 - rng.choice([0, 0, 1]))
+            value = brute_tricks(deal)
+            solver = Solver(Position.from_deal(deal))
+            assert solver.tricks() == value, deal.actions
+            assert solver.can_make() == deal.contract.made(value)  # type: ignore[union-attr]
+
+    def test_a_card_played_to_the_trick_separates_ranks(self) -> None:
+        """K and J of hearts are not equivalent while the Q lies on the current trick."""
+        deal = Deal.from_hands(SMALL, {0: parse_cards("QH 2C 3C"), 1: parse_cards("KH JH 5C"),
+                                       2: parse_cards("2H 6C 7C")}, dealer=2, table_size=3)
+        for bid in ("two", "pass", "pass"):
+            deal.apply(Bid(bid))
+        deal.apply(Card("QH"))
+        solver = Solver(Position.from_deal(deal))
+        king, jack = brute_after(deal, Card("KH")), brute_after(deal, Card("JH"))
+        assert king != jack
+        assert solver.tricks_after(Card("KH").index) == king
+        assert solver.tricks_after(Card("JH").index) == jack
+
+    def test_node_limit_aborts_and_leaves_the_solver_usable(self) -> None:
+        rng = random.Random(11)
+        deal = random_position(rng, FULL_LADDER, 7, "three", 35)
+        solver = Solver(Position.from_deal(deal), node_limit=3)
+        with pytest.raises(SearchAbortedError):
+            solver.can_make()
+        assert solver.position.hands == Position.from_deal(deal).hands
+        assert Solver(Position.from_deal(deal)).legal() == solver.legal()
+
+
+def brute_after(deal: Deal, card: Card) -> int:
+    branch = deal.copy()
+    branch.apply(card)
+    return brute_tricks(branch)
+
+
+# ---------------------------------------------------------------------------- sampling
+
+
+def views_in_play(seed: int, seats: int, count: int) -> list[SeatView]:
+    """Views of seats to act during random play, with their deals."""
+    rng = random.Random(seed)
+    out: list[SeatView] = []
+    while len(out) < count:
+        deal = random_position(rng, FULL_LADDER, seats, rng.choice(["three", "misere"]), seats * 5)
+        while not deal.over:
+            out.append(seat_view(deal, deal.to_act))  # type: ignore[arg-type]
+            deal.apply(rng.choice(deal.legal_actions()))
+    return out
+
+
+class TestSampling:
+    """Samples agree with everything the seat knows, and reach into the undealt stock."""
+
+    @pytest.mark.parametrize("seats", [3, 5, 7])
+    def test_samples_are_consistent(self, seats: int) -> None:
+        rng = random.Random(seats)
+        for view in views_in_play(seats, seats, 120):
+            knowledge = Knowledge.of(view)
+            for _ in range(5):
+                hands = knowledge.sample(rng)
+                assert set(hands) == set(view.seats_in_play) - {view.seat}
+                dealt = [card for hand in hands.values() for card in hand]
+                assert len(dealt) == len(set(dealt))
+                assert not set(dealt) & view.visible_cards
+                for seat, hand in hands.items():
+                    played = sum(1 for t in view.tricks for who, _ in t.plays if who == seat)
+                    played += sum(1 for who, _ in view.trick if who == seat)
+                    assert len(hand) == 5 - played
+                    for suit in knowledge.voids.get(seat, ()):
+                        assert all(card.suit is not suit for card in hand)
+
+    def test_voids_come_from_failures_to_follow(self) -> None:
+        hands = {0: "AS KS QS JS 10S", 1: "2H 3H 4H 5H 6H", 2: "2S 7H 8H 9H 10H"}
+        deal = Deal.from_hands(FULL_LADDER, {seat: parse_cards(text) for seat, text in hands.items()},
+                               dealer=2, table_size=3)
+        for action in ("three", "pass", "pass", "AS", "2H", "2S"):
+            deal.apply(Bid(action) if action in {"three", "pass"} else Card(action))
+        knowledge = Knowledge.of(seat_view(deal, 0))
+        assert knowledge.voids == {1: frozenset({Card("AS").suit})}
+        assert len(knowledge.unseen) == 52 - 5 - 2
+
+    def test_the_stock_is_drawn_from(self) -> None:
+        """With five players 27 unseen cards are never dealt; over many samples, every unseen
+        card turns up in some hand."""
+        view = views_in_play(5, 5, 1)[0]
+        knowledge = Knowledge.of(view)
+        assert knowledge.stock == 27
+        rng = random.Random(0)
+        seen: set[Card] = set()
+        for _ in range(300):
+            seen.update(card for hand in knowledge.sample(rng).values() for card in hand)
+        assert seen == set(knowledge.unseen)
+
+    def test_hard_voids_fall_back_to_a_constrained_deal(self) -> None:
+        """Seats 1 and 2 void in three suits: rejection rarely succeeds, the greedy deal still fits."""
+        hands = {0: "2C 3C 4C 5C 6C", 1: "2D 3D 4D 5D 6D", 2: "2H 3H 4H 5H 6H"}
+        deal = Deal.from_hands(FULL_LADDER, {seat: parse_cards(text) for seat, text in hands.items()},
+                               dealer=2, table_size=3)
+        view = seat_view(deal, 0)
+        knowledge = Knowledge(seat=0, unseen=tuple(c for c in CARDS if c not in view.visible_cards),
+                              holding=((1, 5), (2, 5)),
+                              voids={1: frozenset(SUITS[:3]), 2: frozenset(SUITS[:3])})
+        for seed in range(5):
+            sample = knowledge.sample(random.Random(seed))
+            for hand in sample.values():
+                assert len(hand) == 5
+                assert all(card.suit is SUITS[3] for card in hand)
+
+    def test_bid_weights_are_soft(self) -> None:
+        for view in views_in_play(3, 4, 30):
+            weight = bid_weight(view, Knowledge.of(view).sample(random.Random(2)))
+            assert 0 < weight <= 1
+
+
+# ---------------------------------------------------------------------------- the bot
+
+
+class Checked(Bot):
+    """Asserts that the wrapped bot always answers a legal action."""
+
+    def __init__(self, inner: Bot) -> None:
+        self.inner = inner
+
+    def decide(self, view: SeatView) -> Action:
+        self.inner.table, self.inner.seat = self.table, self.seat
+        action = self.inner.decide(view)
+        assert action in view.legal_actions, (view, action)
+        return action
+
+
+def quick(seed: int) -> PimcBot:
+    return PimcBot(budget=Budget(samples=6, seconds=None, nodes=3_000), seed=seed)
+
+
+class TestPimcBot:
+    """Seeded in-process sessions: every decision legal, the same seed the same game."""
+
+    @pytest.mark.parametrize(("profile", "seats"), [("heather", 3), ("full-ladder", 4), ("two-to-five", 5),
+                                                    ("heather", 7)])
+    def test_decisions_are_legal(self, profile: str, seats: int) -> None:
+        for seed in range(4):
+            bots: list[Bot] = [Checked(quick(seed)), Checked(PeelBot()), Checked(quick(seed + 7))]
+            bots += [Checked(RandomBot(seed=seed * 10 + i)) for i in range(seats - 3)]
+            session = play_local(bots, seed=seed, profile=PROFILES[profile])
+            assert session.over
+            assert sum(session.balances) == 0
+
+    def test_a_fixed_seed_replays(self) -> None:
+        runs = [play_local([quick(3), PeelBot(), quick(4), RandomBot(seed=1)], seed=5,
+                           profile=FULL_LADDER) for _ in range(2)]
+        assert [d.actions for d in runs[0].deals] == [d.actions for d in runs[1].deals]
+
+    def test_bids_nap_on_a_cold_hand_and_passes_a_hopeless_one(self) -> None:
+        profile = PROFILES["heather"]
+        deal = Deal.from_hands(profile, {0: parse_cards("AS KS QS JS 10S"), 1: parse_cards("2C 3D 4H 7C 8D"),
+                                         2: parse_cards("2D 5C 6H 9C 3H")}, dealer=2, table_size=3)
+        bot = quick(0)
+        assert bot.bid(seat_view(deal, 0)) == Bid("nap")
+        deal.apply(Bid("nap"))
+        assert bot.bid(seat_view(deal, 1)) == PASS
+
+    def test_the_declarer_draws_the_last_trump_to_make_nap(self) -> None:
+        """Declarer holds AS KS QS JS and 2C; with one trump still out it keeps leading trumps."""
+        profile = PROFILES["heather"]
+        deal = Deal.from_hands(profile, {0: parse_cards("AS KS QS JS 2C"), 1: parse_cards("2D 3D 4H 7C 8D"),
+                                         2: parse_cards("10S 5C 6H 9C 3H")}, dealer=2, table_size=3)
+        for action in ("nap", "pass", "pass"):
+            deal.apply(Bid(action))
+        bot = PimcBot(budget=Budget(samples=12, seconds=None), seed=1)
+        card = bot.play(seat_view(deal, 0))
+        assert card.suit.letter == "S"
