@@ -81,14 +81,15 @@ class _Ladder:
         self.after = tuple(after)
 
 
-_LADDERS: dict[Profile, _Ladder] = {}
+_LADDERS: dict[int, tuple[Profile, _Ladder]] = {}
 
 
 def _ladder(profile: Profile) -> _Ladder:
-    ladder = _LADDERS.get(profile)
-    if ladder is None:
-        ladder = _LADDERS[profile] = _Ladder(profile)
-    return ladder
+    # Keyed by identity: hashing a profile (every contract's fields) costs more than a deal.
+    found = _LADDERS.get(id(profile))
+    if found is None or found[0] is not profile:
+        found = _LADDERS[id(profile)] = (profile, _Ladder(profile))
+    return found[1]
 
 
 _SEATINGS: dict[
@@ -194,7 +195,7 @@ class Deal:
             hand.sort(key=_BY_INDEX)
         self.hands = hands
         self._ladder = _ladder(profile)
-        self._phase = Phase.BIDDING
+        self._phase = _BIDDING
         self._to_act: int | None = self.order[0]
         self._speakers_left = self._in_play = len(self.order)
         self._bids: list[tuple[int, Bid]] = []
