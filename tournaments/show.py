@@ -21,6 +21,7 @@ from referee.rules import (
     SeatRebought,
     Session,
     SessionOver,
+    fresh_session,
     replay,
     seat_view,
 )
@@ -59,13 +60,7 @@ def walk(record: SessionRecord) -> Iterator[Step]:
     replay raises :class:`referee.rules.RecordError` saying where, before anything is yielded.
     """
     replay(record)
-    session = Session(
-        record.profile,
-        table_size=record.table_size,
-        seed=record.seed,
-        dealer=record.first_dealer,
-        decks=[d.deck for d in record.deals],
-    )
+    session = fresh_session(record)
     for number, deal_record in enumerate(record.deals):
         deal = session.deals[number]
 

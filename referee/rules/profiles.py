@@ -183,20 +183,23 @@ HEATHER: Final = Profile(
     ),
 )
 
+_PUB_LADDER: Final = (
+    _c("three", "Three", 3, 3),
+    _c("misere", "Misère", 0, 3, misere=True),
+    _c("four", "Four", 4, 4),
+    _c("nap", "Nap", 5, 10, 5),
+    _c("wellington", "Wellington", 5, 20, 10, over="nap"),
+    _c("blucher", "Blücher", 5, 30, 15, over="wellington"),
+)
+"""Seeds 001 and 002 agree from Three up: Misère 3/3, Nap 10/5, Wellington and Blücher double and triple it."""
+
 FULL_LADDER: Final = Profile(
     name="full-ladder",
     source="seed 001 (pub rules: Misère, Wellington, Blücher, revokes, finite chips)",
     summary="Three / Misère / Four / Nap / Wellington / Blücher; Nap 10/5, Wellington 20/10, "
     "Blücher 30/15, Misère 3/3; equal finite stacks with elimination; tied leaders play "
     "one extra deal.",
-    contracts=(
-        _c("three", "Three", 3, 3),
-        _c("misere", "Misère", 0, 3, misere=True),
-        _c("four", "Four", 4, 4),
-        _c("nap", "Nap", 5, 10, 5),
-        _c("wellington", "Wellington", 5, 20, 10, over="nap"),
-        _c("blucher", "Blücher", 5, 30, 15, over="wellington"),
-    ),
+    contracts=_PUB_LADDER,
     starting_chips=200,
     tie_break_deal=True,
     fault_policy=FaultPolicy.REVOKE,
@@ -207,15 +210,7 @@ TWO_TO_FIVE: Final = Profile(
     source="seed 002 (bids from Two to Five; Blücher agreed per table)",
     summary="Two / Three / Misère / Four / Nap (Five) / Wellington / Blücher; Misère 3 either "
     "way; Nap 10/5; Wellington double Nap; Blücher 30/15 by default; 3-6 players.",
-    contracts=(
-        _c("two", "Two", 2, 2),
-        _c("three", "Three", 3, 3),
-        _c("misere", "Misère", 0, 3, misere=True),
-        _c("four", "Four", 4, 4),
-        _c("nap", "Nap", 5, 10, 5),
-        _c("wellington", "Wellington", 5, 20, 10, over="nap"),
-        _c("blucher", "Blücher", 5, 30, 15, over="wellington"),
-    ),
+    contracts=(_c("two", "Two", 2, 2), *_PUB_LADDER),
     max_players=6,
 )
 

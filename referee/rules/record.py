@@ -137,19 +137,24 @@ def record_of(session: Session) -> SessionRecord:
     )
 
 
-def replay(record: SessionRecord) -> Session:
-    """Replay a record through the engine and return the resulting session.
-
-    Raises RecordError when an action is illegal, when the session deals a deal with a
-    different dealer or seats than recorded, or when the record has actions left over.
-    """
-    session = Session(
+def fresh_session(record: SessionRecord) -> Session:
+    """A session at its start that deals the record's decks: apply its actions to replay it."""
+    return Session(
         record.profile,
         table_size=record.table_size,
         seed=record.seed,
         dealer=record.first_dealer,
         decks=[d.deck for d in record.deals],
     )
+
+
+def replay(record: SessionRecord) -> Session:
+    """Replay a record through the engine and return the resulting session.
+
+    Raises RecordError when an action is illegal, when the session deals a deal with a
+    different dealer or seats than recorded, or when the record has actions left over.
+    """
+    session = fresh_session(record)
     for number, deal_record in enumerate(record.deals):
         if len(session.deals) != number + 1:
             msg = f"deal {number}: the session ended before it"
