@@ -191,7 +191,7 @@ _PUB_LADDER: Final = (
     _c("wellington", "Wellington", 5, 20, 10, over="nap"),
     _c("blucher", "Blücher", 5, 30, 15, over="wellington"),
 )
-"""Seeds 001 and 002 agree from Three up: Misère 3/3, Nap 10/5, Wellington and Blücher double and triple it."""
+"""Seeds 001 and 002 agree from Three up: Misère 3/3, Nap 10/5, Wellington and Blücher 2x and 3x Nap."""
 
 FULL_LADDER: Final = Profile(
     name="full-ladder",
