@@ -6,6 +6,7 @@ Real bot processes and a real referee; the tournaments are small so the file run
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -242,3 +243,15 @@ def test_nap_tournament_run_help_is_useful() -> None:
         "--out",
     ):
         assert flag in done.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("folder", "tool"), [("clients/c", "cc"), ("clients/node", "npm")])
+def test_bot_check_accepts_the_other_language_examples_as_they_are(folder: str, tool: str) -> None:
+    """`nap bot check` builds and passes the C (stdio bridge) and Node.js (gRPC) example bots."""
+    if shutil.which(tool) is None:
+        pytest.skip(f"{tool} is not installed here")
+    code, out = nap("bot", "check", str(Path(__file__).parent.parent / folder), "-n", "3")
+    assert code == 0, out
+    assert "faults: none" in out
+    assert "verdict: PASS" in out
