@@ -5,8 +5,10 @@
 Starts the referee in this process and four random-bot processes (tests/bots/random_bot.py,
 raw gRPC), then keeps ``--tables`` 4-seat sessions running at once for about ``--seconds``,
 twice: with the bots declaring max_batch 64 (batched) and max_batch 1 (one at a time).
-Prints decisions/s and the referee-measured latency (request sent -> answer received)
-p50/p99. Not a test: figures depend on the machine.
+Prints decisions/s, the referee-measured latency (request sent -> answer received)
+p50/p99, and the CPU time per decision of the referee (this process) and of the bot
+processes together. Every decision is asked (forced moves too), as raw gRPC would.
+Not a test: figures depend on the machine (and on what else runs on it).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import argparse
 import asyncio
 import itertools
 import os
+import resource
 import statistics
 import sys
 import time
@@ -64,8 +67,10 @@ async def run(*, max_batch: int, tables: int, seconds: float, bots: int) -> None
                     latencies.extend(d.latency_ms for d in deal)
 
         started = time.perf_counter()
+        cpu = _cpu(resource.RUSAGE_SELF)
         await asyncio.gather(*(lane() for _ in range(tables)))
         elapsed = time.perf_counter() - started
+        referee_cpu = _cpu(resource.RUSAGE_SELF) - cpu
         latencies.sort()
         p50 = statistics.median(latencies)
         p99 = latencies[int(len(latencies) * 0.99)]
@@ -73,10 +78,19 @@ async def run(*, max_batch: int, tables: int, seconds: float, bots: int) -> None
               f"({decisions} in {elapsed:.1f} s, {tables} tables at once, {bots} bot processes), "
               f"latency p50 {p50:.2f} ms, p99 {p99:.2f} ms, faults {faults}")
     finally:
+        before = _cpu(resource.RUSAGE_CHILDREN)
         for process in processes:
-            process.kill()
+            process.terminate()
             await process.wait()
         await referee.stop(0.2)
+    bots_cpu = _cpu(resource.RUSAGE_CHILDREN) - before
+    print(f"             CPU per decision: referee {referee_cpu / decisions * 1e6:.1f} us, "
+          f"bot processes {bots_cpu / decisions * 1e6:.1f} us (with their start-up)")
+
+
+def _cpu(who: int) -> float:
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:

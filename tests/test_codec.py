@@ -29,6 +29,8 @@ from referee.wire.codec import (
     view_from_proto,
     view_to_proto,
 )
+from referee.wire.fastcodec import RequestEncoder, batch_message, encode_request
+from referee.wire.fastdecode import ViewDecoder
 
 
 def _sessions(count: int) -> list[tuple[Session, list[tuple[Event, ...]]]]:
@@ -162,3 +164,75 @@ def test_bad_texts_raise_value_error() -> None:
     msg.hand.append("ZZ")
     with pytest.raises(ValueError, match="not a card"):
         view_from_proto(msg)
+
+
+def test_fast_encoder_writes_the_codec_bytes() -> None:
+    """The referee's fast encoder gives byte for byte what the codec's messages serialize to."""
+    rng = random.Random(11)
+    checked = 0
+    for index in range(40):
+        profile = list(PROFILES.values())[index % len(PROFILES)]
+        size = rng.randint(profile.min_players, profile.max_players)
+        session = Session(profile, table_size=size, seed=index)
+        table = f"t{index}-b{index * 7}"
+        encoder = RequestEncoder(table)
+        while not session.over:
+            for seat in range(size):
+                view = session.view(seat)
+                assert encoder.view(view) == view_to_proto(view, table=table).SerializeToString()
+            view = session.view(session.to_act)  # type: ignore[arg-type]
+            request_id = rng.choice([1, 127, 128, 300_000, 2**40])
+            deadline_ms, bank = rng.choice([(0, 0), (1000, 0), (70_000, 3000)])
+            expected = request_to_proto(view, table=table, request_id=request_id,
+                                        deadline_ms=deadline_ms, time_bank_ms=bank)
+            fast = encode_request(view, table=table, request_id=request_id,
+                                  deadline_ms=deadline_ms, time_bank_ms=bank, encoder=encoder)
+            assert fast == expected.SerializeToString()
+            checked += 1
+            if session.deal.phase is Phase.PLAY and rng.random() < 0.02:
+                session.apply(Penalty(session.to_act))  # type: ignore[arg-type]
+            else:
+                session.apply(rng.choice(session.legal_actions()))
+    assert checked > 3000
+
+
+def test_fast_batches_parse_as_batches() -> None:
+    """A batch assembled from request, event and notice bytes parses to the same messages."""
+    session = Session(PROFILES["heather"], table_size=4, seed=3)
+    requests = [request_to_proto(session.view(session.to_act), table="t", request_id=n,  # type: ignore[arg-type]
+                                 deadline_ms=500, time_bank_ms=0) for n in (1, 2)]
+    events = [event_to_proto(event, table="t", seat=1, deal_number=0)
+              for event in session.opening]
+    closed = nap_pb2.TableClosed(table="t", reason=nap_pb2.TABLE_CLOSED_REASON_SESSION_OVER)
+    fault = nap_pb2.Fault(kind=nap_pb2.FAULT_KIND_LATE, request_id=5, table="t")
+    notices = (b"\x1a" + bytes([closed.ByteSize()]) + closed.SerializeToString()
+               + b"\x22" + bytes([fault.ByteSize()]) + fault.SerializeToString())
+    data = batch_message([r.SerializeToString() for r in requests],
+                         [e.SerializeToString() for e in events], notices)
+    message = nap_pb2.RefereeMessage.FromString(data)
+    assert list(message.batch.requests) == requests
+    assert list(message.batch.events) == events
+    assert list(message.batch.closed) == [closed]
+    assert list(message.batch.faults) == [fault]
+
+
+def test_fast_decoder_gives_the_codec_views() -> None:
+    """The SDK's incremental decoder gives the views view_from_proto gives, deal after deal."""
+    rng = random.Random(5)
+    decoder = ViewDecoder()
+    checked = 0
+    for index in range(30):
+        profile = list(PROFILES.values())[index % len(PROFILES)]
+        size = rng.randint(profile.min_players, profile.max_players)
+        session = Session(profile, table_size=size, seed=100 + index)
+        table = f"d{index % 3}"  # tables ids come back after forget()
+        while not session.over:
+            view = session.view(session.to_act)  # type: ignore[arg-type]
+            wire = nap_pb2.DecisionRequest.FromString(request_to_proto(
+                view, table=table, request_id=1, deadline_ms=10, time_bank_ms=0,
+            ).SerializeToString())
+            assert decoder.request(wire) == view_from_proto(wire) == view
+            checked += 1
+            session.apply(rng.choice(session.legal_actions()))
+        decoder.forget(table)
+    assert checked > 1000

@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 import grpc
@@ -242,3 +243,41 @@ def test_a_port_in_use_is_one_line_and_exit_2() -> None:
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0
     assert f"127.0.0.1:{port}" in result.stderr
+
+
+def test_forced_moves_are_played_without_asking(tmp_path: Path) -> None:
+    """With ask_forced False no request has a single legal action; the referee plays those."""
+    dump = tmp_path / "forced.bin"
+
+    async def scenario() -> list:
+        async with arena() as ring:
+            await ring.bot("f0", script("random_bot", "--dump", str(dump)))
+            await ring.bot("f1", sdk_random_bot("--seed", "1"))
+            specs = [replace(spec(f"forced-{seed}", ("f0", "f1", "f0", "f1"), seed=seed),
+                             ask_forced=False) for seed in range(4)]
+            return list(await asyncio.wait_for(
+                asyncio.gather(*(ring.referee.play_session(s) for s in specs)), 60))
+
+    outcomes = asyncio.run(scenario())
+    forced = 0
+    for outcome in outcomes:
+        assert outcome.faults == ()
+        _check_replays(outcome.record)
+        assert [[d.action for d in deal] for deal in outcome.decisions] == [
+            [str(a) for a in deal.actions] for deal in outcome.record.deals]
+        for decision in (d for deal in outcome.decisions for d in deal):
+            if decision.forced:
+                forced += 1
+                assert decision.latency_ms == 0.0
+                assert decision.fault is None
+    assert forced > 50
+    messages = read_dump(dump)
+    requests = [r for m in messages if m.WhichOneof("kind") == "batch" for r in m.batch.requests]
+    assert requests
+    assert all(len(r.legal_actions) > 1 for r in requests)
+    # this bot did not opt in to notices in batches: each TableClosed is a message of its own
+    # (the last may still be on its way when the bot is stopped)
+    closed = {m.table_closed.table for m in messages if m.WhichOneof("kind") == "table_closed"}
+    assert closed
+    assert closed <= {f"forced-{seed}" for seed in range(4)}
+    assert not any(m.batch.closed for m in messages if m.WhichOneof("kind") == "batch")

@@ -249,7 +249,8 @@ class TestStream:
             hello = await anext(incoming)
             assert hello.hello.token == "secret"
             assert hello.hello.protocol_version == 1
-            assert hello.hello.max_batch == 64
+            assert hello.hello.max_batch == 256
+            assert hello.hello.notices_in_batch
             assert not hello.hello.events
             yield _welcome()
             yield nap_pb2.RefereeMessage(batch=_batch(requests))

@@ -49,6 +49,7 @@ from rich.text import Text
 
 from clients.sdk.bot import Bot, lowest_action
 from referee.rules import (
+    Action,
     DealSettled,
     FaultPolicy,
     Profile,
@@ -78,6 +79,9 @@ __all__ = [
 
 _log = structlog.get_logger("nap.runner")
 
+DEFAULT_CONCURRENCY = 256
+"""Blocks in flight by default: enough tables for full batches to every bot (bench/tournament.py)."""
+
 
 class TournamentInterrupted(RunnerError):  # noqa: N818 - a stop the user asked for, not a bug
     """The tournament was stopped (SIGINT/SIGTERM) before the end; it can be resumed."""
@@ -95,7 +99,10 @@ class TournamentConfig:
     """Everything that defines a tournament; stored with it, so a resume needs only its id.
 
     ``sessions`` is rounded up to whole blocks of ``table_size`` sessions. ``concurrency``
-    is the number of blocks in flight at once (each plays its rotations in turn).
+    is the number of blocks in flight at once (each plays its rotations in turn); many
+    tables in flight let the referee batch many decisions per message to each bot.
+    ``ask_forced`` False (the default): a seat whose only legal action is forced is not
+    asked; the referee plays it (see docs/protocol.md).
     ``max_restarts`` bounds the restarts of each bot process after a crash.
     ``connect_timeout_s`` is how long a bot process may take to connect.
     """
@@ -106,11 +113,12 @@ class TournamentConfig:
     sessions: int
     seed: int
     profile: str = "heather"
-    concurrency: int = 32
+    concurrency: int = DEFAULT_CONCURRENCY
     time_limits: TimeLimits = field(default_factory=TimeLimits)
     max_restarts: int = 3
     connect_timeout_s: float = 30.0
     fault_policy: FaultPolicy | None = None
+    ask_forced: bool = False
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -135,6 +143,7 @@ class TournamentConfig:
             "max_restarts": self.max_restarts,
             "connect_timeout_s": self.connect_timeout_s,
             "fault_policy": None if self.fault_policy is None else self.fault_policy.value,
+            "ask_forced": self.ask_forced,
         }
 
     @classmethod
@@ -149,11 +158,12 @@ class TournamentConfig:
             sessions=int(data["sessions"]),
             seed=int(data["seed"]),
             profile=str(data.get("profile", "heather")),
-            concurrency=int(data.get("concurrency", 32)),
+            concurrency=int(data.get("concurrency", DEFAULT_CONCURRENCY)),
             time_limits=TimeLimits(**limits),
             max_restarts=int(data.get("max_restarts", 3)),
             connect_timeout_s=float(data.get("connect_timeout_s", 30.0)),
             fault_policy=None if policy is None else FaultPolicy(policy),
+            ask_forced=bool(data.get("ask_forced", False)),
         )
 
 
@@ -165,7 +175,7 @@ class BlockRun:
     """One block to play, self-contained so that any worker with a referee can play it.
 
     ``bots`` is the seat order of rotation 0; ``rotations`` are the rotations still to play
-    (all of them, unless resuming).
+    (all of them, unless resuming). ``ask_forced`` as in :class:`TournamentConfig`.
     """
 
     tournament: int
@@ -176,6 +186,7 @@ class BlockRun:
     time_limits: TimeLimits
     rotations: tuple[int, ...]
     fault_policy: FaultPolicy | None = None
+    ask_forced: bool = False
 
     @property
     def block(self) -> BlockSpec:
@@ -214,10 +225,12 @@ async def run_block(
         outcome = await referee.play_session(SessionSpec(
             table=spec.table(rotation), profile=spec.profile, seed=spec.board_seed,
             seats=seating, time_limits=spec.time_limits, fault_policy=spec.fault_policy,
+            ask_forced=spec.ask_forced,
         ))
         session = finish_session(spec, rotation, outcome.record, outcome.decisions,
                                  [_fault_record(fault, seating) for fault in outcome.faults],
-                                 disqualified=outcome.disqualified)
+                                 disqualified=outcome.disqualified,
+                                 settled=outcome.settlements or None)
         if on_session is not None:
             await on_session(session)
         finished.append(session)
@@ -257,17 +270,21 @@ def finish_session(  # noqa: PLR0913 - the parts of a played session, all keywor
     faults: Sequence[FaultRecord],
     *,
     disqualified: Sequence[int] = (),
+    settled: Sequence[DealSettled] | None = None,
 ) -> FinishedSession:
     """Build a played session's result and log payload (pure).
 
     Chips are the seats' final balances; each of w winners gets win share 1/w; each deal
-    a seat declared in adds a declaration (contract, made or failed).
+    a seat declared in adds a declaration (contract, made or failed). ``settled`` are the
+    deals' settlements when the caller has them (the referee's outcome does); otherwise
+    they come from replaying ``record``.
     """
     seating = spec.block.seating(rotation)
     declared: list[list[Declaration]] = [[] for _ in seating]
-    for settled in settlements(record):
-        if settled.declarer is not None and settled.contract is not None:
-            declared[settled.declarer].append(Declaration(settled.contract, bool(settled.made)))
+    for settled_deal in settlements(record) if settled is None else settled:
+        if settled_deal.declarer is not None and settled_deal.contract is not None:
+            declared[settled_deal.declarer].append(
+                Declaration(settled_deal.contract, bool(settled_deal.made)))
     share = 1 / len(record.winners) if record.winners else 0.0
     seats = tuple(
         SeatResult(seat=seat, bot=bot, chips=record.balances[seat],
@@ -311,6 +328,8 @@ def _decision_json(decision: Decision) -> dict[str, Any]:
                             "latency_ms": round(decision.latency_ms, 3)}
     if decision.fault is not None:
         item["fault"] = decision.fault
+    if decision.forced:
+        item["forced"] = True
     return item
 
 
@@ -322,12 +341,12 @@ def play_block_in_process(
     ``bots`` maps each bot name to a factory of :class:`clients.sdk.Bot` (one instance per
     seat and session, as the SDK makes them). A bot that raises or answers an illegal
     action is faulted (``crash`` / ``illegal``) and the lowest legal action is played.
-    Each bot's ``table`` is the same id the referee would use, so seeded bots choose the
-    same actions here as over gRPC.
+    Each bot's ``table`` is the same id the referee would use, and forced moves are asked
+    or not as the referee would (``spec.ask_forced``), so seeded bots choose the same
+    actions here as over gRPC.
     """
     finished = []
     block = spec.block
-    clock = time.perf_counter
     for rotation in spec.rotations:
         seating = block.seating(rotation)
         session = Session(spec.profile, table_size=len(seating), seed=spec.board_seed)
@@ -340,34 +359,49 @@ def play_block_in_process(
         _tell(listeners, session.opening)
         decisions: list[list[Decision]] = [[]]
         faults: list[FaultRecord] = []
+        settled: list[DealSettled] = []
         while not session.over:
             to_act = session.to_act
             assert to_act is not None  # noqa: S101 - a session not over has a seat to act
             seat: int = to_act
-            view = session.view(seat)
-            fault: str | None = None
-            start = clock()
-            try:
-                action = players[seat].decide(view)
-            except Exception as exc:  # noqa: BLE001 - a bot's failure is a fault, not ours
-                action, fault, detail = lowest_action(view.legal_actions), "crash", repr(exc)
-            else:
-                if action not in view.legal_actions:
-                    fault, detail = "illegal", f"{action} is not among the legal actions"
-                    action = lowest_action(view.legal_actions)
-            elapsed = (clock() - start) * 1000
             deal_number = len(session.deals) - 1
-            if fault is not None:
-                faults.append(FaultRecord(fault, seating[seat], seat, deal_number,
-                                          len(session.deal.actions), elapsed, detail))
-            decisions[deal_number].append(Decision(seat, str(action), elapsed, fault))
+            decision, action, detail = _decide_in_process(session, players[seat], seat,
+                                                          ask_forced=spec.ask_forced)
+            if decision.fault is not None:
+                faults.append(FaultRecord(decision.fault, seating[seat], seat, deal_number,
+                                          len(session.deal.actions), decision.latency_ms,
+                                          detail))
+            decisions[deal_number].append(decision)
             events = session.apply(action)
+            settled.extend(e for e in events if isinstance(e, DealSettled))
             if len(session.deals) > len(decisions):
                 decisions.append([])
             _tell(listeners, events)
         finished.append(finish_session(spec, rotation, record_of(session),
-                                       [d for d in decisions if d], faults))
+                                       [d for d in decisions if d], faults, settled=settled))
     return finished
+
+
+def _decide_in_process(session: Session, bot: Bot, seat: int, *, ask_forced: bool,
+                       ) -> tuple[Decision, Action, str]:
+    """The seat's decision, the action played, and the fault's detail if the bot faulted."""
+    legal = session.legal_actions()
+    if not ask_forced and len(legal) == 1:
+        return Decision(seat, str(legal[0]), 0.0, None, forced=True), legal[0], ""
+    view = session.view(seat)
+    start = time.perf_counter()
+    fault: tuple[str, str] | None = None
+    try:
+        action = bot.decide(view)
+    except Exception as exc:  # noqa: BLE001 - a bot's failure is a fault, not ours
+        action, fault = lowest_action(legal), ("crash", repr(exc))
+    else:
+        if action not in legal:
+            fault = ("illegal", f"{action} is not among the legal actions")
+            action = lowest_action(legal)
+    elapsed = (time.perf_counter() - start) * 1000
+    decision = Decision(seat, str(action), elapsed, None if fault is None else fault[0])
+    return decision, action, "" if fault is None else fault[1]
 
 
 def _tell(listeners: Sequence[Bot], events: Iterable[object]) -> None:
@@ -576,7 +610,7 @@ async def _play(  # noqa: PLR0913 - the pieces of one run
         BlockRun(tournament=tournament, index=block.index, board_seed=block.board_seed,
                  bots=block.bots, profile=profile, time_limits=config.time_limits,
                  rotations=tuple(r for r in block.rotations if (block.index, r) not in finished),
-                 fault_policy=config.fault_policy)
+                 fault_policy=config.fault_policy, ask_forced=config.ask_forced)
         for block in blocks
     ]
     runs = [run for run in runs if run.rotations]

@@ -68,7 +68,7 @@ class Options:
     """Bot name for the referee's logs."""
     version: str = "0"
     """Bot version for the referee's logs."""
-    max_batch: int = 64
+    max_batch: int = 256
     """Decisions the bot accepts outstanding at once (Hello.max_batch)."""
     reconnect_for: float = 15.0
     """Seconds to keep trying to (re)connect after the stream breaks, before giving up."""
@@ -143,7 +143,7 @@ class Connection:
             await call.write(nap_pb2.BotMessage(hello=nap_pb2.Hello(
                 token=options.token, bot_name=options.name, bot_version=options.version,
                 protocol_version=PROTOCOL_VERSION, max_batch=options.max_batch,
-                events=options.events,
+                events=options.events, notices_in_batch=True,
             )))
             first = await call.read()
             if first is grpc.aio.EOF:
@@ -179,14 +179,19 @@ class Connection:
                 return ExitCode.OK
             kind = message.WhichOneof("kind")
             if kind == "batch":
-                reply = handle(message.batch)
-                if reply is None:
-                    continue
-                if isinstance(reply, nap_pb2.BotMessage):
-                    async with self._write_lock:
-                        await call.write(reply)
-                else:
-                    self._spawn(self._send_later(call, reply))
+                batch = message.batch
+                reply = handle(batch)
+                if reply is not None:
+                    if isinstance(reply, nap_pb2.BotMessage):
+                        async with self._write_lock:
+                            await call.write(reply)
+                    else:
+                        self._spawn(self._send_later(call, reply))
+                # notices ride in the batch (Hello.notices_in_batch), after its requests
+                for closed in batch.closed:
+                    dispatcher.close_table(closed.table)
+                for fault in batch.faults:
+                    self._fault(fault)
             elif kind == "table_closed":
                 dispatcher.close_table(message.table_closed.table)
             elif kind == "fault":

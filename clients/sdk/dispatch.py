@@ -16,17 +16,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from clients.sdk.bot import Bot, lowest_action
-from referee.rules import BID_NAMES, CARDS, Action, Bid, parse_action
+from referee.rules import CARDS, Action, Bid
 from referee.wire import nap_pb2
-from referee.wire.codec import event_from_proto, view_from_proto
+from referee.wire.codec import event_from_proto
+from referee.wire.fastdecode import ViewDecoder, actions_of
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Sequence
 
     from referee.rules import SeatView
-
-_ACTION_OF_TEXT: Final[dict[str, Action]] = {card.text: card for card in CARDS}
-_ACTION_OF_TEXT.update({name: Bid(name) for name in BID_NAMES})
 
 _DETAILED_ERRORS: Final = 20
 """Bot errors logged with a traceback; after that, one line per 1000 errors."""
@@ -34,11 +32,7 @@ _DETAILED_ERRORS: Final = 20
 
 def legal_actions_of(texts: Sequence[str]) -> tuple[Action, ...]:
     """Decode legal action strings (fast path for the canonical spellings); ValueError if one is none."""
-    table = _ACTION_OF_TEXT
-    try:
-        return tuple([table[text] for text in texts])
-    except KeyError:
-        return tuple(parse_action(text) for text in texts)
+    return actions_of(texts)
 
 
 def _legal_or_empty(texts: Sequence[str]) -> tuple[Action, ...]:
@@ -66,8 +60,10 @@ class Dispatcher:
     """Answers batches for every table and seat of one connection.
 
     ``factory`` makes a bot for a (table, seat) the first time it appears in a batch;
-    :meth:`close_table` forgets the table's bots. ``decode_request`` and
-    ``decode_event`` are the wire codec's by default (tests may pass fakes); events are
+    :meth:`close_table` forgets the table's bots. ``decode_request`` is by default a
+    :class:`~referee.wire.fastdecode.ViewDecoder` (the same views as the codec's
+    ``view_from_proto``, decoding only what each (table, seat)'s view added since its last
+    request) and ``decode_event`` the codec's (tests may pass fakes); events are
     decoded only for bots that override :meth:`Bot.on_event`, and events the codec maps to
     no engine event (a substitution notice, an unknown kind) are not delivered.
     """
@@ -76,12 +72,13 @@ class Dispatcher:
         self,
         factory: Callable[[], Bot],
         *,
-        decode_request: Callable[[nap_pb2.DecisionRequest], SeatView] = view_from_proto,
+        decode_request: Callable[[nap_pb2.DecisionRequest], SeatView] | None = None,
         decode_event: Callable[[nap_pb2.TableEvent], object] | None = event_from_proto,
         log: Callable[[str], None] | None = None,
     ) -> None:
         self._factory = factory
-        self._decode_request = decode_request
+        self._views = ViewDecoder()
+        self._decode_request = decode_request if decode_request is not None else self._views.request
         self._decode_event = decode_event
         self._log = log if log is not None else _stderr
         self._bots: dict[tuple[str, int], tuple[Bot, bool]] = {}
@@ -115,6 +112,7 @@ class Dispatcher:
         """Drop the bots of ``table`` (its session is over or it was aborted)."""
         for key in [key for key in self._bots if key[0] == table]:
             del self._bots[key]
+        self._views.forget(table)
 
     def handle_batch(self, batch: nap_pb2.Batch) -> nap_pb2.BotMessage | Awaitable[nap_pb2.BotMessage] | None:
         """Deliver the batch's events, decide its requests, and return ONE Answers message.

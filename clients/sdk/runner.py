@@ -33,8 +33,8 @@ def add_options(parser: argparse.ArgumentParser, *, name: str) -> None:
     group.add_argument("--token", default=os.environ.get(TOKEN_ENV),
                        help=f"this bot entry's secret token (default: ${TOKEN_ENV})")
     group.add_argument("--name", default=name, help=f"bot name for the referee's logs (default: {name})")
-    group.add_argument("--max-batch", type=int, default=64, metavar="N",
-                       help="decisions accepted outstanding at once (default: 64)")
+    group.add_argument("--max-batch", type=int, default=256, metavar="N",
+                       help="decisions accepted outstanding at once (default: 256)")
     group.add_argument("--reconnect-for", type=float, default=15.0, metavar="SECONDS",
                        help="how long to keep reconnecting after the stream breaks (default: 15)")
 

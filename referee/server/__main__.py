@@ -27,7 +27,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--profile", default="heather", help="rules profile announced to bots")
     parser.add_argument("--decision-ms", type=int, default=1000)
     parser.add_argument("--bank-ms", type=int, default=0)
-    parser.add_argument("--max-outstanding", type=int, default=64)
+    parser.add_argument("--max-outstanding", type=int, default=ServerLimits().max_outstanding)
     parser.add_argument("--fault-limit", type=int, default=10)
     parser.add_argument("--json-logs", action="store_true", help="log JSON lines")
     return parser

@@ -79,7 +79,8 @@ class Referee:
             raise ValueError(msg)
         link = BotLink(name, max_outstanding=self.limits.max_outstanding,
                        reconnect_grace_s=self.limits.reconnect_grace_s,
-                       orphan_fault=self._orphan_fault)
+                       orphan_fault=self._orphan_fault,
+                       batch_window_s=self.limits.batch_window_s)
         self._links[name] = link
         self._by_token[token] = link
 

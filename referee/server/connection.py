@@ -6,9 +6,16 @@ within the grace period, the link re-sends what is still outstanding.
 
 Outgoing traffic is batched: requests, events and notices produced while the writer is
 busy or in the same event-loop tick go out together, the requests and events in ONE
-Batch. At most ``max_outstanding`` requests are in flight at once; the rest wait in a
-queue and their clocks start only when they are sent (or at once while the bot is away,
-so a decision due while it is gone waits no longer than its deadline).
+Batch, already serialized (see :mod:`referee.wire.fastcodec`). While the bot still holds
+requests it has not answered, new ones wait (up to ``batch_window_s``) so that they go
+out together when it answers: fewer, fuller messages cost both sides far less than many
+small ones. At most ``max_outstanding`` requests are in flight at once; the rest wait in
+a queue and their clocks start only when they are sent (or at once while the bot is
+away, so a decision due while it is gone waits no longer than its deadline).
+
+A request ends in exactly one :class:`Reply`, handed to the asker's callback: the answer,
+or none when its deadline passes (one timer per link, set for the earliest deadline),
+the bot is gone for good, or the request is withdrawn.
 """
 
 from __future__ import annotations
@@ -16,64 +23,43 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections import deque
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from referee.server.faults import FaultKind
-from referee.wire import nap_pb2
-from referee.wire.codec import request_to_proto
+from referee.server.pending import Pending, Reply, Seated, StreamState
+from referee.wire.fastcodec import (
+    RequestEncoder,
+    bank_field,
+    batch_message,
+    deadline_field,
+    length_delimited,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
     from referee.rules import SeatView
+    from referee.wire import nap_pb2
 
 _request_ids = itertools.count(1)
 """Request ids are unique across the referee, so an answer to another bot's id is caught."""
 
+_LAZY_S = 0.05
+"""A notice that rides in batches waits at most this long for a batch to ride with."""
 
-class Seated(Protocol):
-    """A table the bot sits at, told about faults that belong to the bot's connection."""
+_MIN_GAP_S = 0.001
+"""With batching on, an idle bot still gets at most one batch per this long (fuller batches)."""
 
-    def bot_fault(self, bot: str, kind: FaultKind, detail: str, *, request_id: int = 0,
-                  action: str = "") -> None:
-        """Record a connection-level fault of ``bot``."""
-
-
-@dataclass(frozen=True, slots=True)
-class Reply:
-    """How a request ended: an answer (``action``), or none (``missing`` says why)."""
-
-    action: str | None
-    elapsed_ms: float
-    missing: FaultKind | None = None
-
-
-@dataclass(slots=True, eq=False)
-class _Pending:
-    request_id: int
-    table: str
-    message: nap_pb2.DecisionRequest
-    deadline_s: float
-    future: asyncio.Future[Reply]
-    sent_at: float | None = None
-    expires_at: float | None = None
-    timer: asyncio.TimerHandle | None = None
-
-
-@dataclass(slots=True, eq=False)
-class StreamState:
-    """One attached stream; ``closed`` tells its writer to stop."""
-
-    closed: bool = False
-    wake: asyncio.Event = field(default_factory=asyncio.Event)
+_EARLY_S = 1e-4
+"""A deadline this close counts as passed when the link's timer fires (clock granularity)."""
 
 
 class BotLink:
     """Everything the referee keeps about one bot identity."""
 
     def __init__(self, name: str, *, max_outstanding: int, reconnect_grace_s: float,
-                 orphan_fault: Callable[[str, FaultKind, str], None]) -> None:
+                 orphan_fault: Callable[[str, FaultKind, str], None],
+                 batch_window_s: float = 0.005) -> None:
         self.name = name
         self.cap = max_outstanding
         self.max_outstanding = max_outstanding
@@ -81,40 +67,52 @@ class BotLink:
         self.tables: dict[str, Seated] = {}
         self.hello = asyncio.Event()
         self._grace_s = reconnect_grace_s
+        self._window_s = batch_window_s
         self._orphan_fault = orphan_fault
         self._stream: StreamState | None = None
         self._gone = False
         self._grace_timer: asyncio.TimerHandle | None = None
-        self._outstanding: dict[int, _Pending] = {}
-        self._queue: deque[_Pending] = deque()
-        self._events: list[nap_pb2.TableEvent] = []
+        self._outstanding: dict[int, Pending] = {}
+        self._queue: deque[Pending] = deque()
+        self._clocked: dict[int, Pending] = {}
+        self._sweep: asyncio.TimerHandle | None = None
+        self._sweep_at = 0.0
+        self._flush: asyncio.TimerHandle | None = None
+        self._lazy: asyncio.TimerHandle | None = None
+        self._flushed_at = 0.0
+        self._events: list[bytes] = []
         self._notices: list[nap_pb2.RefereeMessage] = []
+        self._notices_in_batch = False
         self._retired: set[int] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def connected(self) -> bool:
         """Whether a stream is attached now."""
         return self._stream is not None
 
+    def _running(self) -> asyncio.AbstractEventLoop:
+        loop = self._loop
+        if loop is None:
+            loop = self._loop = asyncio.get_running_loop()
+        return loop
+
     # -- streams ---------------------------------------------------------------------------
 
-    def attach(self, *, max_batch: int, wants_events: bool) -> StreamState:
+    def attach(self, *, max_batch: int, wants_events: bool,
+               notices_in_batch: bool = False) -> StreamState:
         """Attach a new stream; re-send every request still outstanding."""
-        loop = asyncio.get_running_loop()
         self.max_outstanding = max(1, min(max_batch, self.cap))
         self.wants_events = wants_events
+        self._notices_in_batch = notices_in_batch
         self._gone = False
         if self._grace_timer is not None:
             self._grace_timer.cancel()
             self._grace_timer = None
-        # Outstanding requests go back to the head of the queue, with what is left of
-        # their deadline, and are sent first.
-        now = loop.time()
+        # Outstanding requests go back to the head of the queue and are sent first, with
+        # what is left of their deadline (their clocks keep running).
         for pending in sorted(self._outstanding.values(), key=lambda p: p.request_id,
                               reverse=True):
-            if pending.expires_at is not None:
-                left_ms = max(1, int((pending.expires_at - now) * 1000))
-                pending.message.deadline_ms = left_ms
             self._queue.appendleft(pending)
         self._outstanding.clear()
         self._stream = StreamState()
@@ -129,13 +127,15 @@ class BotLink:
         if self._stream is not stream:
             return
         self._stream = None
+        self._cancel_flush()
         if self.tables:
             self.report(FaultKind.DISCONNECT, detail)
-        loop = asyncio.get_running_loop()
+        loop = self._running()
+        now = loop.time()
         for pending in self._outstanding.values():
-            self._start_clock(pending, loop)
+            self._start_clock(pending, now)
         for pending in self._queue:
-            self._start_clock(pending, loop)
+            self._start_clock(pending, now)
         self._grace_timer = loop.call_later(self._grace_s, self._give_up)
 
     def _give_up(self) -> None:
@@ -152,104 +152,174 @@ class BotLink:
         for item in pending:
             self._finish(item, Reply(None, self._elapsed_ms(item), FaultKind.DISCONNECT))
 
-    async def outgoing(self, stream: StreamState) -> list[nap_pb2.RefereeMessage]:
-        """Wait for something to send on ``stream``; empty once it is closed."""
+    async def outgoing(self, stream: StreamState) -> list[bytes]:
+        """Wait for something to send on ``stream`` (serialized RefereeMessages); empty once closed."""
         while not stream.closed:
             await stream.wake.wait()
             stream.wake.clear()
             if stream.closed:
                 break
+            self._cancel_flush()
+            self._flushed_at = self._running().time()
             messages = self._drain()
             if messages:
                 return messages
         return []
 
-    def _drain(self) -> list[nap_pb2.RefereeMessage]:
-        out: list[nap_pb2.RefereeMessage] = []
+    def _drain(self) -> list[bytes]:
+        out: list[bytes] = []
         room = self.max_outstanding - len(self._outstanding)
-        requests: list[nap_pb2.DecisionRequest] = []
-        if room > 0 and self._queue:
-            loop = asyncio.get_running_loop()
-            now = loop.time()
-            queue = self._queue
+        requests: list[bytes] = []
+        queue = self._queue
+        if room > 0 and queue:
+            now = self._running().time()
             outstanding = self._outstanding
             while room > 0 and queue:
                 pending = queue.popleft()
-                if pending.future.done():
+                if pending.done:
                     continue
                 outstanding[pending.request_id] = pending
-                if pending.sent_at is None:
+                if pending.expires_at is None:
                     pending.sent_at = now
-                self._start_clock(pending, loop)
-                requests.append(pending.message)
+                    self._start_clock(pending, now)
+                    deadline_ms = pending.deadline_ms
+                else:  # re-sent after a reconnect: what is left of its deadline
+                    deadline_ms = max(1, int((pending.expires_at - now) * 1000))
+                requests.append(pending.head + deadline_field(deadline_ms) + pending.tail)
                 room -= 1
-        if requests or self._events:
-            message = nap_pb2.RefereeMessage()
-            batch = message.batch
-            batch.requests.extend(requests)
-            batch.events.extend(self._events)
-            self._events.clear()
-            out.append(message)
-        if self._notices:
-            out.extend(self._notices)
-            self._notices.clear()
+        notices = self._notices
+        inside = b""
+        if notices and self._notices_in_batch:
+            inside = b"".join([
+                length_delimited(b"\x1a" if notice.HasField("table_closed") else b"\x22",
+                                 (notice.table_closed if notice.HasField("table_closed")
+                                  else notice.fault).SerializeToString())
+                for notice in notices])
+            notices = []
+        if requests or self._events or inside:
+            out.append(batch_message(requests, self._events, inside))
+            self._events = []
+        if notices:
+            out.extend(notice.SerializeToString() for notice in notices)
+        self._notices = []
         return out
 
-    # -- requests --------------------------------------------------------------------------
+    def _wake(self) -> None:
+        """Something is ready to send: wake the writer now, or once the bot has answered.
 
-    def ask(self, view: SeatView, *, table: str, deadline_ms: int,
-            time_bank_ms: int) -> asyncio.Future[Reply]:
-        """Send a decision request for the seat to act in ``view``; the future is its reply."""
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[Reply] = loop.create_future()
-        if self._gone:
-            future.set_result(Reply(None, 0.0, FaultKind.DISCONNECT))
-            return future
-        request_id = next(_request_ids)
-        message = request_to_proto(view, table=table, request_id=request_id,
-                                   deadline_ms=deadline_ms, time_bank_ms=time_bank_ms)
-        pending = _Pending(request_id, table, message, deadline_ms / 1000, future)
-        self._queue.append(pending)
+        While the bot holds unanswered requests (and may hold more than one), new ones wait
+        for its answers or ``batch_window_s``, whichever comes first, so they travel together;
+        and batches to one bot are at least :data:`_MIN_GAP_S` apart.
+        """
         stream = self._stream
-        if stream is None:
-            self._start_clock(pending, loop)
-        else:
-            stream.wake.set()
-        return future
-
-    def _start_clock(self, pending: _Pending, loop: asyncio.AbstractEventLoop) -> None:
-        if pending.timer is None:
-            now = loop.time()
-            if pending.sent_at is None:
-                pending.sent_at = now
-            pending.expires_at = pending.sent_at + pending.deadline_s
-            pending.timer = loop.call_at(pending.expires_at, self._expire, pending)
-
-    def _expire(self, pending: _Pending) -> None:
-        if pending.future.done():
+        if stream is None or self._flush is not None or stream.wake.is_set():
             return
-        self._outstanding.pop(pending.request_id, None)
-        self._retired.add(pending.request_id)
-        self._finish(pending, Reply(None, self._elapsed_ms(pending), FaultKind.LATE))
+        if self.max_outstanding > 1 and self._window_s > 0:
+            if self._outstanding:
+                self._flush = self._running().call_later(self._window_s, self._flush_now)
+                return
+            loop = self._running()
+            at = self._flushed_at + _MIN_GAP_S
+            if at > loop.time():
+                self._flush = loop.call_at(at, self._flush_now)
+                return
+        stream.wake.set()
+
+    def _cancel_flush(self) -> None:
+        if self._flush is not None:
+            self._flush.cancel()
+            self._flush = None
+        if self._lazy is not None:
+            self._lazy.cancel()
+            self._lazy = None
+
+    def _flush_now(self) -> None:
+        self._flush = None
+        self._lazy = None
         if self._stream is not None:
             self._stream.wake.set()
 
-    def _elapsed_ms(self, pending: _Pending) -> float:
+    # -- requests --------------------------------------------------------------------------
+
+    def ask(self, view: SeatView, *, table: str, deadline_ms: int, time_bank_ms: int,  # noqa: PLR0913 - keywords
+            on_reply: Callable[[Reply], None] | None = None,
+            encoder: RequestEncoder | None = None) -> Pending:
+        """Send a decision request for the seat to act in ``view``; ``on_reply`` gets its reply.
+
+        ``on_reply`` is called exactly once (never from inside this call), unless the
+        request is withdrawn by :meth:`withdraw` with ``notify=False``. ``encoder`` is the
+        table's (it keeps the growing parts of the views already encoded).
+        """
+        loop = self._running()
+        callback = on_reply if on_reply is not None else _ignore
+        request_id = next(_request_ids)
+        if encoder is None:
+            encoder = RequestEncoder(table)
+        head, tail = encoder.request(view, request_id=request_id)
+        pending = Pending(request_id, table, head, tail + bank_field(time_bank_ms),
+                          deadline_ms, callback)
+        if self._gone:
+            pending.done = True
+            loop.call_soon(callback, Reply(None, 0.0, FaultKind.DISCONNECT))
+            return pending
+        self._queue.append(pending)
+        if self._stream is None:
+            self._start_clock(pending, loop.time())
+        else:
+            self._wake()
+        return pending
+
+    def _start_clock(self, pending: Pending, now: float) -> None:
+        if pending.expires_at is not None:
+            return
+        if pending.sent_at is None:
+            pending.sent_at = now
+        expires_at = pending.expires_at = pending.sent_at + pending.deadline_ms / 1000
+        self._clocked[pending.request_id] = pending
+        if self._sweep is None or expires_at < self._sweep_at:
+            if self._sweep is not None:
+                self._sweep.cancel()
+            self._sweep_at = expires_at
+            self._sweep = self._running().call_at(expires_at, self._expire)
+
+    def _expire(self) -> None:
+        """The link's one deadline timer: fail every request past its deadline, set the next."""
+        self._sweep = None
+        now = self._running().time()
+        clocked = self._clocked
+        late = [p for p in clocked.values() if p.expires_at is not None
+                and p.expires_at <= now + _EARLY_S]
+        for pending in late:
+            if self._outstanding.pop(pending.request_id, None) is not None:
+                self._retired.add(pending.request_id)
+            self._finish(pending, Reply(None, self._elapsed_ms(pending), FaultKind.LATE))
+        if self._sweep is not None:  # set again by a callback above
+            self._sweep.cancel()
+            self._sweep = None
+        if clocked:
+            self._sweep_at = min(p.expires_at or now for p in clocked.values())
+            self._sweep = self._running().call_at(self._sweep_at, self._expire)
+        if late and self._queue:
+            self._wake()
+
+    def _elapsed_ms(self, pending: Pending) -> float:
         if pending.sent_at is None:
             return 0.0
-        return (asyncio.get_running_loop().time() - pending.sent_at) * 1000
+        return (self._running().time() - pending.sent_at) * 1000
 
-    @staticmethod
-    def _finish(pending: _Pending, reply: Reply) -> None:
-        if pending.timer is not None:
-            pending.timer.cancel()
-        if not pending.future.done():
-            pending.future.set_result(reply)
+    def _finish(self, pending: Pending, reply: Reply) -> None:
+        """End ``pending`` with ``reply`` (once): the callback runs now."""
+        if pending.done:
+            return
+        pending.done = True
+        self._clocked.pop(pending.request_id, None)
+        pending.on_reply(reply)
 
     def on_answers(self, answers: Iterable[nap_pb2.Answer]) -> None:
         """Route answers to their requests; an id not outstanding here is a fault."""
-        now = asyncio.get_running_loop().time()
+        now = self._running().time()
         outstanding = self._outstanding
+        clocked = self._clocked
         for answer in answers:
             request_id = answer.request_id
             pending = outstanding.pop(request_id, None)
@@ -260,13 +330,33 @@ class BotLink:
                             f"request {request_id} is not outstanding on this connection",
                             request_id=request_id, action=answer.action)
                 continue
+            if pending.done:
+                continue
+            pending.done = True
+            del clocked[request_id]
             sent_at = pending.sent_at if pending.sent_at is not None else now
-            if pending.timer is not None:
-                pending.timer.cancel()
-            if not pending.future.done():
-                pending.future.set_result(Reply(answer.action, (now - sent_at) * 1000))
-        if self._queue and self._stream is not None:
-            self._stream.wake.set()
+            pending.on_reply(Reply(answer.action, (now - sent_at) * 1000))
+        if self._queue:
+            if not outstanding and self._flush is not None:  # it answered all: no need to wait
+                self._flush.cancel()
+                self._flush = None
+            self._wake()
+
+    def withdraw(self, pending: Pending, *, notify: bool = True) -> None:
+        """Give up on ``pending`` (its table closed, or its bot was disqualified).
+
+        A later answer to it is ignored. With ``notify`` its callback gets a DISCONNECT
+        reply soon after (not from inside this call).
+        """
+        if pending.done:
+            return
+        pending.done = True
+        self._clocked.pop(pending.request_id, None)
+        if self._outstanding.pop(pending.request_id, None) is not None:
+            self._retired.add(pending.request_id)
+        if notify:
+            reply = Reply(None, self._elapsed_ms(pending), FaultKind.DISCONNECT)
+            self._running().call_soon(pending.on_reply, reply)
 
     # -- events and notices ----------------------------------------------------------------
 
@@ -274,17 +364,23 @@ class BotLink:
         """Queue table events for the next batch (dropped while the bot is gone)."""
         if self._gone:
             return
-        self._events.extend(events)
+        self._events.extend(event.SerializeToString() for event in events)
         if self._stream is not None:
-            self._stream.wake.set()
+            self._wake()
 
     def notify(self, message: nap_pb2.RefereeMessage) -> None:
-        """Queue a stand-alone message (a Fault or a TableClosed), sent after the next batch."""
+        """Queue a notice (a Fault or a TableClosed): in the next batch if the bot opted in, else after it."""
         if self._gone:
             return
         self._notices.append(message)
-        if self._stream is not None:
-            self._stream.wake.set()
+        stream = self._stream
+        if stream is None:
+            return
+        if not self._notices_in_batch:
+            self._wake()
+        elif self._lazy is None and not stream.wake.is_set():
+            # rides with the next batch; sent alone only if none comes soon
+            self._lazy = self._running().call_later(_LAZY_S, self._flush_now)
 
     def report(self, kind: FaultKind, detail: str, *, request_id: int = 0,
                action: str = "") -> None:
@@ -295,12 +391,12 @@ class BotLink:
         for table in list(self.tables.values()):
             table.bot_fault(self.name, kind, detail, request_id=request_id, action=action)
 
-    def leave(self, table: str) -> None:
-        """The bot no longer sits at ``table``: withdraw whatever is left for it."""
+    def leave(self, table: str, pending: Pending | None = None) -> None:
+        """The bot no longer sits at ``table``: withdraw ``pending``, the table's request to it."""
         self.tables.pop(table, None)
-        for request_id, pending in list(self._outstanding.items()):
-            if pending.table == table:
-                del self._outstanding[request_id]
-                self._retired.add(request_id)
-                self._finish(pending, Reply(None, self._elapsed_ms(pending),
-                                            FaultKind.DISCONNECT))
+        if pending is not None:
+            self.withdraw(pending)
+
+
+def _ignore(reply: Reply) -> None:
+    del reply

@@ -31,18 +31,21 @@ class ServerLimits:
     decision requests in flight to one bot (the bot's own ``max_batch`` may lower it).
     ``fault_limit`` is the number of faults in one session after which a bot is
     disqualified from it (0: never). ``reconnect_grace_s`` is how long a bot that lost its
-    connection may take to come back and take its seats again.
+    connection may take to come back and take its seats again. ``batch_window_s`` is how
+    long a new request may wait for the bot to answer what it already holds, so that the
+    two travel in one batch (0: send at once).
     """
 
     max_message_bytes: int = 4 * 1024 * 1024
-    max_outstanding: int = 64
+    max_outstanding: int = 256
     fault_limit: int = 10
     reconnect_grace_s: float = 5.0
+    batch_window_s: float = 0.005
 
     def __post_init__(self) -> None:
         if self.max_message_bytes < 1024 or self.max_outstanding < 1:
             msg = "max_message_bytes must be at least 1024 and max_outstanding at least 1"
             raise ValueError(msg)
-        if self.fault_limit < 0 or self.reconnect_grace_s < 0:
-            msg = "fault_limit and reconnect_grace_s must not be negative"
+        if self.fault_limit < 0 or self.reconnect_grace_s < 0 or self.batch_window_s < 0:
+            msg = "fault_limit, reconnect_grace_s and batch_window_s must not be negative"
             raise ValueError(msg)

@@ -21,7 +21,8 @@ from referee.wire import nap_pb2
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from referee.server.connection import BotLink, StreamState
+    from referee.server.connection import BotLink
+    from referee.server.pending import StreamState
 
 PROTOCOL_VERSION = 1
 SERVER_VERSION = "nap-arena 0.1.0"
@@ -79,7 +80,8 @@ class PlayService:
         welcome = nap_pb2.RefereeMessage()
         welcome.welcome.CopyFrom(self._welcome())
         welcome.welcome.bot_id = link.name
-        stream = link.attach(max_batch=hello.max_batch, wants_events=hello.events)
+        stream = link.attach(max_batch=hello.max_batch, wants_events=hello.events,
+                             notices_in_batch=hello.notices_in_batch)
         welcome.welcome.max_outstanding = link.max_outstanding
         self._streams.add(stream)
         self._log.info("bot connected", bot=link.name, bot_name=hello.bot_name,
@@ -94,7 +96,7 @@ class PlayService:
                 if not messages:
                     break
                 for outgoing in messages:
-                    await context.write(outgoing.SerializeToString())
+                    await context.write(outgoing)
             if not reader.done():
                 reason = "referee stopping"
             elif reader.cancelled() or reader.exception() is not None:

@@ -8,11 +8,15 @@ every event is built from that seat's own view.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from referee.rules import (
+    BID_NAMES,
+    CARDS,
     PASS,
+    Bid,
     Card,
     DealSettled,
     DealStarted,
@@ -30,13 +34,15 @@ from referee.rules import (
 from referee.server.faults import Fault, FaultKind
 from referee.wire import nap_pb2
 from referee.wire.codec import event_to_proto, seat_penalized_to_proto
+from referee.wire.fastcodec import RequestEncoder
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from referee.rules import Action, Event
+    from referee.rules import Action, Event, SeatView
     from referee.server.connection import BotLink
     from referee.server.limits import ServerLimits, TimeLimits
+    from referee.server.pending import Pending, Reply
 
 DISQUALIFIED = "disqualified"
 """``Decision.fault`` of a decision the referee made for a disqualified bot."""
@@ -46,7 +52,9 @@ DISQUALIFIED = "disqualified"
 class SessionSpec:
     """A session to play: the table id, rules, seed, bot name per seat and clocks.
 
-    ``fault_policy`` None means the profile's own.
+    ``fault_policy`` None means the profile's own. ``ask_forced`` False: a seat whose only
+    legal action is forced (exactly one legal action) is not asked; the referee plays it
+    at once and the bot sees it in its next view (and in its events).
     """
 
     table: str
@@ -55,6 +63,7 @@ class SessionSpec:
     seats: tuple[str, ...]
     time_limits: TimeLimits
     fault_policy: FaultPolicy | None = None
+    ask_forced: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,23 +71,30 @@ class Decision:
     """One action of a deal, as the referee decided it.
 
     ``action`` is its text; ``latency_ms`` how long the bot took; ``fault`` the fault kind
-    when the referee substituted or penalized it (or ``"disqualified"``), else None.
+    when the referee substituted or penalized it (or ``"disqualified"``), else None;
+    ``forced`` True when it was the seat's only legal action and the referee played it
+    without asking (latency 0).
     """
 
     seat: int
     action: str
     latency_ms: float
     fault: str | None
+    forced: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class SessionOutcome:
-    """A played session: its record, its decisions per deal in order, faults, disqualified seats."""
+    """A played session: its record, its decisions per deal in order, faults, disqualified seats.
+
+    ``settlements`` are the deals' settlements in order (what replaying the record gives).
+    """
 
     record: SessionRecord
     decisions: tuple[tuple[Decision, ...], ...]
     faults: tuple[Fault, ...]
     disqualified: tuple[int, ...]
+    settlements: tuple[DealSettled, ...] = ()
 
 
 def lowest_card(cards: Sequence[Action]) -> Action:
@@ -87,8 +103,23 @@ def lowest_card(cards: Sequence[Action]) -> Action:
                else (0, 0))
 
 
+_ACTION_OF_TEXT: Final[dict[str, Action]] = {card.text: card for card in CARDS}
+_ACTION_OF_TEXT.update({name: Bid(name) for name in BID_NAMES})
+
+
+def _action(text: str) -> Action:
+    """The action an answer names (ValueError if none); the canonical spellings by lookup."""
+    found = _ACTION_OF_TEXT.get(text)
+    return found if found is not None else parse_action(text)
+
+
 class Table:
-    """Plays one :class:`SessionSpec` with the given bot links (one per seat)."""
+    """Plays one :class:`SessionSpec` with the given bot links (one per seat).
+
+    The session advances in callbacks: a reply to the seat to act applies its action and
+    asks the next seat at once, without a task switch per decision; :meth:`play` awaits
+    the end.
+    """
 
     def __init__(self, spec: SessionSpec, links: Sequence[BotLink], *, limits: ServerLimits,
                  logger: Any) -> None:  # noqa: ANN401 - any structlog-compatible logger
@@ -100,6 +131,7 @@ class Table:
         self._policy = spec.fault_policy or spec.profile.fault_policy
         self._session = Session(spec.profile, table_size=len(spec.seats), seed=spec.seed)
         self._banks = [spec.time_limits.session_bank_ms] * len(spec.seats)
+        self._decision_ms = spec.time_limits.decision_ms
         self._faults: list[Fault] = []
         self._fault_counts: dict[str, int] = {}
         self._disqualified: set[str] = set()
@@ -109,71 +141,124 @@ class Table:
         self._unique_links = {link.name: link for link in self._links}
         self._decision = 0
         self._last_fault = FaultKind.LATE
+        self._encoder = RequestEncoder(spec.table)
+        self._decisions: list[list[Decision]] = [[]]
+        self._settled: list[DealSettled] = []
+        self._pending: Pending | None = None
+        self._asked: tuple[int, SeatView, int] | None = None
+        self._done: asyncio.Future[None] | None = None
 
     # -- the session -----------------------------------------------------------------------
 
     async def play(self) -> SessionOutcome:
         """Play the session to its end and return what happened."""
         session = self._session
+        done = self._done = asyncio.get_running_loop().create_future()
         for link in self._unique_links.values():
             link.tables[self.table] = self
-        decisions: list[list[Decision]] = [[]]
         try:
             self._broadcast(session.opening, deal_number=0)
-            while not session.over:
-                decision = await self._decide()
-                deal_number = len(session.deals) - 1
-                events = session.apply(parse_action(decision.action))
-                decisions[deal_number].append(decision)
-                if len(session.deals) > len(decisions):
-                    decisions.append([])
-                self._broadcast(events, deal_number=deal_number)
+            self._advance()
+            await done
         finally:
+            self._done = None
+            pending = self._pending
+            self._pending = None
             for name, link in self._unique_links.items():
-                link.leave(self.table)
+                link.leave(self.table, pending)
                 if name not in self._disqualified:
                     self._close_for(link, nap_pb2.TABLE_CLOSED_REASON_SESSION_OVER
                                     if session.over else nap_pb2.TABLE_CLOSED_REASON_ABORTED)
         disqualified = sorted(s for name in self._disqualified for s in self._seats_of[name])
         return SessionOutcome(
             record=record_of(session),
-            decisions=tuple(tuple(deal) for deal in decisions if deal),
+            decisions=tuple(tuple(deal) for deal in self._decisions if deal),
             faults=tuple(self._faults),
             disqualified=tuple(disqualified),
+            settlements=tuple(self._settled),
         )
 
-    async def _decide(self) -> Decision:
+    def _advance(self) -> None:
+        """Play what needs no bot, then ask the seat to act; resolve :meth:`play` at the end."""
         session = self._session
-        seat = session.to_act
-        assert seat is not None  # noqa: S101 - the session is not over
+        ask_forced = self.spec.ask_forced
+        while not session.over:
+            seat = session.to_act
+            assert seat is not None  # noqa: S101 - the session is not over
+            link = self._links[seat]
+            self._decision = len(session.deal.actions)
+            if link.name in self._disqualified:
+                action = self._substitute()
+                self._apply(Decision(seat, str(action), 0.0, DISQUALIFIED), action)
+                continue
+            if not ask_forced:
+                legal = session.legal_actions()
+                if len(legal) == 1:
+                    self._apply(Decision(seat, str(legal[0]), 0.0, None, forced=True), legal[0])
+                    continue
+            view = session.view(seat)
+            bank = self._banks[seat]
+            self._asked = (seat, view, bank)
+            self._pending = link.ask(view, table=self.table,
+                                     deadline_ms=self._decision_ms + bank, time_bank_ms=bank,
+                                     on_reply=self._on_reply, encoder=self._encoder)
+            return
+        done = self._done
+        if done is not None and not done.done():
+            done.set_result(None)
+
+    def _on_reply(self, reply: Reply) -> None:
+        done = self._done
+        if done is None or done.done():
+            return  # the session was stopped meanwhile
+        try:
+            decision = self._judge(reply)
+            self._apply(decision, _action(decision.action))
+            self._advance()
+        except BaseException as exc:  # noqa: BLE001 - handed to play(), which raises it
+            if not done.done():
+                done.set_exception(exc)
+
+    def _apply(self, decision: Decision, action: Action) -> None:
+        session = self._session
+        deal_number = len(session.deals) - 1
+        events = session.apply(action)
+        decisions = self._decisions
+        decisions[deal_number].append(decision)
+        if len(session.deals) > len(decisions):
+            decisions.append([])
+        for event in events:
+            if event.__class__ is DealSettled:
+                self._settled.append(event)
+        self._broadcast(events, deal_number=deal_number)
+
+    def _judge(self, reply: Reply) -> Decision:
+        """The decision a reply makes: the bot's action, or the fault policy's."""
+        asked = self._asked
+        assert asked is not None  # noqa: S101 - a reply answers the last request
+        seat, view, bank = asked
+        self._asked = self._pending = None
         link = self._links[seat]
-        self._decision = len(session.deal.actions)
-        if link.name in self._disqualified:
-            return Decision(seat, str(self._substitute()), 0.0, DISQUALIFIED)
-        decision_ms = self.spec.time_limits.decision_ms
-        bank = self._banks[seat]
-        view = session.view(seat)
-        reply = await link.ask(view, table=self.table, deadline_ms=decision_ms + bank,
-                               time_bank_ms=bank)
         if link.name in self._disqualified:  # while it was thinking
             return Decision(seat, str(self._substitute()), reply.elapsed_ms, DISQUALIFIED)
+        decision_ms = self._decision_ms
         elapsed = reply.elapsed_ms
         over = elapsed - decision_ms
         if over > 0:
             self._banks[seat] = max(0, bank - int(over + 0.999))
-        if reply.action is None:
+        text = reply.action
+        if text is None:
             kind = reply.missing or FaultKind.LATE
             away = "" if link.connected else " (bot disconnected)"
             detail = f"no answer within {decision_ms + bank} ms{away}"
             return self._fault(seat, kind, detail, elapsed, "")
-        text = reply.action
         try:
-            action = parse_action(text)
+            action = _action(text)
         except ValueError as exc:
             return self._fault(seat, FaultKind.MALFORMED, str(exc), elapsed, text)
         if action not in view.legal_actions:
             try:
-                session.check(action, seat=seat)
+                self._session.check(action, seat=seat)
                 detail = f"{text} is not among the legal actions"
             except IllegalActionError as exc:
                 detail = str(exc)
@@ -243,7 +328,10 @@ class Table:
         if limit and count >= limit and fault.bot not in self._disqualified:
             self._disqualified.add(fault.bot)
             self._log.warning("disqualified", bot=fault.bot, table=self.table, faults=count)
-            link.leave(self.table)
+            pending = self._pending
+            asked = self._asked
+            link.leave(self.table, pending if asked is not None
+                       and self._links[asked[0]] is link else None)
             self._close_for(link, nap_pb2.TABLE_CLOSED_REASON_DISQUALIFIED,
                             f"{count} faults: disqualified from this session")
 
@@ -269,6 +357,11 @@ class Table:
             link.send_events((event,))
 
     def _broadcast(self, events: Sequence[Event], *, deal_number: int) -> None:
+        for link in self._links:  # the common case: nobody listens
+            if link.wants_events:
+                break
+        else:
+            return
         listeners = self._listeners()
         if not listeners:
             return

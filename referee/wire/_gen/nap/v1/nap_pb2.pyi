@@ -91,20 +91,22 @@ class BotMessage(_message.Message):
     def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., answers: _Optional[_Union[Answers, _Mapping]] = ..., goodbye: _Optional[_Union[Goodbye, _Mapping]] = ...) -> None: ...
 
 class Hello(_message.Message):
-    __slots__ = ("token", "bot_name", "bot_version", "protocol_version", "max_batch", "events")
+    __slots__ = ("token", "bot_name", "bot_version", "protocol_version", "max_batch", "events", "notices_in_batch")
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     BOT_VERSION_FIELD_NUMBER: _ClassVar[int]
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     MAX_BATCH_FIELD_NUMBER: _ClassVar[int]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
+    NOTICES_IN_BATCH_FIELD_NUMBER: _ClassVar[int]
     token: str
     bot_name: str
     bot_version: str
     protocol_version: int
     max_batch: int
     events: bool
-    def __init__(self, token: _Optional[str] = ..., bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ..., protocol_version: _Optional[int] = ..., max_batch: _Optional[int] = ..., events: _Optional[bool] = ...) -> None: ...
+    notices_in_batch: bool
+    def __init__(self, token: _Optional[str] = ..., bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ..., protocol_version: _Optional[int] = ..., max_batch: _Optional[int] = ..., events: _Optional[bool] = ..., notices_in_batch: _Optional[bool] = ...) -> None: ...
 
 class Answers(_message.Message):
     __slots__ = ("answers",)
@@ -218,12 +220,16 @@ class Refusal(_message.Message):
     def __init__(self, reason: _Optional[_Union[RefusalReason, str]] = ..., message: _Optional[str] = ...) -> None: ...
 
 class Batch(_message.Message):
-    __slots__ = ("requests", "events")
+    __slots__ = ("requests", "events", "closed", "faults")
     REQUESTS_FIELD_NUMBER: _ClassVar[int]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
+    CLOSED_FIELD_NUMBER: _ClassVar[int]
+    FAULTS_FIELD_NUMBER: _ClassVar[int]
     requests: _containers.RepeatedCompositeFieldContainer[DecisionRequest]
     events: _containers.RepeatedCompositeFieldContainer[TableEvent]
-    def __init__(self, requests: _Optional[_Iterable[_Union[DecisionRequest, _Mapping]]] = ..., events: _Optional[_Iterable[_Union[TableEvent, _Mapping]]] = ...) -> None: ...
+    closed: _containers.RepeatedCompositeFieldContainer[TableClosed]
+    faults: _containers.RepeatedCompositeFieldContainer[Fault]
+    def __init__(self, requests: _Optional[_Iterable[_Union[DecisionRequest, _Mapping]]] = ..., events: _Optional[_Iterable[_Union[TableEvent, _Mapping]]] = ..., closed: _Optional[_Iterable[_Union[TableClosed, _Mapping]]] = ..., faults: _Optional[_Iterable[_Union[Fault, _Mapping]]] = ...) -> None: ...
 
 class DecisionRequest(_message.Message):
     __slots__ = ("request_id", "table", "seat", "deadline_ms", "view", "legal_actions", "time_bank_ms")
