@@ -35,15 +35,10 @@ from rich.progress import Progress
 
 from referee.rules import get_profile
 from referee.server import TimeLimits
+from tournaments.blocks import BlockRun, play_block_in_process
 from tournaments.bots import example_bot
 from tournaments.logfiles import read_log
-from tournaments.runner import (
-    DEFAULT_CONCURRENCY,
-    BlockRun,
-    TournamentConfig,
-    play_block_in_process,
-    run_tournament,
-)
+from tournaments.runner import DEFAULT_CONCURRENCY, TournamentConfig, run_tournament
 from tournaments.scheduler import schedule
 from tournaments.store import Store
 

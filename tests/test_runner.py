@@ -14,15 +14,10 @@ from pathlib import Path
 import pytest
 
 from referee.rules import SessionRecord, verify
+from tournaments.blocks import BlockRun, play_block_in_process
 from tournaments.bots import BotEntry, RunnerError, example_bot
 from tournaments.logfiles import read_log
-from tournaments.runner import (
-    BlockRun,
-    TournamentConfig,
-    play_block_in_process,
-    resume_tournament,
-    run_tournament,
-)
+from tournaments.runner import TournamentConfig, resume_tournament, run_tournament
 from tournaments.standings import compute_standings
 from tournaments.store import Store
 

@@ -27,15 +27,10 @@ from tournaments.entrants import DEFAULT_ENTRANTS, build, entry_from_manifest, r
 from tournaments.logfiles import LogError
 from tournaments.manifest import content_hash, read_manifest, scaffold
 from tournaments.practice import CheckReport, check_bot
+from tournaments.progress import progress_columns, standings_table
 from tournaments.publish import publish, render_markdown
 from tournaments.replay_page import render_replay_html, write_replay
-from tournaments.runner import (
-    TournamentConfig,
-    progress_columns,
-    resume_tournament,
-    run_tournament,
-    standings_table,
-)
+from tournaments.runner import TournamentConfig, resume_tournament, run_tournament
 from tournaments.show import render_session
 from tournaments.standings import compute_standings
 from tournaments.store import Store, StoreError, TournamentRow
