@@ -313,3 +313,10 @@ class TestFindSessions:
         """Win/loss only means something for a named bot."""
         with pytest.raises(StoreError, match="needs a bot"):
             store.find_sessions(result="win")
+
+
+def test_commits_do_not_wait_for_a_disk_sync(tmp_path: Path) -> None:
+    """The store runs WAL with synchronous=NORMAL: safe against a killed process, cheap per commit."""
+    with Store.open(tmp_path / "nap.db") as store:
+        mode = store._conn.execute("PRAGMA synchronous").fetchone()[0]  # noqa: SLF001
+    assert mode == 1  # NORMAL
