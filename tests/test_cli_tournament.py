@@ -6,7 +6,9 @@ Real bot processes and a real referee; the tournaments are small so the file run
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -255,3 +257,119 @@ def test_bot_check_accepts_the_other_language_examples_as_they_are(folder: str, 
     assert code == 0, out
     assert "faults: none" in out
     assert "verdict: PASS" in out
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.slow
+def test_serve_plays_a_tournament_with_a_remote_bot(tmp_path: Path) -> None:
+    """`nap serve` listens on a port; a bot started elsewhere with its token joins and plays."""
+    port = _free_port()
+    db = tmp_path / "served.db"
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tournaments.cli",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--remote",
+            "faraway=secret-token",
+            "--bot",
+            "peel",
+            "--bot",
+            "random",
+            "-k",
+            "3",
+            "-n",
+            "3",
+            "--wait",
+            "60",
+            "--db",
+            str(db),
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    env = {**os.environ, "NAP_REFEREE": f"127.0.0.1:{port}", "NAP_TOKEN": "secret-token"}
+    remote = subprocess.Popen([sys.executable, "-m", "clients.bots.random_bot"], env=env)
+    try:
+        output, _ = server.communicate(timeout=120)
+    finally:
+        remote.wait(timeout=30)
+    assert server.returncode == 0, output
+    assert "faraway" in output
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("select count(*) from sessions").fetchone()[0] == 3
+
+
+def test_serve_on_a_port_in_use_is_a_one_line_error(tmp_path: Path) -> None:
+    """A port already taken: one line, exit status 1, no tournament stored."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code, out = nap(
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--remote",
+            "x",
+            "--db",
+            str(tmp_path / "t.db"),
+        )
+    assert code == 1
+    assert out.strip() == f"Error: cannot listen on 127.0.0.1:{port}: the port is in use"
+    assert not (tmp_path / "t.db").exists()
+
+
+@pytest.mark.slow
+def test_a_locked_database_is_a_one_line_error_and_keeps_its_data(
+    played: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Another process holding the database: `nap tournament run` says so in one line; nothing is lost."""
+    db, _ = played
+    copy = tmp_path / "locked.db"
+    with sqlite3.connect(db) as source, sqlite3.connect(copy) as target:
+        source.backup(target)
+    holder = sqlite3.connect(copy, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "tournaments.cli",
+                "tournament",
+                "run",
+                "-n",
+                "3",
+                "--db",
+                str(copy),
+                "--out",
+                str(tmp_path / "o"),
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
+    finally:
+        holder.rollback()
+        holder.close()
+    assert done.returncode == 1
+    assert done.stderr.strip() == f"Error: {copy} is locked by another process"
+    with sqlite3.connect(copy) as conn:
+        assert conn.execute("select count(*) from sessions").fetchone()[0] == 12

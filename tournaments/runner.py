@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from tournaments.store import Store
 
 __all__ = [
-    "RunnerError", "TournamentConfig", "TournamentInterrupted", "resume_tournament",
+    "Hosting", "RunnerError", "TournamentConfig", "TournamentInterrupted", "remote_bot", "resume_tournament",
     "resume_tournament_async", "run_tournament", "run_tournament_async",
 ]
 
@@ -160,8 +160,7 @@ def _check_commands(bots: Sequence[BotEntry]) -> None:
     """Fail early, before anything is stored, when a bot's program does not exist."""
     for bot in bots:
         if not bot.command:
-            msg = f"bot {bot.name} has an empty command"
-            raise RunnerError(msg)
+            continue  # a remote bot: it connects by itself (see Hosting)
         program = bot.command[0]
         if "/" in program:
             path = Path(program)
@@ -191,12 +190,34 @@ def _validate(config: TournamentConfig) -> None:
         raise RunnerError(msg) from exc
 
 
+@dataclass(frozen=True, slots=True)
+class Hosting:
+    """Where the referee listens, and the tokens of remote bots.
+
+    An entry with an empty command is a *remote* bot: no process is started for it; it
+    must connect by itself to ``host:port`` with the token given here (or one made up and
+    reported through ``announce``) within the tournament's connect timeout.
+    ``announce(port, tokens)`` is called once the referee listens.
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 0
+    tokens: Mapping[str, str] = field(default_factory=dict)
+    announce: Callable[[int, Mapping[str, str]], None] | None = None
+
+
+def remote_bot(name: str) -> BotEntry:
+    """An entrant that runs elsewhere and connects to the referee with its token."""
+    return BotEntry(name=name, version="remote", command=(), content_hash="remote")
+
+
 @dataclass(slots=True)
 class _Options:
     progress: Progress | None
     standings_every: float | None
     on_standings: Callable[[Standings], None] | None
     limits: ServerLimits
+    hosting: Hosting = field(default_factory=Hosting)
 
 
 async def run_tournament_async(  # noqa: PLR0913 - keyword options of the CLI
@@ -208,6 +229,7 @@ async def run_tournament_async(  # noqa: PLR0913 - keyword options of the CLI
     standings_every: float | None = None,
     on_standings: Callable[[Standings], None] | None = None,
     limits: ServerLimits | None = None,
+    hosting: Hosting | None = None,
 ) -> int:
     """Schedule, store and play a new tournament; return its id.
 
@@ -230,7 +252,8 @@ async def run_tournament_async(  # noqa: PLR0913 - keyword options of the CLI
         name=config.name, config=config.to_json(), seed=config.seed,
         blocks=[(block.index, block.board_seed, block.bots) for block in blocks],
     )
-    options = _Options(progress, standings_every, on_standings, limits or ServerLimits())
+    options = _Options(progress, standings_every, on_standings, limits or ServerLimits(),
+                       hosting or Hosting())
     await _play(tournament, config, blocks, set(), store=store, logs_root=logs_root,
                 options=options)
     return tournament
@@ -246,6 +269,7 @@ async def resume_tournament_async(  # noqa: PLR0913 - keyword options of the CLI
     on_standings: Callable[[Standings], None] | None = None,
     limits: ServerLimits | None = None,
     bots: Sequence[BotEntry] | None = None,
+    hosting: Hosting | None = None,
 ) -> int:
     """Play the sessions of a stored tournament that are not recorded yet; return its id.
 
@@ -268,7 +292,8 @@ async def resume_tournament_async(  # noqa: PLR0913 - keyword options of the CLI
         remove_temporaries(logs_root)
     if row.status != "running":
         store.set_status(tournament, "running")
-    options = _Options(progress, standings_every, on_standings, limits or ServerLimits())
+    options = _Options(progress, standings_every, on_standings, limits or ServerLimits(),
+                       hosting or Hosting())
     await _play(tournament, config, blocks, finished, store=store, logs_root=logs_root,
                 options=options)
     return tournament
@@ -326,8 +351,9 @@ async def _play(  # noqa: PLR0913 - the pieces of one run
     commit.count = done
     try:
         if runs:
-            port = await referee.start(host="127.0.0.1", port=0)
-            processes = await _start_bots(referee, config, tournament, logs_root, port)
+            port = await referee.start(host=options.hosting.host, port=options.hosting.port)
+            processes = await _start_bots(referee, config, tournament, logs_root, port,
+                                          options.hosting)
             watcher = (asyncio.create_task(_show_standings(store, tournament, options))
                        if options.standings_every else None)
             try:
@@ -389,11 +415,18 @@ def _on_signal(signalled: list[str], main: asyncio.Task[Any] | None) -> None:
         main.cancel()
 
 
-async def _start_bots(referee: Referee, config: TournamentConfig, tournament: int,
-                      logs_root: Path, port: int) -> list[BotProcess]:
-    """Register every entry with a fresh token and launch its process; all must connect."""
+async def _start_bots(  # noqa: PLR0913, PLR0917 - the pieces of one start
+    referee: Referee, config: TournamentConfig, tournament: int, logs_root: Path, port: int,
+    hosting: Hosting,
+) -> list[BotProcess]:
+    """Register every entry with a token, launch the local ones; all must connect."""
     processes = []
+    remote: dict[str, str] = {}
     for entry in config.bots:
+        if not entry.command:
+            remote[entry.name] = hosting.tokens.get(entry.name) or new_token()
+            referee.add_bot(name=entry.name, token=remote[entry.name])
+            continue
         token = new_token()
         referee.add_bot(name=entry.name, token=token)
         processes.append(BotProcess(
@@ -401,8 +434,11 @@ async def _start_bots(referee: Referee, config: TournamentConfig, tournament: in
             log_path=logs_root / f"t{tournament}" / "bots" / f"{entry.name}.log",
             max_restarts=config.max_restarts,
         ))
+    if hosting.announce is not None:
+        hosting.announce(port, remote)
     results = await asyncio.gather(
         *(p.start(referee, connect_timeout=config.connect_timeout_s) for p in processes),
+        *(_await_remote(referee, name, config.connect_timeout_s) for name in remote),
         return_exceptions=True,
     )
     errors = [r for r in results if isinstance(r, BaseException)]
@@ -413,6 +449,14 @@ async def _start_bots(referee: Referee, config: TournamentConfig, tournament: in
             raise first
         raise RunnerError(str(first)) from first
     return processes
+
+
+async def _await_remote(referee: Referee, name: str, seconds: float) -> None:
+    try:
+        await referee.wait_for_bot(name, timeout=seconds)
+    except TimeoutError:
+        msg = f"remote bot {name} did not connect within {seconds:g} s"
+        raise RunnerError(msg) from None
 
 
 async def _run_blocks(runs: Sequence[BlockRun], referee: Referee,

@@ -9,11 +9,10 @@ import argparse
 import asyncio
 import contextlib
 import signal
-import socket
 import sys
 
 from referee.rules import ProfileError, get_profile
-from referee.server.app import Referee, configure_logging
+from referee.server.app import Referee, configure_logging, port_in_use
 from referee.server.limits import ServerLimits, TimeLimits
 
 
@@ -33,21 +32,8 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _port_taken(host: str, port: int) -> bool:
-    """Probe the port first: gRPC core would print its own multi-line complaint."""
-    if port == 0:
-        return False
-    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind((host, port))
-        except OSError:
-            return True
-    return False
-
-
 async def _serve(referee: Referee, host: str, port: int) -> int:
-    if _port_taken(host, port):
+    if port_in_use(host, port):
         print(f"referee: cannot listen on {host}:{port} (in use?)", file=sys.stderr)  # noqa: T201
         return 2
     try:

@@ -7,6 +7,7 @@ the log configuration; ``play_session`` plays one session and many run concurren
 from __future__ import annotations
 
 import logging
+import socket
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -178,3 +179,16 @@ class Referee:
                  winners=list(outcome.record.winners), faults=len(outcome.faults),
                  disqualified=list(outcome.disqualified))
         return outcome
+
+
+def port_in_use(host: str, port: int) -> bool:
+    """Whether ``host:port`` cannot be bound; probe first, as gRPC core prints a multi-line complaint."""
+    if port == 0:
+        return False
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return True
+    return False
