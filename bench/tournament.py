@@ -12,9 +12,9 @@ cProfile and prints where its time goes. The target is 10,000 sessions in under 
     python bench/tournament.py [--sessions 2000] [--concurrency 128] [--profile]
     python bench/tournament.py --sessions 10000 --forced skip
 
-The store's commits are timed apart: SQLite in WAL mode with the default
-``synchronous=FULL`` waits for an fsync on every commit, on the referee's event loop;
-``--store-dir /dev/shm`` puts the store and logs on tmpfs to take the disk out.
+The store's commits are timed apart (SQLite in WAL mode with ``synchronous=NORMAL``: no
+fsync per commit); ``--store-dir /dev/shm`` puts the store and logs on tmpfs to take the
+disk out entirely.
 """
 
 from __future__ import annotations
