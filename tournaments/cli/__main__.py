@@ -1,0 +1,5 @@
+"""``python -m tournaments.cli``: the same as the ``nap`` command."""
+
+from tournaments.cli import main
+
+main()

@@ -1,0 +1,119 @@
+"""The ``nap`` command's shared pieces: the group, options, error handling, the console.
+
+Each command is a thin layer over the library code the tests also use; every library
+error becomes a one-line message and a non-zero exit.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
+
+import click
+import structlog
+from rich.console import Console
+
+from tournaments.bots import RunnerError
+from tournaments.logfiles import LogError
+from tournaments.progress import standings_table
+from tournaments.publish import publish
+from tournaments.standings import compute_standings
+from tournaments.store import Store, StoreError, TournamentRow
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+DEFAULT_DB = Path("nap.db")
+DEFAULT_OUT = Path("nap-out")
+KNOWN_ERRORS: tuple[type[Exception], ...] = (StoreError, RunnerError, LogError, ValueError, OSError)
+"""Errors whose message is meant for the user (ManifestError, ProfileError, RecordError are ValueErrors)."""
+
+console = Console()
+
+
+def friendly(command: Callable[P, R]) -> Callable[P, R]:
+    """Turn the library's errors into a one-line message and exit status 1."""
+
+    @functools.wraps(command)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return command(*args, **kwargs)
+        except KNOWN_ERRORS as exc:
+            message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise click.ClickException(message) from None
+
+    return wrapper
+
+
+db_option = click.option(
+    "--db",
+    "db_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=DEFAULT_DB,
+    envvar="NAP_DB",
+    show_default=True,
+    help="The tournament database (SQLite).",
+)
+
+
+@contextmanager
+def open_store(path: Path, *, must_exist: bool = True) -> Iterator[Store]:
+    """Open the database, refusing to create one where a read-only command expects it."""
+    if must_exist and not path.exists():
+        msg = f"{path}: no such database (run 'nap tournament run' first, or pass --db)"
+        raise StoreError(msg)
+    with Store.open(path) as store:
+        yield store
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="nap-arena")
+@click.option("--verbose", "-v", is_flag=True, help="Log the referee's and runner's progress (info level).")
+def main(*, verbose: bool) -> None:
+    r"""Nap Arena: referee, tournaments and logs for Napoleon (Nap) bots.
+
+    \b
+    Quick start:
+      nap tournament run            built-in bots, default rules, standings printed
+      nap bot new mybot             scaffold a Python bot; then: nap bot check mybot
+      nap log list --bot random     find sessions; nap log show ID --seat 0
+    """
+    structlog.configure(
+        wrapper_class=structlog.make_filtering_bound_logger(logging.INFO if verbose else logging.WARNING),
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+    )
+
+
+out_option = click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DEFAULT_OUT,
+    show_default=True,
+    help="Output folder: standings.md/.json/.html and logs/.",
+)
+
+
+def publish_standings(store: Store, tournament_id: int, out: Path) -> None:
+    """Print a tournament's standings table and write standings.md/.json/.html to ``out``."""
+    row = store.tournament(tournament_id)
+    standings = compute_standings(store.session_results(tournament_id))
+    title = f"Tournament {row.id}: {row.name}"
+    console.print(standings_table(standings, title=title))
+    paths = publish(standings, out, title=title)
+    console.print(f"standings written to {', '.join(str(p) for p in paths)}", markup=False)
+
+
+def latest_tournament(store: Store) -> TournamentRow:
+    """The most recent tournament; StoreError when there is none."""
+    rows = store.tournaments()
+    if not rows:
+        msg = "the database holds no tournament yet (run 'nap tournament run')"
+        raise StoreError(msg)
+    return max(rows, key=lambda row: row.id)

@@ -1,0 +1,134 @@
+"""``nap log``: find, read, verify and replay per-session logs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from tournaments.audit import audit_session, open_log
+from tournaments.cli.app import (
+    console,
+    db_option,
+    friendly,
+    main,
+    open_store,
+)
+from tournaments.replay_page import render_replay_html, write_replay
+from tournaments.show import render_session
+
+
+@main.group()
+def log() -> None:
+    """Find, read, verify and replay per-session logs."""
+
+
+@log.command("list")
+@db_option
+@click.option("--tournament", "-t", type=int, help="Only this tournament.")
+@click.option("--bot", "-b", help="Only sessions this bot played.")
+@click.option(
+    "--fault",
+    "fault_kind",
+    type=click.Choice(["late", "illegal", "malformed", "unknown-request", "disconnect", "crash"]),
+    help="Only sessions with a fault of this kind (by --bot when given).",
+)
+@click.option("--result", type=click.Choice(["win", "loss"]), help="Only sessions --bot won / did not win.")
+@click.option("--limit", type=int, default=50, show_default=True, help="At most this many rows (0: all).")
+@friendly
+def log_list(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
+    db_path: Path,
+    tournament: int | None,
+    bot: str | None,
+    fault_kind: str | None,
+    result: str | None,
+    limit: int,
+) -> None:
+    """List sessions, filtered: e.g. every session where your bot timed out (--bot X --fault late)."""
+    with open_store(db_path) as store:
+        rows = store.find_sessions(tournament=tournament, bot=bot, fault_kind=fault_kind, result=result)  # type: ignore[arg-type]
+    table = Table("session", "tournament", "block", "rotation", "bots by seat", "finished", "log")
+    shown = rows if limit == 0 else rows[:limit]
+    for row in shown:
+        table.add_row(
+            str(row.id),
+            str(row.tournament),
+            str(row.block),
+            str(row.rotation),
+            " ".join(row.bots),
+            row.finished_at[:19],
+            str(row.log_path),
+        )
+    console.print(table)
+    console.print(f"{len(shown)} of {len(rows)} sessions")
+
+
+@log.command("show")
+@click.argument("session_id", type=int)
+@db_option
+@click.option("--seat", type=int, default=None, help="Show only what this seat saw (its own hand).")
+@friendly
+def log_show(session_id: int, db_path: Path, seat: int | None) -> None:
+    """Print a session's deals readably: hands, bids, each trick and its winner, the settlement."""
+    with open_store(db_path) as store:
+        row = store.session(session_id)
+    session_log = open_log(row.log_path)
+    text = render_session(
+        session_log.record, bots=session_log.bots, seat=seat, decisions=session_log.decisions
+    )
+    click.echo(text)
+
+
+@log.command("html")
+@click.argument("session_id", type=int)
+@db_option
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Where to write the page (default: session-ID.html).",
+)
+@friendly
+def log_html(session_id: int, db_path: Path, output: Path | None) -> None:
+    """Write a self-contained replay page: step through bids and tricks, switch seat views."""
+    with open_store(db_path) as store:
+        row = store.session(session_id)
+    session_log = open_log(row.log_path)
+    title = f"Session {session_id}: tournament {row.tournament}, block {row.block}, rotation {row.rotation}"
+    page = render_replay_html(
+        session_log.record, bots=session_log.bots, title=title, decisions=session_log.decisions
+    )
+    path = write_replay(output or Path(f"session-{session_id}.html"), page)
+    console.print(f"wrote {path} (open it in a browser; no network needed)")
+
+
+@log.command("verify")
+@click.argument("session_ids", type=int, nargs=-1)
+@db_option
+@click.option("--tournament", "-t", type=int, help="Verify every session of this tournament.")
+@friendly
+def log_verify(session_ids: tuple[int, ...], db_path: Path, tournament: int | None) -> None:
+    """Replay logs through the rules engine and report any mismatch (default: every session)."""
+    with open_store(db_path) as store:
+        rows = (
+            [store.session(i) for i in session_ids]
+            if session_ids
+            else store.find_sessions(tournament=tournament)
+        )
+        results = {
+            (r.tournament, r.block, r.rotation): r
+            for t in {row.tournament for row in rows}
+            for r in store.session_results(t)
+        }
+    bad = 0
+    for row in rows:
+        problems = audit_session(row, results.get((row.tournament, row.block, row.rotation)))
+        if problems:
+            bad += 1
+            for problem in problems:
+                console.print(f"session {row.id}: {problem}", markup=False, highlight=False)
+    console.print(f"verified {len(rows)} sessions: {len(rows) - bad} match, {bad} mismatch")
+    if bad:
+        raise SystemExit(1)

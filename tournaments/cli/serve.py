@@ -1,0 +1,142 @@
+"""``nap serve``: host a tournament for remote bots on a port."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+from rich.progress import Progress
+
+from referee.rules import get_profile
+from referee.server import TimeLimits
+from referee.server.app import port_in_use
+from tournaments.bots import RunnerError
+from tournaments.entrants import resolve_all
+from tournaments.progress import progress_columns
+from tournaments.runner import Hosting, TournamentConfig, remote_bot, run_tournament
+from tournaments.store import Store
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from pathlib import Path
+
+from tournaments.cli.app import (
+    console,
+    db_option,
+    friendly,
+    main,
+    out_option,
+    publish_standings,
+)
+
+
+@main.command("serve")
+@click.option("--host", default="0.0.0.0", show_default=True, help="Address to listen on.")  # noqa: S104
+@click.option("--port", type=click.IntRange(0, 65535), default=50051, show_default=True)
+@click.option(
+    "--remote",
+    "-r",
+    "remotes",
+    multiple=True,
+    metavar="NAME[=TOKEN]",
+    required=True,
+    help="A bot that connects from elsewhere with this token (made up and printed if absent). Repeat.",
+)
+@click.option(
+    "--bot",
+    "-b",
+    "bots",
+    multiple=True,
+    metavar="BOT",
+    help="A local entrant, as for 'nap tournament run' (built-in, registered or folder).",
+)
+@click.option(
+    "--table-size",
+    "-k",
+    type=click.IntRange(3, 7),
+    default=None,
+    help="Seats per table (default: 4, or fewer with fewer entrants).",
+)
+@click.option("--sessions", "-n", type=click.IntRange(1), default=40, show_default=True)
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--profile", "-p", default="heather", show_default=True)
+@click.option("--decision-ms", type=click.IntRange(1), default=1000, show_default=True)
+@click.option(
+    "--wait",
+    type=click.FloatRange(0.1),
+    default=300.0,
+    show_default=True,
+    help="Seconds to wait for every remote bot to connect.",
+)
+@db_option
+@out_option
+@friendly
+def serve(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
+    host: str,
+    port: int,
+    remotes: tuple[str, ...],
+    bots: tuple[str, ...],
+    table_size: int | None,
+    sessions: int,
+    seed: int,
+    profile: str,
+    decision_ms: int,
+    wait: float,
+    db_path: Path,
+    out: Path,
+) -> None:
+    """Run the referee on a port for remote bots and play a tournament among them.
+
+    Remote bots connect to HOST:PORT with their token (in any language; see
+    docs/protocol.md); local entrants (--bot) are started as processes as usual. The
+    sessions are stored and published like those of 'nap tournament run'.
+    """
+    if port_in_use(host, port):
+        msg = f"cannot listen on {host}:{port}: the port is in use"
+        raise OSError(msg)
+    tokens = dict(_name_token(spec) for spec in remotes)
+    rules = get_profile(profile)
+    with Store.open(db_path) as store:
+        entrants = (*(remote_bot(name) for name in tokens), *resolve_all(bots, store=store))
+        size = table_size or min(4, len(entrants))
+        if len(entrants) < size:
+            msg = f"{len(entrants)} entrants cannot fill a table of {size}; add --remote or --bot"
+            raise RunnerError(msg)
+        config = TournamentConfig(
+            name=f"served on port {port}: {', '.join(e.name for e in entrants)}",
+            bots=entrants,
+            table_size=size,
+            sessions=sessions,
+            seed=seed,
+            profile=profile,
+            time_limits=TimeLimits(decision_ms=decision_ms),
+            connect_timeout_s=wait,
+        )
+        hosting = Hosting(
+            host=host,
+            port=port,
+            tokens={n: t for n, t in tokens.items() if t},
+            announce=_announce(host, rules.name),
+        )
+        with Progress(*progress_columns(), console=console) as progress:
+            tournament_id = run_tournament(
+                config, store=store, logs_root=(out / "logs").resolve(), progress=progress, hosting=hosting
+            )
+        publish_standings(store, tournament_id, out)
+
+
+def _name_token(spec: str) -> tuple[str, str]:
+    name, _, token = spec.partition("=")
+    if not name.strip():
+        msg = f"--remote takes NAME or NAME=TOKEN, not {spec!r}"
+        raise click.BadParameter(msg)
+    return name.strip(), token.strip()
+
+
+def _announce(host: str, profile: str) -> Callable[[int, Mapping[str, str]], None]:
+    def announce(port: int, tokens: Mapping[str, str]) -> None:
+        console.print(f"referee listening on {host}:{port} (profile {profile}); waiting for:", markup=False)
+        for name, token in tokens.items():
+            console.print(f"  {name}: NAP_REFEREE=<this host>:{port} NAP_TOKEN={token}", markup=False)
+
+    return announce

@@ -1,0 +1,230 @@
+"""``nap tournament`` and ``nap standings``: run, resume, inspect, publish."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.progress import Progress
+from rich.table import Table
+
+from referee.rules import get_profile
+from referee.server import TimeLimits
+from tournaments.bots import RunnerError
+from tournaments.cli.app import (
+    console,
+    db_option,
+    friendly,
+    latest_tournament,
+    main,
+    open_store,
+    out_option,
+    publish_standings,
+)
+from tournaments.entrants import DEFAULT_ENTRANTS, resolve_all
+from tournaments.progress import progress_columns
+from tournaments.publish import publish, render_markdown
+from tournaments.runner import TournamentConfig, resume_tournament, run_tournament
+from tournaments.standings import compute_standings
+from tournaments.store import Store
+
+
+@main.group()
+def tournament() -> None:
+    """Run, resume and inspect local tournaments."""
+
+
+@tournament.command("run")
+@click.option(
+    "--bot",
+    "-b",
+    "bots",
+    multiple=True,
+    metavar="BOT",
+    help="An entrant: built-in (random, peel), registered name, or bot folder; "
+    "ALIAS=BOT enters it again. Repeat. Default: peel, random and a second copy of each.",
+)
+@click.option(
+    "--table-size",
+    "-k",
+    type=click.IntRange(3, 7),
+    default=None,
+    help="Seats per table (default: 4, or fewer with fewer entrants).",
+)
+@click.option(
+    "--sessions",
+    "-n",
+    type=click.IntRange(1),
+    default=200,
+    show_default=True,
+    help="Sessions to play (rounded up to whole duplicate blocks).",
+)
+@click.option(
+    "--seed", type=int, default=1, show_default=True, help="Tournament seed: same seed, same deals."
+)
+@click.option(
+    "--profile",
+    "-p",
+    default="heather",
+    show_default=True,
+    help="Rules profile: a built-in name or a house-rules .toml file.",
+)
+@click.option(
+    "--concurrency",
+    "-j",
+    type=click.IntRange(1),
+    default=None,
+    help="Blocks in flight at once (default: the runner's).",
+)
+@click.option(
+    "--decision-ms",
+    type=click.IntRange(1),
+    default=1000,
+    show_default=True,
+    help="Time limit per decision, in milliseconds.",
+)
+@click.option(
+    "--connect-timeout",
+    type=click.FloatRange(0.1),
+    default=30.0,
+    show_default=True,
+    help="Seconds each bot process has to connect to the referee.",
+)
+@click.option("--name", default=None, help="A name for the tournament.")
+@click.option(
+    "--live", type=float, default=None, metavar="SECONDS", help="Print live standings every SECONDS."
+)
+@db_option
+@out_option
+@friendly
+def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
+    bots: tuple[str, ...],
+    table_size: int | None,
+    sessions: int,
+    seed: int,
+    profile: str,
+    concurrency: int | None,
+    decision_ms: int,
+    connect_timeout: float,
+    name: str | None,
+    live: float | None,
+    db_path: Path,
+    out: Path,
+) -> None:
+    """Run a round robin of duplicate sessions between bot processes and print the standings."""
+    rules = get_profile(profile)
+    with Store.open(db_path) as store:
+        entrants = resolve_all(bots or DEFAULT_ENTRANTS, store=store)
+        size = table_size or min(4, len(entrants))
+        if len(entrants) < size:
+            msg = f"{len(entrants)} entrants cannot fill a table of {size}; add --bot or lower --table-size"
+            raise RunnerError(msg)
+        options: dict[str, Any] = {"concurrency": concurrency} if concurrency else {}
+        config = TournamentConfig(
+            name=name or f"{rules.name}, {size} seats, {', '.join(e.name for e in entrants)}",
+            bots=entrants,
+            table_size=size,
+            sessions=sessions,
+            seed=seed,
+            profile=profile,
+            time_limits=TimeLimits(decision_ms=decision_ms),
+            connect_timeout_s=connect_timeout,
+            **options,
+        )
+        with Progress(*progress_columns(), console=console) as progress:
+            tournament_id = run_tournament(
+                config,
+                store=store,
+                logs_root=(out / "logs").resolve(),
+                progress=progress,
+                standings_every=live,
+            )
+        publish_standings(store, tournament_id, out)
+
+
+@tournament.command("resume")
+@click.argument("tournament_id", type=int)
+@db_option
+@out_option
+@friendly
+def tournament_resume(tournament_id: int, db_path: Path, out: Path) -> None:
+    """Play the sessions an interrupted tournament has left (same deals), then print standings."""
+    with Store.open(db_path) as store:
+        store.tournament(tournament_id)
+        with Progress(*progress_columns(), console=console) as progress:
+            resume_tournament(
+                tournament_id, store=store, logs_root=(out / "logs").resolve(), progress=progress
+            )
+        publish_standings(store, tournament_id, out)
+
+
+@tournament.command("list")
+@db_option
+@friendly
+def tournament_list(db_path: Path) -> None:
+    """List the tournaments in the database."""
+    with open_store(db_path) as store:
+        table = Table("id", "name", "status", "sessions", "seed", "created")
+        for row in store.tournaments():
+            done = len(store.finished_keys(row.id))
+            table.add_row(
+                str(row.id),
+                row.name,
+                row.status,
+                f"{done}/{_planned(store, row.id)}",
+                str(row.seed),
+                row.created_at[:19],
+            )
+        console.print(table)
+
+
+@tournament.command("status")
+@click.argument("tournament_id", type=int, required=False)
+@db_option
+@friendly
+def tournament_status(tournament_id: int | None, db_path: Path) -> None:
+    """Show a tournament's progress and configuration (default: the latest)."""
+    with open_store(db_path) as store:
+        row = store.tournament(tournament_id) if tournament_id else latest_tournament(store)
+        done, planned = len(store.finished_keys(row.id)), _planned(store, row.id)
+        faults = sum(len(r.faults) for r in store.session_results(row.id))
+    console.print(
+        f"tournament {row.id}: {row.name}\n  status {row.status}, {done} of {planned} sessions, "
+        f"{faults} faults, seed {row.seed}, started {row.created_at[:19]}",
+        markup=False,
+    )
+    config = dict(row.config)
+    bots = config.pop("bots", [])
+    names = [b["name"] for b in bots] if isinstance(bots, list) else []
+    console.print(f"  bots: {', '.join(names)}", markup=False)
+    for key, value in config.items():
+        console.print(f"  {key}: {value}", markup=False)
+    if row.status == "interrupted":
+        console.print(f"  resume with: nap tournament resume {row.id}", markup=False)
+
+
+def _planned(store: Store, tournament_id: int) -> int:
+    return sum(len(block.bots) for block in store.blocks(tournament_id))
+
+
+@main.command("standings")
+@click.argument("tournament_id", type=int, required=False)
+@db_option
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Also write standings.md/.json/.html to this folder.",
+)
+@friendly
+def standings_command(tournament_id: int | None, db_path: Path, out: Path | None) -> None:
+    """Print (and with --out, republish) the standings of a tournament (default: the latest)."""
+    with open_store(db_path) as store:
+        tournament = store.tournament(tournament_id) if tournament_id else latest_tournament(store)
+        standings = compute_standings(store.session_results(tournament.id))
+    title = f"Tournament {tournament.id}: {tournament.name}"
+    console.print(render_markdown(standings, title=title), markup=False, highlight=False)
+    if out is not None:
+        for path in publish(standings, out, title=title):
+            console.print(f"wrote {path}")
