@@ -11,21 +11,23 @@ import logging
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import click
 import structlog
 from rich.console import Console
+from rich.progress import Progress
 
 from tournaments.bots import RunnerError
 from tournaments.logfiles import LogError
-from tournaments.progress import standings_table
+from tournaments.progress import progress_columns, standings_table
 from tournaments.publish import publish
+from tournaments.runner import TournamentConfig, run_tournament
 from tournaments.standings import compute_standings
 from tournaments.store import Store, StoreError, TournamentRow
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterator, Sequence
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -117,3 +119,21 @@ def latest_tournament(store: Store) -> TournamentRow:
         msg = "the database holds no tournament yet (run 'nap tournament run')"
         raise StoreError(msg)
     return max(rows, key=lambda row: row.id)
+
+
+def seats_for(entrants: Sequence[object], table_size: int | None) -> int:
+    """The table size asked for, or 4 (fewer with fewer entrants); RunnerError when they cannot fill it."""
+    size = table_size or min(4, len(entrants))
+    if len(entrants) < size:
+        msg = f"{len(entrants)} entrants cannot fill a table of {size}; add bots or lower --table-size"
+        raise RunnerError(msg)
+    return size
+
+
+def play_and_publish(config: TournamentConfig, *, store: Store, out: Path, **options: Any) -> None:  # noqa: ANN401
+    """Run a tournament with a progress bar, then print and publish its standings."""
+    with Progress(*progress_columns(), console=console) as progress:
+        tournament_id = run_tournament(
+            config, store=store, logs_root=(out / "logs").resolve(), progress=progress, **options
+        )
+    publish_standings(store, tournament_id, out)

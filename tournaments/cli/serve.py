@@ -5,15 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import click
-from rich.progress import Progress
 
 from referee.rules import get_profile
 from referee.server import TimeLimits
 from referee.server.app import port_in_use
-from tournaments.bots import RunnerError
 from tournaments.entrants import resolve_all
-from tournaments.progress import progress_columns
-from tournaments.runner import Hosting, TournamentConfig, remote_bot, run_tournament
+from tournaments.runner import Hosting, TournamentConfig, remote_bot
 from tournaments.store import Store
 
 if TYPE_CHECKING:
@@ -26,7 +23,8 @@ from tournaments.cli.app import (
     friendly,
     main,
     out_option,
-    publish_standings,
+    play_and_publish,
+    seats_for,
 )
 
 
@@ -98,10 +96,7 @@ def serve(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
     rules = get_profile(profile)
     with Store.open(db_path) as store:
         entrants = (*(remote_bot(name) for name in tokens), *resolve_all(bots, store=store))
-        size = table_size or min(4, len(entrants))
-        if len(entrants) < size:
-            msg = f"{len(entrants)} entrants cannot fill a table of {size}; add --remote or --bot"
-            raise RunnerError(msg)
+        size = seats_for(entrants, table_size)
         config = TournamentConfig(
             name=f"served on port {port}: {', '.join(e.name for e in entrants)}",
             bots=entrants,
@@ -118,11 +113,7 @@ def serve(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
             tokens={n: t for n, t in tokens.items() if t},
             announce=_announce(host, rules.name),
         )
-        with Progress(*progress_columns(), console=console) as progress:
-            tournament_id = run_tournament(
-                config, store=store, logs_root=(out / "logs").resolve(), progress=progress, hosting=hosting
-            )
-        publish_standings(store, tournament_id, out)
+        play_and_publish(config, store=store, out=out, hosting=hosting)
 
 
 def _name_token(spec: str) -> tuple[str, str]:

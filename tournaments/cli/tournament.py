@@ -11,7 +11,6 @@ from rich.table import Table
 
 from referee.rules import get_profile
 from referee.server import TimeLimits
-from tournaments.bots import RunnerError
 from tournaments.cli.app import (
     console,
     db_option,
@@ -20,12 +19,14 @@ from tournaments.cli.app import (
     main,
     open_store,
     out_option,
+    play_and_publish,
     publish_standings,
+    seats_for,
 )
 from tournaments.entrants import DEFAULT_ENTRANTS, resolve_all
 from tournaments.progress import progress_columns
 from tournaments.publish import publish, render_markdown
-from tournaments.runner import TournamentConfig, resume_tournament, run_tournament
+from tournaments.runner import TournamentConfig, resume_tournament
 from tournaments.standings import compute_standings
 from tournaments.store import Store
 
@@ -116,10 +117,7 @@ def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line o
     rules = get_profile(profile)
     with Store.open(db_path) as store:
         entrants = resolve_all(bots or DEFAULT_ENTRANTS, store=store)
-        size = table_size or min(4, len(entrants))
-        if len(entrants) < size:
-            msg = f"{len(entrants)} entrants cannot fill a table of {size}; add --bot or lower --table-size"
-            raise RunnerError(msg)
+        size = seats_for(entrants, table_size)
         options: dict[str, Any] = {"concurrency": concurrency} if concurrency else {}
         config = TournamentConfig(
             name=name or f"{rules.name}, {size} seats, {', '.join(e.name for e in entrants)}",
@@ -132,15 +130,7 @@ def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line o
             connect_timeout_s=connect_timeout,
             **options,
         )
-        with Progress(*progress_columns(), console=console) as progress:
-            tournament_id = run_tournament(
-                config,
-                store=store,
-                logs_root=(out / "logs").resolve(),
-                progress=progress,
-                standings_every=live,
-            )
-        publish_standings(store, tournament_id, out)
+        play_and_publish(config, store=store, out=out, standings_every=live)
 
 
 @tournament.command("resume")
