@@ -4,20 +4,30 @@
   tricks) of random deals with a Three bid, at 3, 5 and 7 seats: solves per second,
   mean and worst time per solve;
 - bot: decisions per second at the default budget, through whole in-process sessions;
-- ``--match N``: duplicate match at 4 seats, pimc / peel / random / random, each seed
-  played in the four rotations of the seats; mean chips per session per bot with a
-  rough 95% interval over the seeds.
+- ``--match N``: duplicate match at 4 seats (``--lineup pprr``: pimc / peel / random /
+  random, ``pppr``: pimc / peel / peel / random), each seed played in the four rotations
+  of the seats, seeds spread over ``--jobs`` processes; mean chips per session per bot
+  with a rough 95% interval over the seeds, the contracts pimc and peel declared and how
+  often they made them, and pimc's estimated chance of each contract it declared against
+  how often it was made (to calibrate ``--caution``).
 
-    python bench/pimc.py [--deals 200] [--match N] [--seconds 0.2]
+    python bench/pimc.py [--deals 200] [--sessions 2] [--match N] [--lineup pppr] [--jobs 2]
+                         [--samples 120] [--seconds 0.2] [--caution C]
+
+``--deals 0`` / ``--sessions 0`` skip the speed rows; ``--seconds 0`` plays on the sample
+budget alone, so that a match replays exactly.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import multiprocessing
 import random
 import statistics
 import time
+from dataclasses import dataclass
+from functools import partial
 
 from clients.bots.peel import PeelBot
 from clients.bots.pimc import Budget, PimcBot, Position, Solver
@@ -76,56 +86,152 @@ def bot_speed(seats: int, sessions: int, budget: Budget) -> tuple[float, float, 
     return len(times) / sum(times), statistics.fmean(times), max(times)
 
 
-def match(seeds: int, budget: Budget) -> dict[str, list[float]]:
-    """Per seed, each bot kind's mean chips per session over the four rotations."""
-    lineup = ("pimc", "peel", "random", "random")
-    results: dict[str, list[float]] = {kind: [] for kind in dict.fromkeys(lineup)}
-    for seed in range(seeds):
-        chips: dict[str, list[int]] = {kind: [] for kind in results}
-        for shift in range(4):
-            kinds = lineup[shift:] + lineup[:shift]
-            bots: list[Bot] = [
-                PimcBot(budget=budget, seed=seed) if kind == "pimc"
-                else PeelBot() if kind == "peel" else RandomBot(seed=seed * 10 + seat)
-                for seat, kind in enumerate(kinds)
-            ]
-            session = play_local(bots, seed=seed, profile=HEATHER)
-            for seat, kind in enumerate(kinds):
-                chips[kind].append(session.balances[seat])
-        for kind, values in chips.items():
-            results[kind].append(statistics.fmean(values))
-        print(f"  seed {seed}: " + "  ".join(f"{k} {statistics.fmean(v):+.1f}" for k, v in chips.items()),
-              flush=True)
+LINEUPS = {
+    "pprr": ("pimc", "peel", "random", "random"),
+    "pppr": ("pimc", "peel", "peel", "random"),
+}
+"""The match lineups at 4 seats, by ``--lineup`` name."""
+
+
+class Recording(Bot):
+    """Records the contracts the wrapped PIMC bot bids, with its estimated chance of each."""
+
+    def __init__(self, inner: PimcBot) -> None:
+        self.inner = inner
+        self.bids: list[tuple[int, str, float]] = []
+
+    def decide(self, view: SeatView) -> Action:
+        self.inner.table, self.inner.seat = self.table, self.seat
+        action = self.inner.decide(view)
+        if isinstance(action, Bid) and action is not PASS and self.inner.last_chance is not None:
+            self.bids.append((view.deal_number, action.name, self.inner.last_chance))
+        return action
+
+    def on_event(self, event: object) -> None:
+        self.inner.on_event(event)
+
+
+@dataclass(frozen=True, slots=True)
+class SeedResult:
+    """One seed of a match: each kind's mean chips over the rotations, and the contracts declared."""
+
+    chips: dict[str, float]
+    sessions: int
+    declared: list[tuple[str, str, bool]]
+    """(kind, contract, made) for every contract a pimc or peel seat played as declarer."""
+    estimates: list[tuple[str, float, bool]]
+    """(contract, pimc's estimated chance when it bid, made) for every contract pimc played."""
+
+
+def play_seed(seed: int, lineup: tuple[str, ...], budget: Budget, caution: float | None) -> SeedResult:
+    """Every rotation of ``lineup`` on the deals of ``seed``."""
+    seats = len(lineup)
+    chips: dict[str, list[int]] = {kind: [] for kind in dict.fromkeys(lineup)}
+    declared: list[tuple[str, str, bool]] = []
+    estimates: list[tuple[str, float, bool]] = []
+    if caution is None:
+        caution = PimcBot().caution
+    for shift in range(seats):
+        kinds = lineup[shift:] + lineup[:shift]
+        bots: list[Bot] = [
+            Recording(PimcBot(budget=budget, seed=seed, caution=caution)) if kind == "pimc"
+            else PeelBot() if kind == "peel" else RandomBot(seed=seed * 10 + seat)
+            for seat, kind in enumerate(kinds)
+        ]
+        session = play_local(bots, seed=seed, profile=HEATHER)
+        for seat, kind in enumerate(kinds):
+            chips[kind].append(session.balances[seat])
+        for deal in session.deals:
+            declarer, contract, payments = deal.declarer, deal.contract, deal.payments
+            if declarer is None or contract is None or payments is None or kinds[declarer] == "random":
+                continue
+            declared.append((kinds[declarer], contract.name, payments[declarer] > 0))
+        for seat, bot in enumerate(bots):
+            if isinstance(bot, Recording):
+                for number, name, chance in bot.bids:
+                    deal = session.deals[number]
+                    if deal.declarer == seat and deal.contract is not None and deal.contract.name == name:
+                        estimates.append((name, chance, (deal.payments or (0,) * seats)[seat] > 0))
+    return SeedResult({kind: statistics.fmean(values) for kind, values in chips.items()}, seats, declared,
+                      estimates)
+
+
+def match(seeds: int, lineup: tuple[str, ...], budget: Budget, *, jobs: int = 1,
+          caution: float | None = None) -> list[SeedResult]:
+    """Each seed played in every rotation of the seats; seeds spread over ``jobs`` processes."""
+    task = partial(play_seed, lineup=lineup, budget=budget, caution=caution)
+    results: list[SeedResult] = []
+    with multiprocessing.Pool(jobs) as pool:
+        for seed, result in enumerate(pool.imap(task, range(seeds))):
+            results.append(result)
+            chips = "  ".join(f"{kind} {value:+.1f}" for kind, value in result.chips.items())
+            print(f"  seed {seed}: {chips}", flush=True)
     return results
+
+
+def report(results: list[SeedResult]) -> None:
+    """Mean chips per session with a 95% interval over the seeds; contracts declared and made."""
+    for kind in results[0].chips:
+        values = [result.chips[kind] for result in results]
+        mean = statistics.fmean(values)
+        half = 1.96 * statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else math.nan
+        print(f"  {kind:>7}: {mean:+7.2f} chips/session  (95% +/- {half:.2f})")
+    tally: dict[tuple[str, str], tuple[int, int]] = {}
+    for result in results:
+        for kind, name, made in result.declared:
+            count, hits = tally.get((kind, name), (0, 0))
+            tally[kind, name] = (count + 1, hits + made)
+    sessions = sum(result.sessions for result in results)
+    for (kind, name), (count, hits) in sorted(tally.items()):
+        print(f"  {kind:>5} declared {name:>10}: {count:5d} ({count / sessions:.2f}/session), "
+              f"made {hits / count:.0%}")
+    buckets: dict[tuple[str, int], tuple[int, float, int]] = {}
+    for result in results:
+        for name, chance, made in result.estimates:
+            key = (name, min(9, int(chance * 10)))
+            count, total, hits = buckets.get(key, (0, 0.0, 0))
+            buckets[key] = (count + 1, total + chance, hits + made)
+    if buckets:
+        print("  pimc calibration (contract, estimated chance -> made):")
+        for (name, _), (count, total, hits) in sorted(buckets.items()):
+            print(f"    {name:>10} est {total / count:.2f} -> made {hits / count:.2f}  (n={count})")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--deals", type=int, default=200, help="deals solved per table size")
-    parser.add_argument("--sessions", type=int, default=2, help="sessions timed per table size")
+    parser.add_argument("--deals", type=int, default=200, help="deals solved per table size (0: skip)")
+    parser.add_argument("--sessions", type=int, default=2, help="sessions timed per table size (0: skip)")
     parser.add_argument("--match", type=int, default=0, metavar="N", help="seeds of the duplicate match")
-    parser.add_argument("--seconds", type=float, default=Budget().seconds, help="bot time per decision")
+    parser.add_argument("--lineup", choices=sorted(LINEUPS), default="pprr",
+                        help="match lineup: pprr = pimc/peel/random/random, pppr = pimc/peel/peel/random")
+    parser.add_argument("--jobs", type=int, default=1, help="processes playing the match's seeds")
+    parser.add_argument("--caution", type=float, default=None, help="pimc's caution (default: the bot's)")
+    parser.add_argument("--seconds", type=float, default=Budget().seconds,
+                        help="bot time per decision, 0 for none (reproducible)")
     parser.add_argument("--samples", type=int, default=Budget().samples, help="bot samples per decision")
     args = parser.parse_args()
-    budget = Budget(samples=args.samples, seconds=args.seconds)
-    print(f"solver: {args.deals} full solves from the first lead per row (Three / Misère bid)")
-    for seats in (3, 5, 7):
-        for contract in ("three", "misere"):
-            rate, mean, worst, nodes = solver_speed(seats, args.deals, seats, contract)
-            print(f"  {seats} seats {contract:>7}: {rate:>8,.0f} solves/s  mean {mean * 1e3:7.2f} ms  "
-                  f"worst {worst * 1e3:8.1f} ms  {nodes:>8,.0f} boundaries/solve")
-    print(f"bot: {budget.samples} samples / {budget.seconds} s per decision, profile heather")
-    for seats in (3, 5, 7):
-        rate, mean, worst = bot_speed(seats, args.sessions, budget)
-        print(f"  {seats} seats: {rate:6.1f} decisions/s  mean {mean * 1e3:6.1f} ms  "
-              f"worst {worst * 1e3:6.1f} ms")
+    budget = Budget(samples=args.samples, seconds=args.seconds or None)
+    if args.deals:
+        print(f"solver: {args.deals} full solves from the first lead per row (Three / Misère bid)")
+        for seats in (3, 5, 7):
+            for contract in ("three", "misere"):
+                rate, mean, worst, nodes = solver_speed(seats, args.deals, seats, contract)
+                print(f"  {seats} seats {contract:>7}: {rate:>8,.0f} solves/s  mean {mean * 1e3:7.2f} ms  "
+                      f"worst {worst * 1e3:8.1f} ms  {nodes:>8,.0f} boundaries/solve")
+    if args.sessions:
+        print(f"bot: {budget.samples} samples / {budget.seconds} s per decision, profile heather")
+        for seats in (3, 4, 5, 7):
+            rate, mean, worst = bot_speed(seats, args.sessions, budget)
+            print(f"  {seats} seats: {rate:6.1f} decisions/s  mean {mean * 1e3:6.1f} ms  "
+                  f"worst {worst * 1e3:6.1f} ms")
     if args.match:
-        print(f"match: {args.match} seeds x 4 rotations, 4 seats, heather, pimc at {budget.seconds} s")
-        results = match(args.match, budget)
-        for kind, values in results.items():
-            mean = statistics.fmean(values)
-            half = 1.96 * statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else math.nan
-            print(f"  {kind:>7}: {mean:+7.2f} chips/session  (95% +/- {half:.2f})")
+        lineup = LINEUPS[args.lineup]
+        print(f"match: {args.match} seeds x {len(lineup)} rotations, {'/'.join(lineup)}, heather, "
+              f"pimc at {budget.samples} samples / {budget.seconds} s")
+        start = time.perf_counter()
+        results = match(args.match, lineup, budget, jobs=args.jobs, caution=args.caution)
+        print(f"  {time.perf_counter() - start:.0f} s")
+        report(results)
 
 
 if __name__ == "__main__":

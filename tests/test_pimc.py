@@ -7,7 +7,8 @@ import random
 import pytest
 
 from clients.bots.peel import PeelBot
-from clients.bots.pimc import Budget, PimcBot, Position, SearchAbortedError, Solver
+from clients.bots.pimc import Batch, Budget, PimcBot, Position, SearchAbortedError, Solver
+from clients.bots.pimc.bot import _Estimate
 from clients.bots.pimc.sampling import Knowledge, bid_weight
 from clients.bots.random_bot import RandomBot
 from clients.sdk import Bot
@@ -21,6 +22,7 @@ from referee.rules import (
     Card,
     Contract,
     Deal,
+    DealSettled,
     Phase,
     Profile,
     SeatView,
@@ -278,3 +280,117 @@ class TestPimcBot:
         bot = PimcBot(budget=Budget(samples=12, seconds=None), seed=1)
         card = bot.play(seat_view(deal, 0))
         assert card.suit.letter == "S"
+
+
+# ---------------------------------------------------------------------------- bidding by expected chips
+
+HEATHER = PROFILES["heather"]
+FOUR_HANDS = {1: "2C 3D 4H 8C 8D", 2: "2D 5C 6H 9C 3H", 3: "4C 4D 5D 6D 7D"}
+"""The other hands of a 4-seat heather deal (seat 0 speaks first, the dealer is seat 3)."""
+
+
+def opening_view(hand: str, *, bids: tuple[tuple[int, str], ...] = ()) -> SeatView:
+    """The view of the seat to speak after ``bids`` in a 4-seat heather deal where seat 0 holds ``hand``."""
+    hands = {0: parse_cards(hand), **{seat: parse_cards(text) for seat, text in FOUR_HANDS.items()}}
+    dealer = (bids[0][0] - 1) % 4 if bids else 3
+    deal = Deal.from_hands(HEATHER, hands, dealer=dealer, table_size=4)
+    for _, bid in bids:
+        deal.apply(Bid(bid))
+    return seat_view(deal, deal.to_act)  # type: ignore[arg-type]
+
+
+class Fixed(PimcBot):
+    """A PIMC bot whose double-dummy chances are given, to test the choice alone."""
+
+    def __init__(self, chances: dict[str, float], standing: float | None = None) -> None:
+        super().__init__(budget=Budget(samples=1, seconds=None), caution=0.0)
+        self.fixed = chances
+        self.standing_chance = standing
+
+    def estimate(self, view: SeatView, targets: object, *, misere: bool,
+                 standing: object) -> _Estimate:
+        del view, targets, misere
+        return _Estimate(chances=self.fixed, standing=None if standing is None else self.standing_chance)
+
+
+class TestBiddingByExpectedChips:
+    """Each contract is worth ``opponents * (p * win - (1 - p) * lose)``; the best positive one is bid."""
+
+    def test_a_marginal_three_passes_when_its_worth_is_negative(self) -> None:
+        view = opening_view("10S 9S 2S 7H 10C")
+        assert Fixed({"3": 0.45, "4": 0.1, "5": 0.0}).bid(view) == PASS
+        assert Fixed({"3": 0.55, "4": 0.1, "5": 0.0}).bid(view) == Bid("three")
+
+    def test_nap_when_it_pays_more_than_four(self) -> None:
+        """At 5/5 against 4/4, Nap is worth more once p(nap) > 0.8 p(four) + 0.1."""
+        view = opening_view("AS KS 7S AH JC")
+        assert Fixed({"3": 1.0, "4": 0.95, "5": 0.8}).bid(view) == Bid("four")
+        assert Fixed({"3": 1.0, "4": 0.95, "5": 0.9}).bid(view) == Bid("nap")
+
+    def test_wellington_only_over_nap_and_only_when_it_pays(self) -> None:
+        view = opening_view("AS KS QS AH KH", bids=((1, "nap"),))
+        assert Bid("wellington") in view.legal_actions
+        assert Fixed({"5": 0.45}, standing=0.0).bid(view) == PASS
+        assert Fixed({"5": 0.6}, standing=0.0).bid(view) == Bid("wellington")
+
+    def test_outbids_a_contract_likely_to_be_made_even_at_a_small_loss(self) -> None:
+        """Passing a Three that will be made costs 3 x (2p - 1); a Four losing less is better."""
+        view = opening_view("AS KS 7S AH JC", bids=((1, "three"),))
+        chances = {"4": 0.45, "5": 0.0}
+        assert Fixed(chances, standing=0.2).bid(view) == PASS
+        assert Fixed(chances, standing=0.9).bid(view) == Bid("four")
+
+    def test_a_seat_that_keeps_failing_is_trusted_less(self) -> None:
+        bot = Fixed({"4": 0.45, "5": 0.0}, standing=0.9)
+        view = opening_view("AS KS 7S AH JC", bids=((1, "three"),))
+        for _ in range(4):
+            failed = DealSettled(declarer=1, contract="nap", tricks=1, made=False, payments=(5, -15, 5, 5))
+            bot.on_event(failed)
+        assert bot.bid(view) == PASS
+
+    def test_the_solver_bids_nap_on_a_cold_hand_and_passes_a_weak_one(self) -> None:
+        bot = PimcBot(budget=Budget(samples=40, seconds=None), seed=0)
+        bot.table, bot.seat = "t", 0
+        assert bot.bid(opening_view("AS KS QS JS 10S")) == Bid("nap")
+        assert bot.bid(opening_view("10S 9S 2S 7H 10C")) == PASS
+
+
+class TestBatches:
+    """Decisions back to back for different tables share one time budget (one batch of requests)."""
+
+    def test_back_to_back_tables_share_a_batch_and_a_repeated_table_starts_anew(self) -> None:
+        batch = Batch()
+        assert batch.begin("a", 10.0, size=3) == 0.0
+        batch.end = 10.2
+        assert batch.begin("b", 10.201, size=3) == pytest.approx(0.201)
+        batch.end = 10.4
+        assert batch.begin("a", 10.401, size=3) == 0.0
+        batch.end = 10.5
+        assert batch.begin("c", 11.0, size=3) == 0.0
+
+    def test_a_batch_holds_at_most_its_size(self) -> None:
+        batch = Batch()
+        for number, table in enumerate("abcd"):
+            used = batch.begin(table, 10.0 + number * 0.1, size=3)
+            batch.end = 10.0 + number * 0.1 + 0.099
+            assert used == pytest.approx(0.0 if number in {0, 3} else number * 0.1)
+
+    def test_a_spent_batch_leaves_the_minimum_of_samples(self) -> None:
+        now = [0.0]
+        batch = Batch()
+        budget = Budget(samples=50, seconds=0.2, batch_seconds=0.3)
+
+        def clock() -> float:
+            now[0] += 0.001
+            return now[0]
+
+        view = opening_view("AS KS QS JS 10S")
+        first = PimcBot(budget=budget, clock=clock, batch=batch)
+        first.table = "a"
+        first.decide(view)
+        batch.start -= 1.0  # as if the batch had run for a second already
+        second = PimcBot(budget=budget, clock=clock, batch=batch)
+        second.table = "b"
+        before = now[0]
+        second.decide(view)
+        assert now[0] - before < 0.05  # two samples' worth of clock reads, not 50

@@ -62,7 +62,7 @@ class BotEntry:
     ``content_hash`` identifies the bot's code, so the store can tell versions apart.
     ``in_process`` is the import path (``"package.module:Class"``) of a
     :class:`clients.sdk.Bot` subclass that plays the same policy without a process,
-    for :func:`tournaments.runner.play_block_in_process`; None when there is none.
+    for :func:`tournaments.blocks.play_block_in_process`; None when there is none.
     """
 
     name: str
@@ -119,21 +119,24 @@ class BotEntry:
 _EXAMPLES = {
     "random": ("clients.bots.random_bot", "RandomBot"),
     "peel": ("clients.bots.peel", "PeelBot"),
+    "pimc": ("clients.bots.pimc", "PimcBot"),
 }
 
 
 def _source_hash(module: str) -> str:
+    """Hash of an example bot's code: its module file, or every .py file of its package."""
     root = Path(__file__).resolve().parent.parent
-    path = root.joinpath(*module.split(".")).with_suffix(".py")
-    try:
-        data = path.read_bytes()
-    except OSError:
-        data = module.encode()
-    return hashlib.sha256(data).hexdigest()[:16]
+    base = root.joinpath(*module.split("."))
+    files = sorted(base.rglob("*.py")) if base.is_dir() else [base.with_suffix(".py")]
+    digest = hashlib.sha256(module.encode())
+    for path in files:
+        with contextlib.suppress(OSError):
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def example_bot(kind: str, *, name: str | None = None) -> BotEntry:
-    """An entry for an example bot (``random`` or ``peel``), optionally under another name.
+    """An entry for an example bot (``random``, ``peel`` or ``pimc``), optionally under another name.
 
     The command is ``sys.executable -m clients.bots.<module>``, so it runs in this
     interpreter's environment.
@@ -153,7 +156,7 @@ def example_bot(kind: str, *, name: str | None = None) -> BotEntry:
 
 
 BUILTIN_BOTS: Mapping[str, BotEntry] = {kind: example_bot(kind) for kind in _EXAMPLES}
-"""The example bots by name: ``random`` and ``peel``."""
+"""The example bots by name: ``random``, ``peel`` and ``pimc`` (the strong, slower reference bot)."""
 
 
 def new_token() -> str:

@@ -43,7 +43,7 @@ def tournament() -> None:
     "bots",
     multiple=True,
     metavar="BOT",
-    help="An entrant: built-in (random, peel), registered name, or bot folder; "
+    help="An entrant: built-in (random, peel, pimc), registered name, or bot folder; "
     "ALIAS=BOT enters it again. Repeat. Default: peel, random and a second copy of each.",
 )
 @click.option(

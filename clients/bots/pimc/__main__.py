@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from functools import partial
 from typing import TYPE_CHECKING
 
-from clients.bots.pimc.bot import NAME, VERSION, Budget, PimcBot
+from clients.bots.pimc.bot import CAUTION, NAME, VERSION, PimcBot
+from clients.bots.pimc.budget import Budget
 from clients.sdk import parse_options, run
 from referee.rules import get_profile
 
@@ -24,14 +26,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=defaults.seconds, metavar="S",
                         help=f"time budget per decision, 0 for none (default: {defaults.seconds})")
     parser.add_argument("--seed", type=int, default=0, help="seed of the sampling (default: 0)")
-    parser.add_argument("--caution", type=float, default=0.05,
-                        help="taken off each contract's chance when bidding (default: 0.05)")
+    parser.add_argument("--caution", type=float, default=CAUTION,
+                        help=f"taken off each contract's chance when bidding (default: {CAUTION})")
+    parser.add_argument("--batch-seconds", type=float, default=defaults.batch_seconds, metavar="S",
+                        help="time budget of the decisions of one batch of requests, 0 for none "
+                             f"(default: {defaults.batch_seconds})")
     parser.add_argument("--profile", default=None,
                         help="rules profile or house-rules .toml, when the referee's is not built in")
-    options, args = parse_options(argv, name=NAME, version=VERSION, parser=parser)
+    given = list(sys.argv[1:] if argv is None else argv)
+    if not any(arg == "--max-batch" or arg.startswith("--max-batch=") for arg in given):
+        given = ["--max-batch", str(defaults.batch_size), *given]  # the SDK's option, this bot's default
+    options, args = parse_options(given, name=NAME, version=VERSION, parser=parser)
     if args.samples < 1:
         parser.error("--samples must be at least 1")
-    budget = Budget(samples=args.samples, seconds=args.seconds or None)
+    budget = Budget(samples=args.samples, seconds=args.seconds or None,
+                    batch_seconds=args.batch_seconds or None, batch_size=options.max_batch)
     profile = get_profile(args.profile) if args.profile else None
     run(partial(PimcBot, budget=budget, seed=args.seed, profile=profile, caution=args.caution),
         name=NAME, version=VERSION, options=options)
