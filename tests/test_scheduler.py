@@ -13,7 +13,6 @@ from tournaments.scheduler import (
     MAX_TABLE_SIZE,
     BlockSpec,
     derive_seed,
-    iter_sessions,
     schedule,
 )
 
@@ -124,14 +123,6 @@ class TestSeats:
         assert len(follows) == n * (n - 1)
         assert spread(follows) == 0
         assert len({block.bots[0] for block in plan}) > 1
-
-    def test_iter_sessions_lists_every_rotation_in_order(self) -> None:
-        plan = schedule(bots(4), table_size=3, sessions=6, seed=2)
-        specs = list(iter_sessions(plan))
-        assert [(s.block.index, s.rotation) for s in specs] == [
-            (0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2),
-        ]  # fmt: skip
-        assert all(s.seating == s.block.seating(s.rotation) for s in specs)
 
 
 class TestSeeds:

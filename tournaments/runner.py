@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
 import shutil
 import signal
 import sys
@@ -494,8 +493,3 @@ async def _shutdown(referee: Referee, processes: Sequence[BotProcess]) -> None:
     await asyncio.gather(*(p.stop() for p in processes), return_exceptions=True)
     with contextlib.suppress(Exception):
         await referee.stop(grace=0.5)
-
-
-def blocks_needed(sessions: int, table_size: int) -> int:
-    """How many blocks a tournament of ``sessions`` sessions plays (whole blocks)."""
-    return math.ceil(sessions / table_size)

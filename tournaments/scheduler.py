@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Sequence
+    from collections.abc import Iterable, Sequence
 
 MIN_TABLE_SIZE = 3
 MAX_TABLE_SIZE = 7
@@ -97,22 +97,6 @@ class BlockSpec:
             msg = f"rotation {rotation} out of range for a {k}-seat block (0..{k - 1})"
             raise ValueError(msg)
         return tuple(self.bots[(seat - rotation) % k] for seat in range(k))
-
-
-@dataclass(frozen=True, slots=True)
-class SessionSpec:
-    """One session to play: a block, which rotation of it, and who sits where."""
-
-    block: BlockSpec
-    rotation: int
-    seating: tuple[str, ...]
-
-
-def iter_sessions(blocks: Iterable[BlockSpec]) -> Iterator[SessionSpec]:
-    """Every session of ``blocks``, block by block, rotations in order."""
-    for block in blocks:
-        for rotation in block.rotations:
-            yield SessionSpec(block=block, rotation=rotation, seating=block.seating(rotation))
 
 
 def schedule(
