@@ -131,3 +131,12 @@ def test_nap_help_runs_as_a_real_process() -> None:
     )
     assert done.returncode == 0
     assert "tournament" in done.stdout or "rules" in done.stdout
+
+
+def test_resume_refuses_a_missing_database(tmp_path: Path) -> None:
+    """Resuming from a database that does not exist says so and creates nothing."""
+    db = tmp_path / "none.db"
+    code, out = run("tournament", "resume", "1", "--db", str(db))
+    assert code == 1
+    assert "no such database" in out
+    assert not db.exists()

@@ -140,7 +140,7 @@ def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line o
 @friendly
 def tournament_resume(tournament_id: int, db_path: Path, out: Path) -> None:
     """Play the sessions an interrupted tournament has left (same deals), then print standings."""
-    with Store.open(db_path) as store:
+    with open_store(db_path) as store:
         store.tournament(tournament_id)
         with Progress(*progress_columns(), console=console) as progress:
             resume_tournament(
