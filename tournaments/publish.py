@@ -267,7 +267,7 @@ def render_svg(standings: Standings) -> str:
 
     parts = [
         (
-            f'<svg width="{label_w + plot_w + 80}" height="{height}" role="img" '
+            f'<svg width="{label_w + plot_w + 140}" height="{height}" role="img" '
             'aria-label="Mean chips per session with 95% intervals">'
         ),
         (
