@@ -190,9 +190,9 @@ class TestBotProcesses:
                               command=(PYTHON, str(HERE / "crashy.py")))
             bots = (*entrants(("peel", "peel"), ("random", "random")), crashy)
             with Store.open(tmp_path / "nap.db") as store:
-                tournament = run_tournament(
-                    config(bots, sessions=24, table_size=3, concurrency=2), store=store,
-                    logs_root=tmp_path / "logs")
+                tournament = run_tournament(  # one worker: one crashy process to count
+                    config(bots, sessions=24, table_size=3, concurrency=2, workers=1),
+                    store=store, logs_root=tmp_path / "logs")
                 assert store.tournament(tournament).status == "finished"
                 results = store.session_results(tournament)
         finally:
@@ -204,6 +204,65 @@ class TestBotProcesses:
         assert len(faulty) <= 4  # only the sessions in flight when it crashed
         assert all(f.bot == "crashy" for r in faulty for f in r.faults)
         assert not results[-1].faults
+
+
+def _worker_pids() -> list[int]:
+    """The pids of this process's worker processes (python -m tournaments.workers)."""
+    pids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            command = (stat.parent / "cmdline").read_bytes().split(b"\0")
+            if parent == os.getpid() and b"tournaments.workers" in command:
+                pids.append(int(stat.parent.name))
+    return pids
+
+
+class TestWorkers:
+    def test_workers_play_the_sessions_one_process_plays(self, tmp_path: Path) -> None:
+        """Blocks spread over two worker processes give the very sessions of one process."""
+        results = {}
+        for workers in (1, 2):
+            with Store.open(tmp_path / f"w{workers}.db") as store:
+                tournament = run_tournament(config(FOUR, sessions=32, seed=3, workers=workers),
+                                            store=store, logs_root=tmp_path / f"logs{workers}")
+                results[workers] = {(r.block, r.rotation): r for r in store.session_results(tournament)}
+        assert len(results[1]) == 32
+        assert results[1] == results[2]
+        bots = tmp_path / "logs2" / "t1" / "bots"
+        assert {p.name for p in bots.glob("peel*.log")} == {
+            "peel.log", "peel-w2.log", "peel-2.log", "peel-2-w2.log"}
+
+    def test_a_killed_worker_stops_the_tournament_with_its_sessions_kept(self, tmp_path: Path) -> None:
+        """kill -9 of a worker: a one-line error, the finished sessions stay, resume finishes."""
+        import asyncio  # noqa: PLC0415 - only this test drives the runner from a loop
+
+        from tournaments.runner import run_tournament_async  # noqa: PLC0415
+
+        async def kill_a_worker(store: Store) -> None:
+            while len(store.finished_keys(1)) < 8:  # noqa: ASYNC110 - polls another party's store
+                await asyncio.sleep(0.05)
+            os.kill(_worker_pids()[-1], signal.SIGKILL)
+
+        async def scenario(store: Store) -> None:
+            killer = asyncio.create_task(kill_a_worker(store))
+            try:
+                await run_tournament_async(config(FOUR, sessions=200, seed=4, workers=2),
+                                           store=store, logs_root=tmp_path / "logs")
+            finally:
+                killer.cancel()
+
+        with Store.open(tmp_path / "nap.db") as store:
+            with pytest.raises(RunnerError) as raised:
+                asyncio.run(scenario(store))
+            assert str(raised.value) == "worker 2 stopped unexpectedly (exit status -9)"
+            assert store.tournament(1).status == "interrupted"
+            kept = key_set(store, 1)
+            assert 8 <= len(kept) < 200
+            assert not _worker_pids()
+            resume_tournament(1, store=store, logs_root=tmp_path / "logs")
+            assert kept <= key_set(store, 1)
+            assert len(store.session_results(1)) == 200
 
 
 class TestInProcess:

@@ -1,22 +1,23 @@
-"""Running tournaments: blocks of sessions on a referee, committed one session at a time.
+"""Running tournaments: blocks of sessions on referees, committed one session at a time.
 
 The unit of work is one duplicate block (:mod:`tournaments.blocks`);
-:func:`run_tournament` / :func:`resume_tournament` own the IO: an in-process referee on
-``127.0.0.1:0``, one process per bot entry (each serving many tables), the schedule, the
-store and the log files. Blocks run concurrently (``concurrency`` in flight); each
-finished session's log is written first, then the session is committed in one
-transaction, so a tournament killed at any moment resumes with nothing lost, nothing
-played twice and the same deals (the board seeds come from the stored blocks).
+:func:`run_tournament` / :func:`resume_tournament` own the schedule, the store and the
+progress bar. The blocks are played by worker processes, one per core by default, each
+with its own referee on ``127.0.0.1:0`` and one process per bot entry, each serving many
+tables (:mod:`tournaments.workers`); with one worker, or with remote bots, by a referee
+in this process (:mod:`tournaments.host`). Blocks run concurrently (``concurrency`` in
+flight); each finished session's log is written first, then the session is committed
+in one transaction, so a tournament killed at any moment resumes with nothing lost,
+nothing played twice and the same deals (the board seeds come from the stored blocks).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
+import os
 import shutil
 import signal
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,22 +29,25 @@ from referee.rules import (
     FaultPolicy,
     get_profile,
 )
-from referee.server import Referee, ServerLimits, TimeLimits
-from tournaments.blocks import BlockRun, FinishedSession, run_block
-from tournaments.bots import BotEntry, BotProcess, RunnerError, new_token
-from tournaments.logfiles import remove_temporaries, write_log
+from referee.server import ServerLimits, TimeLimits
+from tournaments.blocks import BlockRun
+from tournaments.bots import BotEntry, RunnerError
+from tournaments.host import BlockHost
+from tournaments.logfiles import remove_temporaries
 from tournaments.progress import standings_table
 from tournaments.scheduler import BlockSpec, schedule
 from tournaments.standings import Standings, compute_standings
+from tournaments.workers import WorkerPool, WorkerSetup
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
     from rich.progress import (
         Progress,
         TaskID,
     )
 
+    from tournaments.results import SessionResult
     from tournaments.store import Store
 
 __all__ = [
@@ -79,6 +83,9 @@ class TournamentConfig:
     asked; the referee plays it (see docs/protocol.md).
     ``max_restarts`` bounds the restarts of each bot process after a crash.
     ``connect_timeout_s`` is how long a bot process may take to connect.
+    ``workers`` is the number of processes that play blocks, each with its own referee and
+    bot processes (:mod:`tournaments.workers`); None means one per core. With one worker,
+    or with remote bots, the referee runs in the runner's own process.
     """
 
     name: str
@@ -93,8 +100,12 @@ class TournamentConfig:
     connect_timeout_s: float = 30.0
     fault_policy: FaultPolicy | None = None
     ask_forced: bool = False
+    workers: int | None = None
 
     def __post_init__(self) -> None:
+        if self.workers is not None and self.workers < 1:
+            msg = f"workers must be at least 1, got {self.workers}"
+            raise RunnerError(msg)
         if self.concurrency < 1:
             msg = f"concurrency must be at least 1, got {self.concurrency}"
             raise RunnerError(msg)
@@ -118,6 +129,7 @@ class TournamentConfig:
             "connect_timeout_s": self.connect_timeout_s,
             "fault_policy": None if self.fault_policy is None else self.fault_policy.value,
             "ask_forced": self.ask_forced,
+            "workers": self.workers,
         }
 
     @classmethod
@@ -138,21 +150,11 @@ class TournamentConfig:
             connect_timeout_s=float(data.get("connect_timeout_s", 30.0)),
             fault_policy=None if policy is None else FaultPolicy(policy),
             ask_forced=bool(data.get("ask_forced", False)),
+            workers=None if data.get("workers") is None else int(data["workers"]),
         )
 
 
 # ---------------------------------------------------------------------------- tournaments
-
-
-def _quiet_logger() -> Any:  # noqa: ANN401 - a structlog bound logger
-    """The referee's logger during a tournament: warnings and worse only (faults, crashes)."""
-    return structlog.wrap_logger(
-        structlog.PrintLogger(file=sys.stderr),
-        wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
-        processors=[structlog.processors.add_log_level,
-                    structlog.processors.TimeStamper(fmt="iso", utc=True),
-                    structlog.dev.ConsoleRenderer(colors=False)],
-    )
 
 
 def _check_commands(bots: Sequence[BotEntry]) -> None:
@@ -340,23 +342,18 @@ async def _play(  # noqa: PLR0913 - the pieces of one run
     loop = asyncio.get_running_loop()
     with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
         loop.add_signal_handler(signal.SIGTERM, _on_signal, signalled, main)
-    referee = Referee(limits=options.limits, logger=_quiet_logger(), profile=profile,
-                      time_limits=config.time_limits)
-    processes: list[BotProcess] = []
     progress = options.progress
-    commit = _Committer(store, logs_root, tournament, progress,
+    commit = _Committer(store, progress,
                         None if progress is None else
                         progress.add_task(config.name, total=total, completed=done))
     commit.count = done
     try:
         if runs:
-            port = await referee.start(host=options.hosting.host, port=options.hosting.port)
-            processes = await _start_bots(referee, config, tournament, logs_root, port,
-                                          options.hosting)
             watcher = (asyncio.create_task(_show_standings(store, tournament, options))
                        if options.standings_every else None)
             try:
-                await _run_blocks(runs, referee, commit, concurrency=config.concurrency)
+                await _run_blocks(tournament, config, runs, commit, logs_root=logs_root,
+                                  options=options)
             finally:
                 if watcher is not None:
                     watcher.cancel()
@@ -381,28 +378,59 @@ async def _play(  # noqa: PLR0913 - the pieces of one run
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.remove_signal_handler(signal.SIGTERM)
-        await _shutdown(referee, processes)
+
+
+def default_workers() -> int:
+    """One worker process per core (each is one referee: one interpreter, one core)."""
+    return max(1, os.cpu_count() or 1)
+
+
+async def _run_blocks(  # noqa: PLR0913 - the pieces of one run
+    tournament: int,
+    config: TournamentConfig,
+    runs: Sequence[BlockRun],
+    commit: Callable[[SessionResult, Path], None],
+    *,
+    logs_root: Path,
+    options: _Options,
+) -> None:
+    """Play ``runs`` in worker processes, or here when one worker is enough or bots are remote."""
+    workers = config.workers or default_workers()
+    remote = any(not bot.command for bot in config.bots)
+    if workers > 1 and len(runs) > 1 and not remote:
+        pool = WorkerPool(WorkerSetup(
+            bots=config.bots, tournament=tournament, logs_root=logs_root, limits=options.limits,
+            profile=config.profile, time_limits=config.time_limits,
+            max_restarts=config.max_restarts, connect_timeout_s=config.connect_timeout_s,
+            fault_policy=config.fault_policy, ask_forced=config.ask_forced,
+        ), workers=workers)
+        await pool.play(runs, commit, concurrency=config.concurrency)
+        return
+    hosting = options.hosting
+    host = BlockHost(bots=config.bots, tournament=tournament, logs_root=logs_root,
+                     limits=options.limits, profile=get_profile(config.profile),
+                     time_limits=config.time_limits, max_restarts=config.max_restarts,
+                     connect_timeout_s=config.connect_timeout_s, host=hosting.host,
+                     port=hosting.port, remote_tokens=hosting.tokens, announce=hosting.announce)
+    try:
+        await host.start()
+        await host.play_all(runs, commit, concurrency=config.concurrency)
+    finally:
+        await host.stop()
 
 
 class _Committer:
-    """Writes each finished session's log (in a thread), then commits it to the store."""
+    """Commits each finished session (its log is already written) and advances the progress bar."""
 
-    def __init__(self, store: Store, logs_root: Path, tournament: int,
-                 progress: Progress | None, task_id: TaskID | None) -> None:
+    def __init__(self, store: Store, progress: Progress | None, task_id: TaskID | None) -> None:
         self.store = store
-        self.logs_root = logs_root
-        self.tournament = tournament
         self.progress = progress
         self.task_id = task_id
         self.count = 0
         """Sessions of the tournament recorded so far (including earlier runs)."""
 
-    async def __call__(self, session: FinishedSession) -> None:
-        key = session.result
-        path = await asyncio.to_thread(
-            write_log, self.logs_root, tournament=self.tournament, block=key.block,
-            rotation=key.rotation, payload=session.log)
-        self.store.record_session(session.result, log_path=path)
+    def __call__(self, result: SessionResult, log_path: Path) -> None:
+        self.store.record_session(result, log_path=log_path)
         self.count += 1
         if self.progress is not None and self.task_id is not None:
             self.progress.advance(self.task_id)
@@ -412,65 +440,6 @@ def _on_signal(signalled: list[str], main: asyncio.Task[Any] | None) -> None:
     signalled.append("SIGTERM")
     if main is not None:
         main.cancel()
-
-
-async def _start_bots(  # noqa: PLR0913, PLR0917 - the pieces of one start
-    referee: Referee, config: TournamentConfig, tournament: int, logs_root: Path, port: int,
-    hosting: Hosting,
-) -> list[BotProcess]:
-    """Register every entry with a token, launch the local ones; all must connect."""
-    processes = []
-    remote: dict[str, str] = {}
-    for entry in config.bots:
-        if not entry.command:
-            remote[entry.name] = hosting.tokens.get(entry.name) or new_token()
-            referee.add_bot(name=entry.name, token=remote[entry.name])
-            continue
-        token = new_token()
-        referee.add_bot(name=entry.name, token=token)
-        processes.append(BotProcess(
-            entry, address=f"127.0.0.1:{port}", token=token,
-            log_path=logs_root / f"t{tournament}" / "bots" / f"{entry.name}.log",
-            max_restarts=config.max_restarts,
-        ))
-    if hosting.announce is not None:
-        hosting.announce(port, remote)
-    results = await asyncio.gather(
-        *(p.start(referee, connect_timeout=config.connect_timeout_s) for p in processes),
-        *(_await_remote(referee, name, config.connect_timeout_s) for name in remote),
-        return_exceptions=True,
-    )
-    errors = [r for r in results if isinstance(r, BaseException)]
-    if errors:
-        await asyncio.gather(*(p.stop() for p in processes), return_exceptions=True)
-        first = errors[0]
-        if isinstance(first, RunnerError):
-            raise first
-        raise RunnerError(str(first)) from first
-    return processes
-
-
-async def _await_remote(referee: Referee, name: str, seconds: float) -> None:
-    try:
-        await referee.wait_for_bot(name, timeout=seconds)
-    except TimeoutError:
-        msg = f"remote bot {name} did not connect within {seconds:g} s"
-        raise RunnerError(msg) from None
-
-
-async def _run_blocks(runs: Sequence[BlockRun], referee: Referee,
-                      commit: Callable[[FinishedSession], Awaitable[None]], *,
-                      concurrency: int) -> None:
-    """Run the blocks with at most ``concurrency`` in flight; the first error stops all."""
-    queue = iter(runs)
-
-    async def worker() -> None:
-        for run in queue:
-            await run_block(run, referee, on_session=commit)
-
-    async with asyncio.TaskGroup() as group:
-        for _ in range(min(concurrency, len(runs))):
-            group.create_task(worker())
 
 
 async def _show_standings(store: Store, tournament: int, options: _Options) -> None:
@@ -486,10 +455,3 @@ async def _show_standings(store: Store, tournament: int, options: _Options) -> N
             options.on_standings(standings)
         else:
             console.print(standings_table(standings, title=f"Standings after {len(results)} sessions"))
-
-
-async def _shutdown(referee: Referee, processes: Sequence[BotProcess]) -> None:
-    """Stop the bots first (so none is restarted), then the referee."""
-    await asyncio.gather(*(p.stop() for p in processes), return_exceptions=True)
-    with contextlib.suppress(Exception):
-        await referee.stop(grace=0.5)

@@ -79,6 +79,14 @@ def tournament() -> None:
     help="Blocks in flight at once (default: the runner's).",
 )
 @click.option(
+    "--workers",
+    "-w",
+    type=click.IntRange(1),
+    default=None,
+    help="Processes that play blocks, each with its own referee and bot processes "
+    "(default: one per core).",
+)
+@click.option(
     "--decision-ms",
     type=click.IntRange(1),
     default=1000,
@@ -106,6 +114,7 @@ def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line o
     seed: int,
     profile: str,
     concurrency: int | None,
+    workers: int | None,
     decision_ms: int,
     connect_timeout: float,
     name: str | None,
@@ -128,6 +137,7 @@ def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line o
             profile=profile,
             time_limits=TimeLimits(decision_ms=decision_ms),
             connect_timeout_s=connect_timeout,
+            workers=workers,
             **options,
         )
         play_and_publish(config, store=store, out=out, standings_every=live)

@@ -1,0 +1,161 @@
+"""A referee and its bot processes, playing blocks: one process's share of a tournament.
+
+A :class:`BlockHost` starts a referee, registers every bot entry with a fresh token,
+launches one process per local entry (each serving many tables at once) and plays
+blocks with :func:`~tournaments.blocks.run_block`. For each finished session it writes
+the log file first (in a thread), then hands the result and the log's path to
+``deliver``: the runner commits it to the store in the same process, a worker process
+sends it to the runner (:mod:`tournaments.workers`). Whoever delivers, a session is in
+the store only once its log is on disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sys
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from referee.server import Referee, ServerLimits
+from tournaments.blocks import BlockRun, FinishedSession, run_block
+from tournaments.bots import BotEntry, BotProcess, RunnerError, new_token
+from tournaments.logfiles import write_log
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from pathlib import Path
+
+    from referee.rules import Profile
+    from referee.server import TimeLimits
+    from tournaments.results import SessionResult
+
+
+def quiet_logger() -> Any:  # noqa: ANN401 - a structlog bound logger
+    """The referee's logger during a tournament: warnings and worse only (faults, crashes)."""
+    return structlog.wrap_logger(
+        structlog.PrintLogger(file=sys.stderr),
+        wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
+        processors=[structlog.processors.add_log_level,
+                    structlog.processors.TimeStamper(fmt="iso", utc=True),
+                    structlog.dev.ConsoleRenderer(colors=False)],
+    )
+
+
+class BlockHost:
+    """One referee on ``host:port`` and one process per local bot entry.
+
+    ``remote_tokens`` gives the tokens of entries without a command (remote bots, which
+    connect by themselves); ``announce(port, tokens)`` is called once the referee listens.
+    ``bot_log_suffix`` tells apart the bot logs of several hosts of one tournament.
+    """
+
+    def __init__(  # noqa: PLR0913 - one keyword per setting
+        self,
+        *,
+        bots: Sequence[BotEntry],
+        tournament: int,
+        logs_root: Path,
+        limits: ServerLimits,
+        profile: Profile,
+        time_limits: TimeLimits,
+        max_restarts: int,
+        connect_timeout_s: float,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        remote_tokens: Mapping[str, str] | None = None,
+        announce: Callable[[int, Mapping[str, str]], None] | None = None,
+        bot_log_suffix: str = "",
+    ) -> None:
+        self.bots = tuple(bots)
+        self.tournament = tournament
+        self.logs_root = logs_root
+        self.referee = Referee(limits=limits, logger=quiet_logger(), profile=profile,
+                               time_limits=time_limits)
+        self._max_restarts = max_restarts
+        self._connect_timeout_s = connect_timeout_s
+        self._host, self._port = host, port
+        self._remote_tokens = dict(remote_tokens or {})
+        self._announce = announce
+        self._suffix = bot_log_suffix
+        self.processes: list[BotProcess] = []
+
+    async def start(self) -> int:
+        """Start the referee and every bot; all must connect. Returns the referee's port.
+
+        Raises RunnerError (one line) when a bot cannot start or connect; whatever was
+        started is stopped again.
+        """
+        referee = self.referee
+        port = await referee.start(host=self._host, port=self._port)
+        remote: dict[str, str] = {}
+        for entry in self.bots:
+            if not entry.command:
+                remote[entry.name] = self._remote_tokens.get(entry.name) or new_token()
+                referee.add_bot(name=entry.name, token=remote[entry.name])
+                continue
+            token = new_token()
+            referee.add_bot(name=entry.name, token=token)
+            self.processes.append(BotProcess(
+                entry, address=f"127.0.0.1:{port}", token=token,
+                log_path=(self.logs_root / f"t{self.tournament}" / "bots"
+                          / f"{entry.name}{self._suffix}.log"),
+                max_restarts=self._max_restarts,
+            ))
+        if self._announce is not None:
+            self._announce(port, remote)
+        seconds = self._connect_timeout_s
+        results = await asyncio.gather(
+            *(p.start(referee, connect_timeout=seconds) for p in self.processes),
+            *(self._await_remote(name, seconds) for name in remote),
+            return_exceptions=True,
+        )
+        errors = [r for r in results if isinstance(r, BaseException)]
+        if errors:
+            await self.stop()
+            first = errors[0]
+            if isinstance(first, RunnerError):
+                raise first
+            raise RunnerError(str(first)) from first
+        return port
+
+    async def _await_remote(self, name: str, seconds: float) -> None:
+        try:
+            await self.referee.wait_for_bot(name, timeout=seconds)
+        except TimeoutError:
+            msg = f"remote bot {name} did not connect within {seconds:g} s"
+            raise RunnerError(msg) from None
+
+    async def play(self, run: BlockRun, deliver: Callable[[SessionResult, Path], None]) -> None:
+        """Play the block's rotations; deliver each session once its log is written."""
+
+        async def finished(session: FinishedSession) -> None:
+            key = session.result
+            path = await asyncio.to_thread(
+                write_log, self.logs_root, tournament=self.tournament, block=key.block,
+                rotation=key.rotation, payload=session.log)
+            deliver(session.result, path)
+
+        await run_block(run, self.referee, on_session=finished)
+
+    async def play_all(self, runs: Sequence[BlockRun],
+                       deliver: Callable[[SessionResult, Path], None], *,
+                       concurrency: int) -> None:
+        """Play the blocks with at most ``concurrency`` in flight; the first error stops all."""
+        queue = iter(runs)
+
+        async def lane() -> None:
+            for run in queue:
+                await self.play(run, deliver)
+
+        async with asyncio.TaskGroup() as group:
+            for _ in range(min(concurrency, len(runs))):
+                group.create_task(lane())
+
+    async def stop(self) -> None:
+        """Stop the bots first (so none is restarted), then the referee."""
+        await asyncio.gather(*(p.stop() for p in self.processes), return_exceptions=True)
+        with contextlib.suppress(Exception):
+            await self.referee.stop(grace=0.5)

@@ -1,0 +1,272 @@
+"""Blocks played in worker processes, each with its own referee and bot processes.
+
+One referee is one Python interpreter, so it runs on one core while a tournament on a
+bigger machine has more. A :class:`WorkerPool` starts ``workers`` processes (``python
+-m tournaments.workers``); each is a :class:`~tournaments.host.BlockHost` (a referee on
+127.0.0.1:0 and one process per bot entry) that plays the blocks the runner hands it,
+with :func:`~tournaments.blocks.run_block`: the same self-contained unit of work that a
+Ray worker would run. A worker writes each finished session's log file, then sends the
+result; the runner alone writes to the store, so the store sees a session only once its
+log is on disk, and a killed tournament resumes exactly as with one process.
+
+The runner keeps ``concurrency`` blocks in flight, spread evenly over the workers, and
+hands a worker its next block when one of its blocks ends. A worker whose runner goes
+away (its stdin closes: the runner was killed) stops its bots and exits.
+
+Messages are length-prefixed pickles over the worker's stdin and stdout: both ends are
+this program, started by the runner itself. Anything else a worker prints goes to its
+stderr (the runner's).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import os
+import pickle
+import signal
+import struct
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from referee.rules import get_profile
+from tournaments.blocks import BlockRun
+from tournaments.bots import RunnerError
+from tournaments.host import BlockHost
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Sequence
+
+    from referee.rules import FaultPolicy
+    from referee.server import ServerLimits, TimeLimits
+    from tournaments.bots import BotEntry
+    from tournaments.results import SessionResult
+
+__all__ = ["WorkerPool", "WorkerSetup", "main"]
+
+_HEADER = struct.Struct(">I")
+_ROOT = Path(__file__).resolve().parent.parent
+"""The folder that holds the ``tournaments`` package."""
+_STOP_WAIT_S = 15.0
+"""How long a stopping worker may take to stop its bots before it is killed."""
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerSetup:
+    """What a worker needs to host its share of one tournament (sent once, at its start)."""
+
+    bots: tuple[BotEntry, ...]
+    tournament: int
+    logs_root: Path
+    limits: ServerLimits
+    profile: str
+    time_limits: TimeLimits
+    max_restarts: int
+    connect_timeout_s: float
+    fault_policy: FaultPolicy | None
+    ask_forced: bool
+
+
+def _frame(*message: object) -> bytes:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    return _HEADER.pack(len(data)) + data
+
+
+def _block(run: BlockRun) -> bytes:
+    """A block for a worker: what its BlockRun does not share with every other block."""
+    return _frame("block", run.index, run.board_seed, run.bots, run.rotations)
+
+
+async def _receive(reader: asyncio.StreamReader) -> tuple[Any, ...] | None:
+    """The next message, or None once the other end has closed the pipe."""
+    try:
+        header = await reader.readexactly(_HEADER.size)
+        (size,) = _HEADER.unpack(header)
+        message = pickle.loads(await reader.readexactly(size))  # noqa: S301 - our own child/parent
+    except asyncio.IncompleteReadError:
+        return None
+    return tuple(message)
+
+
+# ---------------------------------------------------------------------------- the runner's side
+
+
+class WorkerPool:
+    """``workers`` worker processes playing one tournament's blocks for the runner."""
+
+    def __init__(self, setup: WorkerSetup, *, workers: int) -> None:
+        self._setup = setup
+        self._count = workers
+        self._processes: list[asyncio.subprocess.Process] = []
+
+    async def play(self, runs: Sequence[BlockRun], deliver: Callable[[SessionResult, Path], None],
+                   *, concurrency: int) -> None:
+        """Play ``runs`` with at most ``concurrency`` blocks in flight; deliver each session.
+
+        Raises RunnerError when a worker cannot start its bots or stops unexpectedly;
+        the workers are stopped in every case before this returns.
+        """
+        workers = min(self._count, len(runs))
+        if not workers:
+            return
+        try:
+            for number in range(1, workers + 1):
+                self._processes.append(await self._spawn(number))
+            await asyncio.gather(*(self._ready(number, process)
+                                   for number, process in enumerate(self._processes, start=1)))
+            queue = iter(runs)
+            share = max(1, math.ceil(min(concurrency, len(runs)) / workers))
+            async with asyncio.TaskGroup() as group:
+                for number, process in enumerate(self._processes, start=1):
+                    group.create_task(self._drive(number, process, queue, share, deliver))
+        except* RunnerError as failed:
+            raise failed.exceptions[0] from None
+        finally:
+            await self._close()
+
+    async def _spawn(self, number: int) -> asyncio.subprocess.Process:
+        # the worker imports this very code, wherever it is installed or checked out
+        path = [str(_ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "tournaments.workers",
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(path)},
+            start_new_session=True,  # a Ctrl-C reaches the runner, which stops the workers
+        )
+        assert process.stdin is not None  # noqa: S101 - asked for above
+        # worker 1's bots log where a single process's would; the others' get a suffix
+        process.stdin.write(_frame("start", self._setup, f"-w{number}" if number > 1 else ""))
+        return process
+
+    async def _ready(self, number: int, process: asyncio.subprocess.Process) -> None:
+        assert process.stdout is not None  # noqa: S101 - asked for in _spawn
+        message = await _receive(process.stdout)
+        if message is None:
+            raise RunnerError(await self._died(number, process))
+        if message[0] == "failed":
+            raise RunnerError(message[1])
+
+    async def _drive(self, number: int, process: asyncio.subprocess.Process,
+                     queue: Iterator[BlockRun], share: int,
+                     deliver: Callable[[SessionResult, Path], None]) -> None:
+        """Keep ``share`` blocks in flight on one worker until the shared queue is empty."""
+        stdin, stdout = process.stdin, process.stdout
+        assert stdin is not None  # noqa: S101 - asked for in _spawn
+        assert stdout is not None  # noqa: S101 - asked for in _spawn
+        in_flight = 0
+        for run in queue:
+            stdin.write(_block(run))
+            in_flight += 1
+            if in_flight == share:
+                break
+        while in_flight:
+            message = await _receive(stdout)
+            if message is None:
+                raise RunnerError(await self._died(number, process))
+            kind = message[0]
+            if kind == "session":
+                deliver(message[1], Path(message[2]))
+            elif kind == "block-done":
+                in_flight -= 1
+                following = next(queue, None)
+                if following is not None:
+                    stdin.write(_block(following))
+                    in_flight += 1
+            elif kind == "failed":
+                raise RunnerError(message[1])
+        await stdin.drain()
+
+    async def _died(self, number: int, process: asyncio.subprocess.Process) -> str:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(process.wait(), timeout=5)
+        return f"worker {number} stopped unexpectedly (exit status {process.returncode})"
+
+    async def _close(self) -> None:
+        """Ask every worker to stop (its bots first), wait, and kill any that does not."""
+        for process in self._processes:
+            if process.returncode is None and process.stdin is not None:
+                with contextlib.suppress(OSError, RuntimeError):
+                    process.stdin.write(_frame("stop"))
+                    process.stdin.close()
+
+        async def wait(process: asyncio.subprocess.Process) -> None:
+            try:
+                await asyncio.wait_for(process.wait(), timeout=_STOP_WAIT_S)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                await process.wait()
+
+        await asyncio.gather(*(wait(p) for p in self._processes), return_exceptions=True)
+        self._processes.clear()
+
+
+# ---------------------------------------------------------------------------- the worker's side
+
+
+async def _serve(output: BinaryIO) -> None:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+
+    def send(*message: object) -> None:
+        with contextlib.suppress(OSError):  # the runner is gone: reading stdin will say so
+            output.write(_frame(*message))
+            output.flush()
+
+    start = await _receive(reader)
+    if start is None:
+        return
+    _, setup, suffix = start
+    profile = get_profile(setup.profile)
+    host = BlockHost(bots=setup.bots, tournament=setup.tournament, logs_root=setup.logs_root,
+                     limits=setup.limits, profile=profile, time_limits=setup.time_limits,
+                     max_restarts=setup.max_restarts, connect_timeout_s=setup.connect_timeout_s,
+                     bot_log_suffix=suffix)
+    try:
+        await host.start()
+    except RunnerError as exc:
+        send("failed", str(exc))
+        return
+
+    def delivered(result: SessionResult, path: Path) -> None:
+        send("session", result, str(path))
+
+    async def play(run: BlockRun) -> None:
+        await host.play(run, delivered)
+        send("block-done", run.index)
+
+    send("ready")
+    playing: set[asyncio.Task[None]] = set()
+    try:
+        async with asyncio.TaskGroup() as group:
+            while (message := await _receive(reader)) is not None and message[0] == "block":
+                _, index, board_seed, bots, rotations = message
+                task = group.create_task(play(BlockRun(
+                    tournament=setup.tournament, index=index, board_seed=board_seed, bots=bots,
+                    profile=profile, time_limits=setup.time_limits, rotations=rotations,
+                    fault_policy=setup.fault_policy, ask_forced=setup.ask_forced)))
+                playing.add(task)
+                task.add_done_callback(playing.discard)
+            for task in playing:  # told to stop, or the runner is gone
+                task.cancel()
+    except* Exception as errors:  # noqa: BLE001 - any failure is reported to the runner
+        first = errors.exceptions[0]
+        send("failed", str(first) or type(first).__name__)
+    finally:
+        await host.stop()
+
+
+def main() -> None:
+    """A worker process: serve one runner over stdin and stdout until it says stop or goes away."""
+    output = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray prints must not break the protocol
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the runner decides when to stop
+    asyncio.run(_serve(output))
+
+
+if __name__ == "__main__":
+    main()
