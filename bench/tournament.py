@@ -1,16 +1,18 @@
 """Benchmark of whole tournaments: four random-bot processes at 4-seat tables, over gRPC.
 
-Runs a real tournament (in-process referee on 127.0.0.1:0, one process per bot, SQLite
-store and gzip logs in a temporary folder) and prints sessions/s, decisions/s and the
-CPU time per decision of the referee process and of the bot processes, twice: with forced
-moves played by the referee without asking (the tournament default) and with every
-decision asked. Then it plays the same blocks with the same bots called in-process (no
-referee, no gRPC, no store) for comparison. ``--profile`` runs the referee process under
-cProfile and prints where its time goes. The target is 10,000 sessions in under 60 s
+Runs a real tournament (worker processes, one per core by default, each a referee on
+127.0.0.1:0 with its own process per bot; SQLite store and gzip logs in a temporary
+folder) and prints sessions/s, decisions/s and the CPU time per decision of the runner
+and of the workers with their bots (with ``--workers 1``: of the referee, in this
+process, and of the bot processes), twice: with forced moves played by the referee
+without asking (the tournament default) and with every decision asked. Then it plays
+the same blocks with the same bots called in-process (no referee, no gRPC, no store)
+for comparison. ``--profile`` plays with one worker, the referee in this process under
+cProfile, and prints where its time goes. The target is 10,000 sessions in under 60 s
 (~167 sessions/s).
 
-    python bench/tournament.py [--sessions 2000] [--concurrency 128] [--profile]
-    python bench/tournament.py --sessions 10000 --forced skip
+    python bench/tournament.py [--sessions 2000] [--workers 2] [--concurrency 128] [--profile]
+    python bench/tournament.py --sessions 10000 --forced skip --skip-in-process
 
 The store's commits are timed apart (SQLite in WAL mode with ``synchronous=NORMAL``: no
 fsync per commit); ``--store-dir /dev/shm`` puts the store and logs on tmpfs to take the
@@ -38,7 +40,12 @@ from referee.server import TimeLimits
 from tournaments.blocks import BlockRun, play_block_in_process
 from tournaments.bots import example_bot
 from tournaments.logfiles import read_log
-from tournaments.runner import DEFAULT_CONCURRENCY, TournamentConfig, run_tournament
+from tournaments.runner import (
+    DEFAULT_CONCURRENCY,
+    TournamentConfig,
+    default_workers,
+    run_tournament,
+)
 from tournaments.scheduler import schedule
 from tournaments.store import Store
 
@@ -71,10 +78,10 @@ class _TimedStore:
 
 
 def over_grpc(sessions: int, *, seed: int, concurrency: int, ask_forced: bool, profile: bool,  # noqa: PLR0913 - the options
-              store_dir: str | None) -> None:
+              store_dir: str | None, workers: int) -> None:
     config = TournamentConfig(name="bench", bots=BOTS, table_size=4, sessions=sessions,
                               seed=seed, concurrency=concurrency, ask_forced=ask_forced,
-                              time_limits=TimeLimits(decision_ms=5000))
+                              time_limits=TimeLimits(decision_ms=5000), workers=workers)
     with tempfile.TemporaryDirectory(prefix="nap-bench-", dir=store_dir) as folder:
         root = Path(folder)
         with Store.open(root / "nap.db") as raw_store:
@@ -105,14 +112,16 @@ def over_grpc(sessions: int, *, seed: int, concurrency: int, ask_forced: bool, p
     n = len(rows)
     mode = "asked" if ask_forced else "played by the referee, not asked"
     print(f"over gRPC, forced moves {mode}: {n:,} sessions, {decisions:,} decisions "
-          f"({asked:,} asked), concurrency {concurrency}, {faults} faults")
+          f"({asked:,} asked), concurrency {concurrency}, {workers} worker(s), {faults} faults")
     print(f"  whole run (bots start, play, stop): {total:6.1f} s  {n / total:8.1f} sessions/s  "
           f"{decisions / total:10,.0f} decisions/s")
     if playing > 0:
         print(f"  first to last commit:               {playing:6.1f} s  {(n - 1) / playing:8.1f} "
               f"sessions/s  {decisions * (n - 1) / n / playing:10,.0f} decisions/s")
-    print(f"  CPU per asked decision: referee {referee_cpu / asked * 1e6:.1f} us, four bot "
-          f"processes {bots_cpu / asked * 1e6:.1f} us (with their start-up); per session "
+    here, children = (("referee", "four bot processes") if workers == 1 else
+                      ("runner (store, progress)", "workers (referees) and their bot processes"))
+    print(f"  CPU per asked decision: {here} {referee_cpu / asked * 1e6:.1f} us, {children} "
+          f"{bots_cpu / asked * 1e6:.1f} us (with their start-up); per session "
           f"{(referee_cpu + bots_cpu) / n * 1e3:.1f} ms")
     print(f"  store commits on the event loop: {store.seconds:.1f} s "
           f"({store.seconds / max(1, store.commits) * 1e3:.2f} ms each)")
@@ -191,12 +200,17 @@ def main() -> None:
                         help="forced moves: played by the referee (skip), asked, or both runs")
     parser.add_argument("--store-dir", default=None,
                         help="folder for the store and logs (default: the system's temp)")
-    parser.add_argument("--profile", action="store_true", help="cProfile the referee process")
+    parser.add_argument("--workers", type=int, default=default_workers(),
+                        help="worker processes, each a referee with its own bots "
+                             "(default: one per core)")
+    parser.add_argument("--profile", action="store_true",
+                        help="cProfile the referee (played in this process: one worker)")
     parser.add_argument("--skip-in-process", action="store_true")
     args = parser.parse_args()
     for ask_forced in {"skip": (False,), "ask": (True,), "both": (False, True)}[args.forced]:
         over_grpc(args.sessions, seed=args.seed, concurrency=args.concurrency,
-                  ask_forced=ask_forced, profile=args.profile, store_dir=args.store_dir)
+                  ask_forced=ask_forced, profile=args.profile, store_dir=args.store_dir,
+                  workers=1 if args.profile else args.workers)
     if not args.skip_in_process:
         in_process(args.sessions, seed=args.seed)
 
