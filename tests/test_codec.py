@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import pickle
 import random
 
 import pytest
@@ -16,6 +19,7 @@ from referee.rules import (
     Penalized,
     Penalty,
     Phase,
+    SeatView,
     Session,
     parse_action,
 )
@@ -30,7 +34,9 @@ from referee.wire.codec import (
     view_to_proto,
 )
 from referee.wire.fastcodec import RequestEncoder, batch_message, encode_request
-from referee.wire.fastdecode import ViewDecoder
+from referee.wire.fastdecode import LazySeatView, ViewDecoder
+
+FIELD_NAMES = [field.name for field in dataclasses.fields(SeatView)]
 
 
 def _sessions(count: int) -> list[tuple[Session, list[tuple[Event, ...]]]]:
@@ -236,3 +242,94 @@ def test_fast_decoder_gives_the_codec_views() -> None:
             session.apply(rng.choice(session.legal_actions()))
         decoder.forget(table)
     assert checked > 1000
+
+
+def _wire_requests(session: Session, table: str) -> list[tuple[nap_pb2.DecisionRequest, SeatView]]:
+    """Every decision request of a played-out session, parsed from its bytes, with its view."""
+    rng = random.Random(0)
+    out: list[tuple[nap_pb2.DecisionRequest, SeatView]] = []
+    while not session.over:
+        view = session.view(session.to_act)  # type: ignore[arg-type]
+        data = request_to_proto(view, table=table, request_id=len(out) + 1, deadline_ms=10,
+                                time_bank_ms=0).SerializeToString()
+        out.append((nap_pb2.DecisionRequest.FromString(data), view))
+        session.apply(rng.choice(session.legal_actions()))
+    return out
+
+
+class TestLazyViews:
+    """ViewDecoder.request gives LazySeatViews: the eager views, decoded when first read."""
+
+    def test_lazy_views_equal_the_eager_ones_whenever_they_are_read(self) -> None:
+        """Read at once, later, out of order or never: every field is the codec's, over many sessions."""
+        rng = random.Random(11)
+        decoder = ViewDecoder()
+        checked = 0
+        for index in range(40):
+            profile = list(PROFILES.values())[index % len(PROFILES)]
+            size = rng.randint(profile.min_players, profile.max_players)
+            table = f"z{index % 2}"  # the same ids come back after forget()
+            kept: list[tuple[SeatView, SeatView]] = []
+            for wire, view in _wire_requests(Session(profile, table_size=size, seed=200 + index), table):
+                lazy = decoder.request(wire)
+                assert isinstance(lazy, LazySeatView)
+                assert lazy.legal_actions == view.legal_actions
+                roll = rng.random()
+                if roll < 0.4:
+                    assert lazy == view_from_proto(wire) == view
+                    assert view == lazy
+                    assert hash(lazy) == hash(view)
+                    checked += 1
+                elif roll < 0.8:
+                    kept.append((lazy, view))
+            rng.shuffle(kept)
+            for number, (lazy, view) in enumerate(kept):
+                if number == len(kept) // 2:
+                    decoder.forget(table)  # the session is over: its table id comes back
+                assert [getattr(lazy, name) for name in FIELD_NAMES] == [
+                    getattr(view, name) for name in FIELD_NAMES]
+                assert lazy == view
+                checked += 1
+            decoder.forget(table)
+        assert checked > 2000
+
+    def test_views_made_before_a_table_id_comes_back_stay_right(self) -> None:
+        """A view of an old session read after a new one took its table id is still the old view."""
+        decoder = ViewDecoder()
+        old = _wire_requests(Session(PROFILES["heather"], table_size=4, seed=1), "t")
+        unread = [decoder.request(wire) for wire, _ in old]
+        decoder.forget("t")
+        for wire, view in _wire_requests(Session(PROFILES["heather"], table_size=4, seed=2), "t"):
+            assert decoder.request(wire) == view
+        assert unread == [view for _, view in old]
+
+    def test_only_the_legal_actions_are_decoded_up_front(self) -> None:
+        """A bad card in the hand raises at the first read of a field (phase alone does not)."""
+        session = Session(PROFILES["heather"], table_size=4, seed=3)
+        wire, view = _wire_requests(session, "t")[0]
+        wire.view.hand[0] = "1X"
+        lazy = ViewDecoder().request(wire)
+        assert lazy.legal_actions == view.legal_actions
+        assert lazy.phase is view.phase
+        for _ in range(2):  # and again at the next read
+            with pytest.raises(ValueError, match="1X"):
+                _ = lazy.hand
+        wire.legal_actions[0] = "bogus"
+        with pytest.raises(ValueError, match="bogus"):
+            ViewDecoder().request(wire)
+
+    def test_a_lazy_view_is_a_seat_view_for_every_use(self) -> None:
+        """Properties, replace, repr, copies and pickles see the decoded fields; other names raise."""
+        session = Session(PROFILES["heather"], table_size=4, seed=4)
+        decoder = ViewDecoder()
+        for wire, view in _wire_requests(session, "t")[10:13]:
+            assert decoder.request(wire).played == view.played
+            assert decoder.request(wire).visible_cards == view.visible_cards
+            assert dataclasses.replace(decoder.request(wire), hand=()) == dataclasses.replace(view, hand=())
+            assert repr(decoder.request(wire)) == "Lazy" + repr(view)
+            assert copy.copy(decoder.request(wire)) == view
+            assert pickle.loads(pickle.dumps(decoder.request(wire))) == view  # noqa: S301 - our own bytes
+            assert {decoder.request(wire), view} == {view}
+            assert decoder.request(wire) != view_to_proto(view, table="t")
+            with pytest.raises(AttributeError, match="no_such_field"):
+                _ = decoder.request(wire).no_such_field  # type: ignore[attr-defined]

@@ -17,17 +17,17 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import grpc
-import grpc.aio
+import grpc  # type: ignore[import-untyped] # no types-grpcio in the dev dependencies
+import grpc.aio  # type: ignore[import-untyped]
 import pytest
 
 from clients.bots.peel import PeelBot
 from clients.bots.random_bot import RandomBot
 from clients.sdk import Bot, Card, Dispatcher, ExitCode, Options, SeatView, serve
 from clients.sdk.bot import lowest_action, wants_events
-from referee.rules import PASS, Action, Bid, Event, Session, get_profile
+from referee.rules import PASS, Action, Bid, Event, Session, get_profile, parse_action
 from referee.wire import nap_pb2
-from referee.wire.codec import event_to_proto, request_to_proto
+from referee.wire.codec import event_to_proto, request_to_proto, view_from_proto
 from referee.wire.stubs import nap_pb2_grpc
 
 REPO = Path(__file__).resolve().parent.parent
@@ -175,11 +175,52 @@ class TestBatches:
         assert reply is not None
 
         async def wait() -> nap_pb2.BotMessage:
-            return await reply  # type: ignore[misc]
+            return await reply
 
         message = asyncio.run(wait())
         assert [a.request_id for a in message.answers.answers] == [r.request_id for r in requests]
         assert all(a.action for a in message.answers.answers)
+
+    def test_views_kept_by_a_bot_read_right_later(self) -> None:
+        """The SDK's views are decoded when read: one read after its table closed is still right."""
+        kept: list[SeatView] = []
+
+        class Keeping(Bot):
+            def decide(self, view: SeatView) -> Action:
+                kept.append(view)
+                return view.legal_actions[0]
+
+        dispatcher = Dispatcher(Keeping)
+        session = Session(HEATHER, table_size=4, seed=5)
+        requests: list[nap_pb2.DecisionRequest] = []
+        while not session.over:
+            seat = session.to_act
+            assert seat is not None
+            requests.append(request_to_proto(session.view(seat), table="t", request_id=len(requests) + 1,
+                                             deadline_ms=1000, time_bank_ms=0))
+            reply = dispatcher.handle_batch(_batch(requests[-1:]))
+            assert isinstance(reply, nap_pb2.BotMessage)
+            session.apply(parse_action(reply.answers.answers[0].action))
+        dispatcher.close_table("t")
+        assert len(kept) == len(requests) > 30
+        assert kept == [view_from_proto(request) for request in requests]
+
+    def test_a_view_that_does_not_decode_is_a_bot_error_only_for_bots_that_read_it(self) -> None:
+        """A malformed hand fails the bot that reads the hand (lowest legal action), not one that does not."""
+        request = _requests(1)[0]
+        request.view.hand[0] = "1X"
+        lines: list[str] = []
+        reading = Dispatcher(PeelBot, log=lines.append)
+        reply = reading.handle_batch(_batch([request]))
+        assert isinstance(reply, nap_pb2.BotMessage)
+        assert reply.answers.answers[0].action == "pass"
+        assert reading.stats.errors == 1
+        assert "1X" in lines[0]
+        random_bots = Dispatcher(RandomBot)
+        reply = random_bots.handle_batch(_batch([request]))
+        assert isinstance(reply, nap_pb2.BotMessage)
+        assert reply.answers.answers[0].action in request.legal_actions
+        assert random_bots.stats.errors == 0
 
     def test_lowest_action(self) -> None:
         assert lowest_action((PASS, Bid("three"))) is PASS

@@ -1,7 +1,8 @@
 """From a referee Batch to one Answers message: the SDK's pure core (no grpc, no IO).
 
 The dispatcher keeps one :class:`~clients.sdk.bot.Bot` per (table, seat), decodes each
-decision request into a :class:`~referee.rules.SeatView`, asks the bot, checks the answer
+decision request into a :class:`~referee.rules.SeatView` (lazily: see
+:class:`~referee.wire.fastdecode.LazySeatView`), asks the bot, checks the answer
 is legal and builds the reply. Everything about the network lives in
 :mod:`clients.sdk.connection`; this module is driven by tests with hand-made messages.
 """
@@ -61,9 +62,10 @@ class Dispatcher:
 
     ``factory`` makes a bot for a (table, seat) the first time it appears in a batch;
     :meth:`close_table` forgets the table's bots. ``decode_request`` is by default a
-    :class:`~referee.wire.fastdecode.ViewDecoder` (the same views as the codec's
-    ``view_from_proto``, decoding only what each (table, seat)'s view added since its last
-    request) and ``decode_event`` the codec's (tests may pass fakes); events are
+    :class:`~referee.wire.fastdecode.ViewDecoder`'s: lazy views, equal to the codec's
+    ``view_from_proto`` ones, whose fields past ``legal_actions`` are decoded when the bot
+    first reads one (and then only what the (table, seat)'s view added since the last
+    decoded one); ``decode_event`` is the codec's (tests may pass fakes). Events are
     decoded only for bots that override :meth:`Bot.on_event`, and events the codec maps to
     no engine event (a substitution notice, an unknown kind) are not delivered.
     """
@@ -81,22 +83,25 @@ class Dispatcher:
         self._decode_request = decode_request if decode_request is not None else self._views.request
         self._decode_event = decode_event
         self._log = log if log is not None else _stderr
-        self._bots: dict[tuple[str, int], tuple[Bot, bool]] = {}
+        self._bots: dict[str, dict[int, tuple[Bot, bool]]] = {}
+        """Per table, per seat: the bot and whether it wants events."""
         self._wants_events: dict[type, bool] = {}
         self.stats = Stats()
 
     @property
     def tables(self) -> frozenset[str]:
         """The tables that currently have bots."""
-        return frozenset(table for table, _ in self._bots)
+        return frozenset(self._bots)
 
     def bot(self, table: str, seat: int) -> Bot:
         """The bot for ``seat`` at ``table``, made by the factory if it is new."""
         return self._seat(table, seat)[0]
 
     def _seat(self, table: str, seat: int) -> tuple[Bot, bool]:
-        key = (table, seat)
-        found = self._bots.get(key)
+        seats = self._bots.get(table)
+        if seats is None:
+            seats = self._bots[table] = {}
+        found = seats.get(seat)
         if found is None:
             bot = self._factory()
             bot.table = table
@@ -105,13 +110,12 @@ class Dispatcher:
             wants = self._wants_events.get(kind)
             if wants is None:
                 wants = self._wants_events[kind] = kind.on_event is not Bot.on_event
-            found = self._bots[key] = (bot, wants)
+            found = seats[seat] = (bot, wants)
         return found
 
     def close_table(self, table: str) -> None:
         """Drop the bots of ``table`` (its session is over or it was aborted)."""
-        for key in [key for key in self._bots if key[0] == table]:
-            del self._bots[key]
+        self._bots.pop(table, None)
         self._views.forget(table)
 
     def handle_batch(self, batch: nap_pb2.Batch) -> nap_pb2.BotMessage | Awaitable[nap_pb2.BotMessage] | None:
@@ -128,31 +132,38 @@ class Dispatcher:
             return None
         out = nap_pb2.BotMessage()
         answers = out.answers.answers
+        add = answers.add
         pending: list[tuple[int, nap_pb2.DecisionRequest, tuple[Action, ...], Awaitable[Any], float]] = []
-        stats = self.stats
         clock = time.perf_counter
         decode = self._decode_request
-        seat = self._seat
+        bots = self._bots
         for request in requests:
             started = clock()
             legal: tuple[Action, ...] = ()
             try:
                 view = decode(request)
                 legal = view.legal_actions
-                action: Any = seat(request.table, request.seat)[0].decide(view)
+                seats = bots.get(request.table)
+                found = None if seats is None else seats.get(request.seat)
+                if found is None:
+                    found = self._seat(request.table, request.seat)
+                action: Any = found[0].decide(view)
             except Exception:  # noqa: BLE001 - a bot's bug must not stop the process
                 legal = legal or _legal_or_empty(request.legal_actions)
                 action = self._failed(request, legal)
-            if action.__class__ not in _DOMAIN_ACTIONS and inspect.isawaitable(action):
+            if action.__class__ in _DOMAIN_ACTIONS:
+                try:  # the request's own spelling of the action: the common case, inline
+                    text = request.legal_actions[legal.index(action)]
+                except ValueError:
+                    text = self._text(request, legal, action)
+            elif inspect.isawaitable(action):
                 pending.append((len(answers), request, legal, action, started))
-                answers.add(request_id=request.request_id)
+                add(request_id=request.request_id)
                 continue
-            answers.add(
-                request_id=request.request_id,
-                action=self._text(request, legal, action),
-                think_ms=int((clock() - started) * 1000),
-            )
-        stats.decisions += len(requests)
+            else:
+                text = self._text(request, legal, action)
+            add(request_id=request.request_id, action=text, think_ms=int((clock() - started) * 1000))
+        self.stats.decisions += len(requests)
         if pending:
             return self._finish(out, pending)
         return out
@@ -195,8 +206,10 @@ class Dispatcher:
         stats.errors += 1
         where = f"table {request.table}, seat {request.seat}, request {request.request_id}"
         if stats.errors <= _DETAILED_ERRORS:
-            self._log(f"bot raised while deciding ({where}); answering the lowest legal action\n"
-                      + traceback.format_exc().rstrip())
+            self._log(
+                f"bot raised while deciding ({where}); answering the lowest legal action\n"
+                + traceback.format_exc().rstrip()
+            )
         elif stats.errors % 1000 == 0:
             self._log(f"bot raised again ({stats.errors} errors so far; {where})")
         if not legal:
@@ -221,8 +234,10 @@ class Dispatcher:
             except Exception:  # noqa: BLE001 - a bot's bug must not stop the process
                 self.stats.event_errors += 1
                 if self.stats.event_errors <= _DETAILED_ERRORS:
-                    self._log(f"bot raised in on_event (table {event.table}, seat {event.seat}); "
-                              "event skipped\n" + traceback.format_exc().rstrip())
+                    self._log(
+                        f"bot raised in on_event (table {event.table}, seat {event.seat}); "
+                        "event skipped\n" + traceback.format_exc().rstrip()
+                    )
 
 
 _DOMAIN_ACTIONS: Final = frozenset({Bid, type(CARDS[0])})
