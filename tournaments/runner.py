@@ -6,7 +6,7 @@ progress bar. The blocks are played by worker processes, one per core by default
 with its own referee on ``127.0.0.1:0`` and one process per bot entry, each serving many
 tables (:mod:`tournaments.workers`); with one worker, or with remote bots, by a referee
 in this process (:mod:`tournaments.host`). Blocks run concurrently (``concurrency`` in
-flight); each finished session's log is written first, then the session is committed
+flight on each referee); each finished session's log is written first, then the session is committed
 in one transaction, so a tournament killed at any moment resumes with nothing lost,
 nothing played twice and the same deals (the board seeds come from the stored blocks).
 """
@@ -58,7 +58,8 @@ __all__ = [
 _log = structlog.get_logger("nap.runner")
 
 DEFAULT_CONCURRENCY = 256
-"""Blocks in flight by default: enough tables for full batches to every bot (bench/tournament.py)."""
+"""Blocks in flight on each referee by default: enough tables for full batches to every bot
+(bench/tournament.py)."""
 
 
 class TournamentInterrupted(RunnerError):  # noqa: N818 - a stop the user asked for, not a bug
@@ -77,8 +78,9 @@ class TournamentConfig:
     """Everything that defines a tournament; stored with it, so a resume needs only its id.
 
     ``sessions`` is rounded up to whole blocks of ``table_size`` sessions. ``concurrency``
-    is the number of blocks in flight at once (each plays its rotations in turn); many
-    tables in flight let the referee batch many decisions per message to each bot.
+    is the number of blocks in flight at once on each worker's referee (each block plays
+    its rotations in turn); many tables in flight let a referee batch many decisions per
+    message to each bot.
     ``ask_forced`` False (the default): a seat whose only legal action is forced is not
     asked; the referee plays it (see docs/protocol.md).
     ``max_restarts`` bounds the restarts of each bot process after a crash.
@@ -404,7 +406,7 @@ async def _run_blocks(  # noqa: PLR0913 - the pieces of one run
             max_restarts=config.max_restarts, connect_timeout_s=config.connect_timeout_s,
             fault_policy=config.fault_policy, ask_forced=config.ask_forced,
         ), workers=workers)
-        await pool.play(runs, commit, concurrency=config.concurrency)
+        await pool.play(runs, commit, per_worker=config.concurrency)
         return
     hosting = options.hosting
     host = BlockHost(bots=config.bots, tournament=tournament, logs_root=logs_root,

@@ -9,8 +9,9 @@ Ray worker would run. A worker writes each finished session's log file, then sen
 result; the runner alone writes to the store, so the store sees a session only once its
 log is on disk, and a killed tournament resumes exactly as with one process.
 
-The runner keeps ``concurrency`` blocks in flight, spread evenly over the workers, and
-hands a worker its next block when one of its blocks ends. A worker whose runner goes
+The runner keeps up to ``per_worker`` blocks in flight on each worker (fewer when there
+are not enough blocks to go round evenly) and hands a worker its next block when one of
+its blocks ends. A worker whose runner goes
 away (its stdin closes: the runner was killed) stops its bots and exits.
 
 Messages are length-prefixed pickles over the worker's stdin and stdout: both ends are
@@ -103,8 +104,8 @@ class WorkerPool:
         self._processes: list[asyncio.subprocess.Process] = []
 
     async def play(self, runs: Sequence[BlockRun], deliver: Callable[[SessionResult, Path], None],
-                   *, concurrency: int) -> None:
-        """Play ``runs`` with at most ``concurrency`` blocks in flight; deliver each session.
+                   *, per_worker: int) -> None:
+        """Play ``runs`` with at most ``per_worker`` blocks in flight on each; deliver each session.
 
         Raises RunnerError when a worker cannot start its bots or stops unexpectedly;
         the workers are stopped in every case before this returns.
@@ -118,7 +119,7 @@ class WorkerPool:
             await asyncio.gather(*(self._ready(number, process)
                                    for number, process in enumerate(self._processes, start=1)))
             queue = iter(runs)
-            share = max(1, math.ceil(min(concurrency, len(runs)) / workers))
+            share = max(1, min(per_worker, math.ceil(len(runs) / workers)))
             async with asyncio.TaskGroup() as group:
                 for number, process in enumerate(self._processes, start=1):
                     group.create_task(self._drive(number, process, queue, share, deliver))

@@ -76,7 +76,7 @@ def tournament() -> None:
     "-j",
     type=click.IntRange(1),
     default=None,
-    help="Blocks in flight at once (default: the runner's).",
+    help="Blocks in flight at once on each worker (default: the runner's).",
 )
 @click.option(
     "--workers",
