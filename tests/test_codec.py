@@ -202,6 +202,26 @@ def test_fast_encoder_writes_the_codec_bytes() -> None:
     assert checked > 3000
 
 
+def test_fast_encoder_writes_the_codec_bytes_from_view_fields() -> None:
+    """The referee's path (a view's fields, no SeatView built) gives the same fields and bytes."""
+    for session, _ in SESSIONS[:20]:
+        replayed = Session(session.profile, table_size=session.table_size, seed=session.seed,
+                           decks=[deal.deck for deal in session.deals])
+        encoder = RequestEncoder("t")
+        for deal in session.deals:
+            for action in deal.actions:
+                seat = replayed.to_act
+                assert seat is not None
+                fields = replayed.view_fields(seat)
+                view = replayed.view(seat)
+                assert fields == view.fields()
+                assert SeatView(*fields) == view
+                head, tail = encoder.request_of(fields, request_id=300_000)
+                assert head + tail == encode_request(view, table="t", request_id=300_000,
+                                                     deadline_ms=0, time_bank_ms=0)
+                replayed.apply(action)
+
+
 def test_fast_batches_parse_as_batches() -> None:
     """A batch assembled from request, event and notice bytes parses to the same messages."""
     session = Session(PROFILES["heather"], table_size=4, seed=3)

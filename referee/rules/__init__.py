@@ -10,7 +10,8 @@ The public API, for the referee and for bot authors who want to search:
 - :class:`Deal`: one deal; ``legal_actions()``, ``check(action, seat=)``,
   ``apply(action) -> events``, ``copy()``, ``Deal.from_hands(...)``
 - :class:`Session`: the deals of a sitting, balances and winners; same methods
-- views: :class:`SeatView`, :func:`seat_view`, :func:`deal_from_view`
+- views: :class:`SeatView`, :func:`seat_view`, :func:`deal_from_view`; ``ViewFields``
+  and :func:`view_fields` (a view's fields as a plain tuple, for the referee's encoder)
 - records: :class:`SessionRecord`, :func:`record_of`, :func:`replay`, :func:`verify`
 
 Nothing here does IO, reads a clock or uses the global random generator: chance comes
@@ -55,7 +56,7 @@ from referee.rules.record import (
     verify,
 )
 from referee.rules.session import Session, deal_deck, first_dealer
-from referee.rules.view import SeatView, deal_from_view, seat_view
+from referee.rules.view import SeatView, ViewFields, deal_from_view, seat_view, view_fields
 
 __all__ = [
     "BID_NAMES",
@@ -94,6 +95,7 @@ __all__ = [
     "Suit",
     "TrickWon",
     "TrumpChosen",
+    "ViewFields",
     "deal_deck",
     "deal_from_view",
     "first_dealer",
@@ -108,4 +110,5 @@ __all__ = [
     "seat_view",
     "shuffled_deck",
     "verify",
+    "view_fields",
 ]

@@ -198,15 +198,17 @@ class Deal:
         self._phase = _BIDDING
         self._to_act: int | None = self.order[0]
         self._speakers_left = self._in_play = len(self.order)
-        self._bids: list[tuple[int, Bid]] = []
+        # What only grows during a deal is kept in tuples, replaced on each change: a view
+        # (one per decision) and a copy share them instead of copying them.
+        self._bids: tuple[tuple[int, Bid], ...] = ()
         self._high = -1
         self._declarer: int | None = None
         self._contract: Contract | None = None
         self._trump: Suit | None = None
         self._led: Suit | None = None
-        self._trick: list[tuple[int, Card]] = []
-        self._tricks: list[TrickWon] = []
-        self._won = [0] * table_size
+        self._trick: tuple[tuple[int, Card], ...] = ()
+        self._tricks: tuple[TrickWon, ...] = ()
+        self._won: tuple[int, ...] = (0,) * table_size
         self._payments: tuple[int, ...] | None = None
         self._actions: list[Action] = []
 
@@ -263,13 +265,13 @@ class Deal:
             "_trump",
             "_led",
             "_payments",
+            "_bids",
+            "_trick",
+            "_tricks",
+            "_won",
         ):
             object.__setattr__(twin, name, getattr(self, name))
         twin.hands = [hand.copy() for hand in self.hands]
-        twin._bids = self._bids.copy()
-        twin._trick = self._trick.copy()
-        twin._tricks = self._tricks.copy()
-        twin._won = self._won.copy()
         twin._actions = self._actions.copy()
         return twin
 
@@ -293,7 +295,7 @@ class Deal:
     @property
     def bids(self) -> tuple[tuple[int, Bid], ...]:
         """(seat, bid) in the order spoken."""
-        return tuple(self._bids)
+        return self._bids
 
     @property
     def declarer(self) -> int | None:
@@ -313,17 +315,17 @@ class Deal:
     @property
     def trick(self) -> tuple[tuple[int, Card], ...]:
         """The trick being played: (seat, card) in order."""
-        return tuple(self._trick)
+        return self._trick
 
     @property
     def tricks(self) -> tuple[TrickWon, ...]:
         """The finished tricks, in order."""
-        return tuple(self._tricks)
+        return self._tricks
 
     @property
     def tricks_won(self) -> tuple[int, ...]:
         """Tricks taken so far, per seat."""
-        return tuple(self._won)
+        return self._won
 
     @property
     def payments(self) -> tuple[int, ...] | None:
@@ -334,6 +336,11 @@ class Deal:
     def actions(self) -> tuple[Action, ...]:
         """Every action applied so far: with deck, dealer and seats, the deal's whole record."""
         return tuple(self._actions)
+
+    @property
+    def action_count(self) -> int:
+        """How many actions have been applied: ``len(actions)`` without copying them."""
+        return len(self._actions)
 
     def legal_actions(self) -> tuple[Action, ...]:
         """What the seat to act may do, sorted (pass and bids up the ladder; cards by suit and rank)."""
@@ -425,7 +432,7 @@ class Deal:
     def _bid(self, bid: Bid) -> tuple[Event, ...]:
         seat: int = self._to_act  # type: ignore[assignment]
         self._actions.append(bid)
-        self._bids.append((seat, bid))
+        self._bids += ((seat, bid),)
         if bid is not PASS:
             self._high, self._contract = self._ladder.by_bid[bid]
             self._declarer = seat
@@ -452,8 +459,7 @@ class Deal:
             self._check_card(card)
             raise
         self._actions.append(card)
-        trick = self._trick
-        trick.append((seat, card))
+        self._trick = trick = (*self._trick, (seat, card))
         played = _CARD_PLAYED[seat][card.index]
         if led is None:
             self._led = card.suit
@@ -477,10 +483,12 @@ class Deal:
             elif card.suit is trump:
                 winner, best = seat, card
         number = len(self._tricks)
-        won = TrickWon(number, winner, tuple(trick))
-        self._tricks.append(won)
-        self._won[winner] += 1
-        self._trick = []
+        won = TrickWon(number, winner, trick)
+        self._tricks += (won,)
+        won_by = list(self._won)
+        won_by[winner] += 1
+        self._won = tuple(won_by)
+        self._trick = ()
         self._led = None
         if number + 1 < self.profile.hand_size:
             self._to_act = winner

@@ -21,7 +21,7 @@ from referee.rules.events import (
     SeatRebought,
     SessionOver,
 )
-from referee.rules.view import SeatView, seat_view
+from referee.rules.view import SeatView, ViewFields, view_fields
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -114,11 +114,16 @@ class Session:
 
     def view(self, seat: int) -> SeatView:
         """What ``seat`` sees now."""
-        return seat_view(
-            self.deals[-1],
+        return SeatView(*self.view_fields(seat))
+
+    def view_fields(self, seat: int) -> ViewFields:
+        """The fields of :meth:`view`, in order, without building the :class:`SeatView`."""
+        deals = self.deals
+        return view_fields(
+            deals[-1],
             seat,
-            deal_number=len(self.deals) - 1,
-            deals_in_session=self.deals_in_session,
+            deal_number=len(deals) - 1,
+            deals_in_session=self.profile.deals_per_session + self._tie_break,
             balances=tuple(self.balances),
         )
 

@@ -4,12 +4,17 @@ A view holds the seat's own hand and what is public (bids, cards played, tricks,
 balances), never another seat's unplayed cards nor the undealt stock. Everything the
 referee sends a bot is built from one. A bot that wants to search builds a full deal
 from its view and a guess of the hidden hands with :func:`deal_from_view`.
+
+:func:`view_fields` is the one place that decides what a seat sees: :func:`seat_view`
+wraps its fields in a :class:`SeatView`, and the referee, which encodes a view per
+decision and never keeps it, encodes the same fields as they are (a plain tuple costs a
+fraction of a frozen dataclass to build).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 from referee.rules.deal import Deal, Phase
 
@@ -20,6 +25,29 @@ if TYPE_CHECKING:
     from referee.rules.cards import Card, Suit
     from referee.rules.events import TrickWon
     from referee.rules.profiles import Profile
+
+ViewFields: TypeAlias = tuple[
+    str,  # profile
+    int,  # table_size
+    int,  # seat
+    "tuple[int, ...]",  # seats_in_play
+    int,  # deal_number
+    int,  # deals_in_session
+    int,  # dealer
+    Phase,  # phase
+    "int | None",  # to_act
+    "tuple[Card, ...]",  # hand
+    "tuple[tuple[int, Bid], ...]",  # bids
+    "int | None",  # declarer
+    "str | None",  # contract
+    "Suit | None",  # trump
+    "tuple[tuple[int, Card], ...]",  # trick
+    "tuple[TrickWon, ...]",  # tricks
+    "tuple[int, ...]",  # tricks_won
+    "tuple[int, ...]",  # balances
+    "tuple[Action, ...]",  # legal_actions
+]
+"""A seat's view as the values of :class:`SeatView`'s fields, in their order."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +79,30 @@ class SeatView:
     balances: tuple[int, ...]
     legal_actions: tuple[Action, ...]
 
+    def fields(self) -> ViewFields:
+        """The view's field values in order: ``SeatView(*view.fields()) == view``."""
+        return (
+            self.profile,
+            self.table_size,
+            self.seat,
+            self.seats_in_play,
+            self.deal_number,
+            self.deals_in_session,
+            self.dealer,
+            self.phase,
+            self.to_act,
+            self.hand,
+            self.bids,
+            self.declarer,
+            self.contract,
+            self.trump,
+            self.trick,
+            self.tricks,
+            self.tricks_won,
+            self.balances,
+            self.legal_actions,
+        )
+
     @property
     def played(self) -> frozenset[Card]:
         """Every card played so far in this deal (finished tricks and the current one)."""
@@ -73,30 +125,51 @@ def seat_view(
     balances: tuple[int, ...] | None = None,
 ) -> SeatView:
     """What ``seat`` sees of ``deal`` (and, given by the session, of the balances)."""
-    if not 0 <= seat < deal.table_size:
-        msg = f"no seat {seat} at a table of {deal.table_size}"
+    return SeatView(
+        *view_fields(
+            deal, seat, deal_number=deal_number, deals_in_session=deals_in_session, balances=balances
+        )
+    )
+
+
+def view_fields(
+    deal: Deal,
+    seat: int,
+    *,
+    deal_number: int = 0,
+    deals_in_session: int = 1,
+    balances: tuple[int, ...] | None = None,
+) -> ViewFields:
+    """The fields of :func:`seat_view`'s view, without the dataclass around them.
+
+    Of the cards not yet played, only ``seat``'s own hand is read.
+    """
+    size = deal.table_size
+    if not 0 <= seat < size:
+        msg = f"no seat {seat} at a table of {size}"
         raise ValueError(msg)
     contract = deal.contract
-    return SeatView(
-        profile=deal.profile.name,
-        table_size=deal.table_size,
-        seat=seat,
-        seats_in_play=deal.seats,
-        deal_number=deal_number,
-        deals_in_session=deals_in_session,
-        dealer=deal.dealer,
-        phase=deal.phase,
-        to_act=deal.to_act,
-        hand=tuple(deal.hands[seat]),
-        bids=deal.bids,
-        declarer=deal.declarer if contract is not None else None,
-        contract=contract.name if contract is not None else None,
-        trump=deal.trump,
-        trick=deal.trick,
-        tricks=deal.tricks,
-        tricks_won=deal.tricks_won,
-        balances=balances if balances is not None else (0,) * deal.table_size,
-        legal_actions=deal.legal_actions() if deal.to_act == seat else (),
+    to_act = deal.to_act
+    return (
+        deal.profile.name,
+        size,
+        seat,
+        deal.seats,
+        deal_number,
+        deals_in_session,
+        deal.dealer,
+        deal.phase,
+        to_act,
+        tuple(deal.hands[seat]),
+        deal.bids,
+        deal.declarer if contract is not None else None,
+        contract.name if contract is not None else None,
+        deal.trump,
+        deal.trick,
+        deal.tricks,
+        deal.tricks_won,
+        balances if balances is not None else (0,) * size,
+        deal.legal_actions() if to_act == seat else (),
     )
 
 

@@ -38,7 +38,7 @@ from referee.wire.fastcodec import (
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    from referee.rules import SeatView
+    from referee.rules import ViewFields
     from referee.wire import nap_pb2
 
 _request_ids = itertools.count(1)
@@ -174,17 +174,23 @@ class BotLink:
         if room > 0 and queue:
             now = self._running().time()
             outstanding = self._outstanding
+            clocked = self._clocked
             while room > 0 and queue:
                 pending = queue.popleft()
                 if pending.done:
                     continue
-                outstanding[pending.request_id] = pending
-                if pending.expires_at is None:
+                request_id = pending.request_id
+                outstanding[request_id] = pending
+                expires_at = pending.expires_at
+                if expires_at is None:  # its clock starts now (as _start_clock, inline)
                     pending.sent_at = now
-                    self._start_clock(pending, now)
                     deadline_ms = pending.deadline_ms
+                    expires_at = pending.expires_at = now + deadline_ms / 1000
+                    clocked[request_id] = pending
+                    if self._sweep is None or expires_at < self._sweep_at:
+                        self._set_sweep(expires_at)
                 else:  # re-sent after a reconnect: what is left of its deadline
-                    deadline_ms = max(1, int((pending.expires_at - now) * 1000))
+                    deadline_ms = max(1, int((expires_at - now) * 1000))
                 requests.append(pending.head + deadline_field(deadline_ms) + pending.tail)
                 room -= 1
         notices = self._notices
@@ -241,30 +247,32 @@ class BotLink:
 
     # -- requests --------------------------------------------------------------------------
 
-    def ask(self, view: SeatView, *, table: str, deadline_ms: int, time_bank_ms: int,  # noqa: PLR0913 - keywords
+    def ask(self, view: ViewFields, *, table: str, deadline_ms: int, time_bank_ms: int,  # noqa: PLR0913 - keywords
             on_reply: Callable[[Reply], None] | None = None,
             encoder: RequestEncoder | None = None) -> Pending:
         """Send a decision request for the seat to act in ``view``; ``on_reply`` gets its reply.
 
-        ``on_reply`` is called exactly once (never from inside this call), unless the
-        request is withdrawn by :meth:`withdraw` with ``notify=False``. ``encoder`` is the
-        table's (it keeps the growing parts of the views already encoded).
+        ``view`` is the fields of that seat's view (:func:`referee.rules.view_fields`): the
+        request is encoded from them alone. ``on_reply`` is called exactly once (never
+        from inside this call), unless the request is withdrawn by :meth:`withdraw` with
+        ``notify=False``. ``encoder`` is the table's (it keeps the growing parts of the
+        views already encoded).
         """
-        loop = self._running()
         callback = on_reply if on_reply is not None else _ignore
         request_id = next(_request_ids)
         if encoder is None:
             encoder = RequestEncoder(table)
-        head, tail = encoder.request(view, request_id=request_id)
-        pending = Pending(request_id, table, head, tail + bank_field(time_bank_ms),
-                          deadline_ms, callback)
+        head, tail = encoder.request_of(view, request_id=request_id)
+        if time_bank_ms:  # the field is left out at 0
+            tail += bank_field(time_bank_ms)
+        pending = Pending(request_id, table, head, tail, deadline_ms, callback)
         if self._gone:
             pending.done = True
-            loop.call_soon(callback, Reply(None, 0.0, FaultKind.DISCONNECT))
+            self._running().call_soon(callback, Reply(None, 0.0, FaultKind.DISCONNECT))
             return pending
         self._queue.append(pending)
         if self._stream is None:
-            self._start_clock(pending, loop.time())
+            self._start_clock(pending, self._running().time())
         else:
             self._wake()
         return pending
@@ -277,10 +285,14 @@ class BotLink:
         expires_at = pending.expires_at = pending.sent_at + pending.deadline_ms / 1000
         self._clocked[pending.request_id] = pending
         if self._sweep is None or expires_at < self._sweep_at:
-            if self._sweep is not None:
-                self._sweep.cancel()
-            self._sweep_at = expires_at
-            self._sweep = self._running().call_at(expires_at, self._expire)
+            self._set_sweep(expires_at)
+
+    def _set_sweep(self, at: float) -> None:
+        """Set the link's one deadline timer for ``at`` (earlier than the one set, if any)."""
+        if self._sweep is not None:
+            self._sweep.cancel()
+        self._sweep_at = at
+        self._sweep = self._running().call_at(at, self._expire)
 
     def _expire(self) -> None:
         """The link's one deadline timer: fail every request past its deadline, set the next."""

@@ -39,7 +39,7 @@ from referee.wire.fastcodec import RequestEncoder
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from referee.rules import Action, Event, SeatView
+    from referee.rules import Action, Event
     from referee.server.connection import BotLink
     from referee.server.limits import ServerLimits, TimeLimits
     from referee.server.pending import Pending, Reply
@@ -107,12 +107,6 @@ _ACTION_OF_TEXT: Final[dict[str, Action]] = {card.text: card for card in CARDS}
 _ACTION_OF_TEXT.update({name: Bid(name) for name in BID_NAMES})
 
 
-def _action(text: str) -> Action:
-    """The action an answer names (ValueError if none); the canonical spellings by lookup."""
-    found = _ACTION_OF_TEXT.get(text)
-    return found if found is not None else parse_action(text)
-
-
 class Table:
     """Plays one :class:`SessionSpec` with the given bot links (one per seat).
 
@@ -145,7 +139,8 @@ class Table:
         self._decisions: list[list[Decision]] = [[]]
         self._settled: list[DealSettled] = []
         self._pending: Pending | None = None
-        self._asked: tuple[int, SeatView, int] | None = None
+        self._asked: tuple[int, tuple[Action, ...], int] | None = None
+        """The seat asked, its legal actions and its time bank when asked."""
         self._done: asyncio.Future[None] | None = None
 
     # -- the session -----------------------------------------------------------------------
@@ -179,27 +174,36 @@ class Table:
         )
 
     def _advance(self) -> None:
-        """Play what needs no bot, then ask the seat to act; resolve :meth:`play` at the end."""
+        """Play what needs no bot, then ask the seat to act; resolve :meth:`play` at the end.
+
+        The request is encoded from the fields of that seat's view
+        (:meth:`Session.view_fields`), the one source of what a seat may see.
+        """
         session = self._session
+        deals = session.deals
+        links = self._links
+        disqualified = self._disqualified
         ask_forced = self.spec.ask_forced
         while not session.over:
-            seat = session.to_act
+            deal = deals[-1]
+            seat = deal.to_act
             assert seat is not None  # noqa: S101 - the session is not over
-            link = self._links[seat]
-            self._decision = len(session.deal.actions)
-            if link.name in self._disqualified:
+            link = links[seat]
+            self._decision = deal.action_count
+            if disqualified and link.name in disqualified:
                 action = self._substitute()
                 self._apply(Decision(seat, str(action), 0.0, DISQUALIFIED), action)
                 continue
             if not ask_forced:
-                legal = session.legal_actions()
+                legal = deal.legal_actions()
                 if len(legal) == 1:
-                    self._apply(Decision(seat, str(legal[0]), 0.0, None, forced=True), legal[0])
+                    action = legal[0]
+                    self._apply(Decision(seat, str(action), 0.0, None, forced=True), action)
                     continue
-            view = session.view(seat)
+            fields = session.view_fields(seat)
             bank = self._banks[seat]
-            self._asked = (seat, view, bank)
-            self._pending = link.ask(view, table=self.table,
+            self._asked = (seat, fields[18], bank)
+            self._pending = link.ask(fields, table=self.table,
                                      deadline_ms=self._decision_ms + bank, time_bank_ms=bank,
                                      on_reply=self._on_reply, encoder=self._encoder)
             return
@@ -212,35 +216,39 @@ class Table:
         if done is None or done.done():
             return  # the session was stopped meanwhile
         try:
-            decision = self._judge(reply)
-            self._apply(decision, _action(decision.action))
+            decision, action = self._judge(reply)
+            self._apply(decision, action)
             self._advance()
         except BaseException as exc:  # noqa: BLE001 - handed to play(), which raises it
             if not done.done():
                 done.set_exception(exc)
 
     def _apply(self, decision: Decision, action: Action) -> None:
-        session = self._session
-        deal_number = len(session.deals) - 1
-        events = session.apply(action)
+        deals = self._session.deals
+        deal_number = len(deals) - 1
+        events = self._session.apply(action)
         decisions = self._decisions
         decisions[deal_number].append(decision)
-        if len(session.deals) > len(decisions):
+        if len(deals) > len(decisions):
             decisions.append([])
         for event in events:
             if event.__class__ is DealSettled:
                 self._settled.append(event)
-        self._broadcast(events, deal_number=deal_number)
+        for link in self._links:  # the common case: nobody listens
+            if link.wants_events:
+                self._broadcast(events, deal_number=deal_number)
+                break
 
-    def _judge(self, reply: Reply) -> Decision:
-        """The decision a reply makes: the bot's action, or the fault policy's."""
+    def _judge(self, reply: Reply) -> tuple[Decision, Action]:
+        """The decision a reply makes and its action: the bot's, or the fault policy's."""
         asked = self._asked
         assert asked is not None  # noqa: S101 - a reply answers the last request
-        seat, view, bank = asked
+        seat, legal, bank = asked
         self._asked = self._pending = None
         link = self._links[seat]
-        if link.name in self._disqualified:  # while it was thinking
-            return Decision(seat, str(self._substitute()), reply.elapsed_ms, DISQUALIFIED)
+        if self._disqualified and link.name in self._disqualified:  # while it was thinking
+            action = self._substitute()
+            return Decision(seat, str(action), reply.elapsed_ms, DISQUALIFIED), action
         decision_ms = self._decision_ms
         elapsed = reply.elapsed_ms
         over = elapsed - decision_ms
@@ -252,18 +260,23 @@ class Table:
             away = "" if link.connected else " (bot disconnected)"
             detail = f"no answer within {decision_ms + bank} ms{away}"
             return self._fault(seat, kind, detail, elapsed, "")
-        try:
-            action = _action(text)
-        except ValueError as exc:
-            return self._fault(seat, FaultKind.MALFORMED, str(exc), elapsed, text)
-        if action not in view.legal_actions:
+        found = _ACTION_OF_TEXT.get(text)
+        if found is not None:
+            action, canonical = found, text  # a spelling found there is its action's str()
+        else:
+            try:
+                action = parse_action(text)
+            except ValueError as exc:
+                return self._fault(seat, FaultKind.MALFORMED, str(exc), elapsed, text)
+            canonical = str(action)
+        if action not in legal:
             try:
                 self._session.check(action, seat=seat)
                 detail = f"{text} is not among the legal actions"
             except IllegalActionError as exc:
                 detail = str(exc)
             return self._fault(seat, FaultKind.ILLEGAL, detail, elapsed, text)
-        return Decision(seat, str(action), elapsed, None)
+        return Decision(seat, canonical, elapsed, None), action
 
     def _substitute(self) -> Action:
         session = self._session
@@ -272,7 +285,7 @@ class Table:
         return lowest_card(session.legal_actions())
 
     def _fault(self, seat: int, kind: FaultKind, detail: str, elapsed_ms: float,
-               action_text: str) -> Decision:
+               action_text: str) -> tuple[Decision, Action]:
         """Record a fault of ``seat``'s decision; return the decision the policy puts in its place."""
         link = self._links[seat]
         session = self._session
@@ -291,7 +304,7 @@ class Table:
         if penalty is not None:
             self._broadcast_notice(penalty)
         self._last_fault = kind
-        return Decision(seat, str(action), elapsed_ms, str(kind))
+        return Decision(seat, str(action), elapsed_ms, str(kind)), action
 
     def bot_fault(self, bot: str, kind: FaultKind, detail: str, *, request_id: int = 0,
                   action: str = "") -> None:

@@ -8,8 +8,9 @@ a join of pieces that never change (a card in a hand, a bid, a played card) or o
 during a deal (the completed tricks, the bids). :class:`RequestEncoder` keeps one table's
 growing parts and appends to them as the deal advances.
 
-Every byte comes from the one :class:`~referee.rules.SeatView` given: the caches hold
-public pieces (bids, completed tricks) keyed by the very objects of that view, and small
+Every byte comes from the one seat's view given (a :class:`~referee.rules.SeatView`, or
+the same fields as a tuple from :func:`referee.rules.view_fields`): a cached part is
+reused only while the view holds an equal value, and the other caches are small
 per-value tables; nothing of another seat's view can leak into a request. The output is
 byte-for-byte what ``request_to_proto(...).SerializeToString()`` gives (fields in number
 order, defaults left out), which tests/test_codec.py checks over many random sessions.
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Final
 from referee.rules import BID_NAMES, CARDS, Bid, Phase
 
 if TYPE_CHECKING:
-    from referee.rules import Card, SeatView, TrickWon
+    from referee.rules import Card, SeatView, Suit, TrickWon, ViewFields
     from referee.rules.actions import Action
 
 __all__ = ["RequestEncoder", "batch_message", "encode_request", "length_delimited", "varint"]
@@ -30,7 +31,11 @@ __all__ = ["RequestEncoder", "batch_message", "encode_request", "length_delimite
 
 def varint(value: int) -> bytes:
     """``value`` (not negative) as a protobuf base-128 varint."""
-    return _VARINTS[value] if value < _SMALL else _slow_varint(value)
+    if value < _SMALL:
+        return _VARINTS[value]
+    if value < _THREE_BYTES:  # request ids, once past the table: no loop
+        return bytes(((value & 0x7F) | 0x80, ((value >> 7) & 0x7F) | 0x80, value >> 14))
+    return _slow_varint(value)
 
 
 def _slow_varint(value: int) -> bytes:
@@ -43,6 +48,7 @@ def _slow_varint(value: int) -> bytes:
 
 
 _SMALL: Final = 1 << 14
+_THREE_BYTES: Final = 1 << 21
 _VARINTS: Final = tuple(_slow_varint(value) for value in range(_SMALL))
 
 
@@ -71,19 +77,31 @@ def _packed(field: int, values: bytes) -> bytes:
 
 # -- pieces that never change ----------------------------------------------------------------
 
+_SEATS: Final = 64
+"""Seats the per-seat tables below cover (a table has at most 52 seats: one card each)."""
 _HAND: Final[dict[Card, bytes]] = {card: _string(10, card.text) for card in CARDS}
 """SeatView.hand (10) entries."""
 _LEGAL: Final[dict[Action, bytes]] = {card: _string(6, card.text) for card in CARDS}
 """DecisionRequest.legal_actions (6) entries."""
 _LEGAL.update({Bid(name): _string(6, name) for name in BID_NAMES})
-_PHASES: Final = {Phase.BIDDING: 1, Phase.PLAY: 2, Phase.OVER: 3}
-_PLAYED: dict[tuple[int, Card], bytes] = {}
-"""Trick.cards (2) entries: a PlayedCard for (seat, card)."""
-_BIDS: dict[tuple[int, Bid], bytes] = {}
-"""SeatView.bids (11) entries: a SeatBid for (seat, bid)."""
-_STATE: dict[tuple[Phase, int | None], bytes] = {}
-"""SeatView.phase (8) and to_act (9)."""
-_CONTRACT: dict[tuple[int | None, str | None, str | None], bytes] = {}
+_LEADER: Final = tuple(_uint(1, seat) for seat in range(_SEATS))
+"""Trick.leader (1) and PlayedCard.seat (1), by seat."""
+_PLAYED: Final = tuple(
+    tuple(length_delimited(b"\x12", _LEADER[seat] + _string(2, card.text)) for card in CARDS)
+    for seat in range(_SEATS))
+"""Trick.cards (2) entries: a PlayedCard, by seat then card index."""
+_BIDS: Final = tuple(
+    {Bid(name): length_delimited(b"\x5a", _uint(1, seat) + _string(2, name)) for name in BID_NAMES}
+    for seat in range(_SEATS))
+"""SeatView.bids (11) entries: a SeatBid, by seat then bid."""
+_REQUEST_SEAT: Final = tuple(_uint(3, seat) for seat in range(_SEATS))
+"""DecisionRequest.seat (3), by seat."""
+_VIEW_SEAT: Final = tuple(_uint(2, seat) for seat in range(_SEATS))
+"""SeatView.seat (2), by seat."""
+_STATE: Final = {(phase, to_act): _uint(8, phase) + (b"" if to_act is None else b"\x48" + varint(to_act))
+                 for phase in (1, 2, 3) for to_act in (None, *range(_SEATS))}
+"""SeatView.phase (8) and to_act (9), by phase number and seat to act."""
+_CONTRACT: dict[tuple[int | None, str | None, Suit | None], bytes] = {}
 """SeatView.declarer (12), contract (13) and trump (14)."""
 _COUNTS: dict[tuple[int, ...], bytes] = {}
 """SeatView.tricks_won (17), packed."""
@@ -92,176 +110,156 @@ _BALANCES: dict[tuple[int, ...], bytes] = {}
 _ACTIVE: dict[tuple[tuple[int, ...], int], bytes] = {}
 """SeatView.active (19), packed booleans."""
 _BALANCES_CAP: Final = 50_000
-_LEADER: Final = tuple(_uint(1, seat) for seat in range(64))
-"""Trick.leader (1) and PlayedCard.seat (1), by seat."""
-_REQUEST_SEAT: Final = tuple(_uint(3, seat) for seat in range(64))
-"""DecisionRequest.seat (3), by seat."""
-_MILLIS: dict[tuple[int, int], bytes] = {}
-"""DecisionRequest.deadline_ms (4) and time_bank_ms (7), by (field, ms)."""
 
 
-def _played(seat: int, card: Card) -> bytes:
-    key = (seat, card)
-    found = _PLAYED.get(key)
-    if found is None:
-        found = _PLAYED[key] = length_delimited(b"\x12", _LEADER[seat] + _string(2, card.text))
-    return found
+def _phase_number(phase: Phase) -> int:
+    """SeatView.phase (8); by identity, as hashing an Enum member is a Python call."""
+    return 2 if phase is Phase.PLAY else 1 if phase is Phase.BIDDING else 3
 
 
-def _bid(seat: int, bid: Bid) -> bytes:
-    key = (seat, bid)
-    found = _BIDS.get(key)
-    if found is None:
-        found = _BIDS[key] = length_delimited(b"\x5a", _uint(1, seat) + _string(2, bid.name))
-    return found
-
-
-def _state(phase: Phase, to_act: int | None) -> bytes:
-    key = (phase, to_act)
-    found = _STATE.get(key)
-    if found is None:
-        found = _uint(8, _PHASES[phase])
-        if to_act is not None:
-            found += b"\x48" + varint(to_act)
-        _STATE[key] = found
-    return found
-
-
-def _contract(declarer: int | None, contract: str | None, trump: str | None) -> bytes:
+def _contract(declarer: int | None, contract: str | None, trump: Suit | None) -> bytes:
     key = (declarer, contract, trump)
     found = _CONTRACT.get(key)
     if found is None:
         found = b"" if declarer is None else b"\x60" + varint(declarer)
         if contract:
             found += _string(13, contract)
-        if trump:
-            found += _string(14, trump)
+        if trump is not None:
+            found += _string(14, trump.letter)
         _CONTRACT[key] = found
     return found
 
 
-def _counts(tricks_won: tuple[int, ...]) -> bytes:
-    found = _COUNTS.get(tricks_won)
-    if found is None:
-        found = _COUNTS[tricks_won] = _packed(17, b"".join(varint(n) for n in tricks_won))
-    return found
-
-
-def _balances(balances: tuple[int, ...]) -> bytes:
-    found = _BALANCES.get(balances)
-    if found is None:
+def _totals(tricks_won: tuple[int, ...], balances: tuple[int, ...], seats: tuple[int, ...],
+            size: int) -> bytes:
+    """SeatView.tricks_won (17), balances (18) and active (19): the view's last fields."""
+    counts = _COUNTS.get(tricks_won)
+    if counts is None:
+        counts = _COUNTS[tricks_won] = _packed(17, b"".join(varint(n) for n in tricks_won))
+    chips = _BALANCES.get(balances)
+    if chips is None:
         if len(_BALANCES) > _BALANCES_CAP:
             _BALANCES.clear()
-        found = _BALANCES[balances] = _packed(
+        chips = _BALANCES[balances] = _packed(
             18, b"".join(varint(_zigzag(n)) for n in balances))
-    return found
-
-
-def _active(seats: tuple[int, ...], size: int) -> bytes:
     key = (seats, size)
-    found = _ACTIVE.get(key)
-    if found is None:
-        found = _ACTIVE[key] = _packed(
-            19, bytes(1 if seat in seats else 0 for seat in range(size)))
-    return found
+    active = _ACTIVE.get(key)
+    if active is None:
+        active = _ACTIVE[key] = _packed(19, bytes(1 if seat in seats else 0
+                                                  for seat in range(size)))
+    return counts + chips + active
+
+
+def _plays(plays: tuple[tuple[int, Card], ...]) -> bytes:
+    """Trick.cards (2) of ``plays``."""
+    return b"".join([_PLAYED[seat][card.index] for seat, card in plays])
 
 
 def _trick(trick: TrickWon) -> bytes:
     """A completed trick as a SeatView.completed_tricks (16) entry."""
     plays = trick.plays
-    body = b"".join([_LEADER[plays[0][0]], *[_played(s, c) for s, c in plays],
-                     b"\x18", varint(trick.winner)])
+    body = b"".join((_LEADER[plays[0][0]], _plays(plays), b"\x18", varint(trick.winner)))
     return length_delimited(b"\x82\x01", body)
 
 
 class RequestEncoder:
     """Encodes one table's decision requests; keeps the parts of its views that only grow.
 
-    One encoder per table (its id is fixed). Not thread-safe; cheap to make.
+    One encoder per table (its id is fixed). Not thread-safe; cheap to make. Each cached
+    part is kept with the view value it was encoded from and reused only while the next
+    view holds an equal value (the rules engine hands out the same tuple while a part is
+    unchanged, so the test is mostly one identity check); a part that grew by one entry is
+    extended rather than encoded again.
     """
 
-    __slots__ = ("_bids", "_bids_bytes", "_bids_last", "_current_bytes", "_current_last",
-                 "_current_n", "_request_table", "_starts",
-                 "_tricks", "_tricks_bytes", "_tricks_last", "_view_table")
+    __slots__ = ("_bids", "_bids_bytes", "_current", "_current_key", "_deal", "_deal_key",
+                 "_hands", "_request_table", "_totals", "_totals_key", "_trick", "_trick_plays",
+                 "_tricks", "_tricks_bytes", "_view_table")
 
     def __init__(self, table: str) -> None:
         self._view_table = _string(1, table)
         self._request_table = _string(2, table)
-        self._starts: dict[tuple[int, int, str, int, int, int], bytes] = {}
-        self._bids = 0
-        self._bids_last: object = None
+        self._deal_key: tuple[int, str, int, int, int] | None = None
+        self._deal = b""
+        self._hands: dict[int, tuple[tuple[Card, ...], bytes]] = {}
+        self._bids: tuple[tuple[int, Bid], ...] = ()
         self._bids_bytes = b""
-        self._tricks = 0
-        self._tricks_last: object = None
+        self._trick: tuple[tuple[int, Card], ...] = ()
+        self._trick_plays = b""
+        self._current_key: tuple[tuple[tuple[int, Card], ...], int | None] | None = None
+        self._current = b""
+        self._tricks: tuple[TrickWon, ...] = ()
         self._tricks_bytes = b""
-        self._current_n = -1
-        self._current_last: object = None
-        self._current_bytes = b""
-
-    def _current(self, trick: tuple[tuple[int, Card], ...], to_act: int | None) -> bytes:
-        """SeatView.current_trick (15): cached while the trick's plays stay the same."""
-        count = len(trick)
-        last = trick[-1] if trick else to_act
-        if count == self._current_n and last is self._current_last:
-            return self._current_bytes
-        if count:
-            body = b"".join([_LEADER[trick[0][0]], *[_played(s, c) for s, c in trick]])
-        else:
-            body = _LEADER[to_act or 0]
-        encoded = length_delimited(b"\x7a", body)
-        self._current_n, self._current_last, self._current_bytes = count, last, encoded
-        return encoded
+        self._totals_key: tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], int] | None = None
+        self._totals = b""
 
     def view(self, view: SeatView) -> bytes:
         """The SeatView message's bytes (as ``view_to_proto(view, table=...)`` serializes)."""
-        key = (view.seat, view.table_size, view.profile, view.deal_number,
-               view.deals_in_session, view.dealer)
-        start = self._starts.get(key)
-        if start is None:
-            seat, size, profile, number, deals, dealer = key
-            start = self._starts[key] = b"".join((
-                self._view_table, _uint(2, seat), _uint(3, size), _string(4, profile),
-                _uint(5, number), _uint(6, deals), _uint(7, dealer)))
-        parts = [start, _state(view.phase, view.to_act)]
-        parts += [_HAND[card] for card in view.hand]
-        parts.append(self._bid_bytes(view.bids))
-        trump = view.trump
-        parts.append(_contract(view.declarer, view.contract,
-                               None if trump is None else trump.letter))
-        if view.phase is Phase.PLAY:
-            parts.append(self._current(view.trick, view.to_act))
-        if view.tricks:
-            parts.append(self._trick_bytes(view.tricks))
-        parts.append(_counts(view.tricks_won))
-        parts.append(_balances(view.balances))
-        parts.append(_active(view.seats_in_play, view.table_size))
-        return b"".join(parts)
+        return self.view_of(view.fields())
 
-    def _bid_bytes(self, bids: tuple[tuple[int, Bid], ...]) -> bytes:
-        count = len(bids)
-        if not count:
-            return b""
-        last = bids[-1]
-        if count == self._bids and last is self._bids_last:
-            return self._bids_bytes
-        if count == self._bids + 1 and count > 1 and bids[-2] is self._bids_last:
-            encoded = self._bids_bytes + _bid(*last)
+    def view_of(self, fields: ViewFields) -> bytes:
+        """:meth:`view` of the view with these fields (:func:`referee.rules.view_fields`)."""
+        (profile, size, seat, seats, number, deals, dealer, phase, to_act, hand, bids, declarer,
+         contract, trump, trick, tricks, tricks_won, balances, _) = fields
+        deal = (size, profile, number, deals, dealer)
+        if deal != self._deal_key:
+            self._deal_key = deal
+            self._deal = b"".join((_uint(3, size), _string(4, profile), _uint(5, number),
+                                   _uint(6, deals), _uint(7, dealer)))
+        state = _STATE[_phase_number(phase), to_act]
+        held = self._hands.get(seat)
+        if held is None or held[0] != hand:
+            held = self._hands[seat] = (hand, b"".join([_HAND[card] for card in hand]))
+        if bids is not self._bids:
+            self._bid_bytes(bids)
+        settled = (b"" if declarer is None and contract is None and trump is None
+                   else _contract(declarer, contract, trump))
+        current = self._current_bytes(trick, to_act) if phase is Phase.PLAY else b""
+        if tricks is not self._tricks:
+            self._trick_bytes(tricks)
+        totals = (tricks_won, balances, seats, size)
+        if totals != self._totals_key:
+            self._totals_key = totals
+            self._totals = _totals(*totals)
+        return b"".join((self._view_table, _VIEW_SEAT[seat], self._deal, state, held[1],
+                         self._bids_bytes, settled, current, self._tricks_bytes, self._totals))
+
+    def _bid_bytes(self, bids: tuple[tuple[int, Bid], ...]) -> None:
+        """SeatView.bids (11), extended by the new bid when the auction moved on by one."""
+        known = self._bids
+        if bids != known:
+            if bids and bids[:-1] == known:
+                seat, bid = bids[-1]
+                self._bids_bytes += _BIDS[seat][bid]
+            else:
+                self._bids_bytes = b"".join([_BIDS[seat][bid] for seat, bid in bids])
+        self._bids = bids
+
+    def _current_bytes(self, trick: tuple[tuple[int, Card], ...], to_act: int | None) -> bytes:
+        """SeatView.current_trick (15); while a lead is awaited, its leader is the seat to act."""
+        key = (trick, to_act)
+        if key == self._current_key:
+            return self._current
+        known = self._trick
+        if trick and trick[:-1] == known:
+            seat, card = trick[-1]
+            plays = self._trick_plays + _PLAYED[seat][card.index]
         else:
-            encoded = b"".join([_bid(seat, bid) for seat, bid in bids])
-        self._bids, self._bids_last, self._bids_bytes = count, last, encoded
+            plays = _plays(trick)
+        leader = _LEADER[trick[0][0] if trick else to_act or 0]
+        self._trick, self._trick_plays, self._current_key = trick, plays, key
+        self._current = encoded = length_delimited(b"\x7a", leader + plays)
         return encoded
 
-    def _trick_bytes(self, tricks: tuple[TrickWon, ...]) -> bytes:
-        count = len(tricks)
-        last = tricks[-1]
-        if count == self._tricks and last is self._tricks_last:
-            return self._tricks_bytes
-        if count == self._tricks + 1 and count > 1 and tricks[-2] is self._tricks_last:
-            encoded = self._tricks_bytes + _trick(last)
-        else:
-            encoded = b"".join([_trick(trick) for trick in tricks])
-        self._tricks, self._tricks_last, self._tricks_bytes = count, last, encoded
-        return encoded
+    def _trick_bytes(self, tricks: tuple[TrickWon, ...]) -> None:
+        """SeatView.completed_tricks (16), extended by the new trick when one was won."""
+        known = self._tricks
+        if tricks != known:
+            if tricks and tricks[:-1] == known:
+                self._tricks_bytes += _trick(tricks[-1])
+            else:
+                self._tricks_bytes = b"".join([_trick(trick) for trick in tricks])
+        self._tricks = tricks
 
     def request(self, view: SeatView, *, request_id: int) -> tuple[bytes, bytes]:
         """The request for the seat to act in ``view``, in two parts around its deadline.
@@ -271,31 +269,43 @@ class RequestEncoder:
         a re-sent request carries what is left of it. ``tail`` holds the view, the legal
         actions and nothing else; the time bank goes after it (:func:`bank_field`).
         """
-        head = b"\x08" + varint(request_id) + self._request_table + _REQUEST_SEAT[view.seat]
-        body = self.view(view)
-        tail = length_delimited(b"\x2a", body) + b"".join(
-            [_LEGAL[action] for action in view.legal_actions])
+        return self.request_of(view.fields(), request_id=request_id)
+
+    def request_of(self, fields: ViewFields, *, request_id: int) -> tuple[bytes, bytes]:
+        """:meth:`request` for the view with these fields (:func:`referee.rules.view_fields`)."""
+        head = b"".join((b"\x08", varint(request_id), self._request_table,
+                         _REQUEST_SEAT[fields[2]]))
+        body = self.view_of(fields)
+        size = len(body)
+        tail = b"".join((b"\x2a", _VARINTS[size] if size < _SMALL else varint(size), body,
+                         *[_LEGAL[action] for action in fields[18]]))
         return head, tail
 
 
-def _millis(field: int, ms: int) -> bytes:
-    key = (field, ms)
-    found = _MILLIS.get(key)
-    if found is None:
-        if len(_MILLIS) > _BALANCES_CAP:
-            _MILLIS.clear()
-        found = _MILLIS[key] = _uint(field, ms)
-    return found
+_DEADLINES: dict[int, bytes] = {}
+"""DecisionRequest.deadline_ms (4), by ms; cleared when it grows large."""
+_BANKS: dict[int, bytes] = {}
+"""DecisionRequest.time_bank_ms (7), by ms; cleared when it grows large."""
 
 
 def deadline_field(deadline_ms: int) -> bytes:
     """DecisionRequest.deadline_ms (4)."""
-    return _millis(4, deadline_ms)
+    found = _DEADLINES.get(deadline_ms)
+    if found is None:
+        if len(_DEADLINES) > _BALANCES_CAP:
+            _DEADLINES.clear()
+        found = _DEADLINES[deadline_ms] = _uint(4, deadline_ms)
+    return found
 
 
 def bank_field(time_bank_ms: int) -> bytes:
     """DecisionRequest.time_bank_ms (7)."""
-    return _millis(7, time_bank_ms)
+    found = _BANKS.get(time_bank_ms)
+    if found is None:
+        if len(_BANKS) > _BALANCES_CAP:
+            _BANKS.clear()
+        found = _BANKS[time_bank_ms] = _uint(7, time_bank_ms)
+    return found
 
 
 def encode_request(view: SeatView, *, table: str, request_id: int, deadline_ms: int,  # noqa: PLR0913 - the request's fields, keywords
