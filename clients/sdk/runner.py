@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import gc
 import os
 import signal
 import sys
@@ -83,6 +84,7 @@ def run(
     """
     if options is None:
         options, _ = parse_options(argv, name=name, version=version)
+    gc.freeze()  # what is loaded now lives as long as the process: spare the collector it
     code = asyncio.run(serve(factory, options))
     sys.exit(int(code))
 
