@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from referee.rules import PROFILES  # noqa: E402
-from referee.server import Referee, ServerLimits, SessionSpec, TimeLimits  # noqa: E402
+from referee.server import Referee, ServerLimits, SessionSpec, TimeLimits, tune_collector  # noqa: E402
 
 
 async def run(*, max_batch: int, tables: int, seconds: float, bots: int) -> None:
@@ -104,6 +104,7 @@ def main() -> None:
     import structlog  # noqa: PLC0415 - quiet the per-session log lines for the benchmark
 
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.ERROR))
+    tune_collector()  # as every process that hosts a referee does
     for max_batch in (64, 1):
         asyncio.run(run(max_batch=max_batch, tables=args.tables, seconds=args.seconds,
                         bots=args.bots))

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import math
 import os
 import pickle
@@ -35,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from referee.rules import get_profile
+from referee.server import tune_collector
 from tournaments.blocks import BlockRun
 from tournaments.bots import RunnerError
 from tournaments.host import BlockHost
@@ -267,21 +267,9 @@ def main() -> None:
     output = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray prints must not break the protocol
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the runner decides when to stop
-    _collect_less()
+    tune_collector()
     asyncio.run(_serve(output))
 
-
-def _collect_less() -> None:
-    """Tune the garbage collector for a referee's short-lived objects.
-
-    A referee makes a few small objects per decision, nearly all freed by reference
-    counting; with CPython's default thresholds the collector still runs every 700
-    allocations and walks the long-lived modules again and again (a tenth of a worker's
-    time, measured with bench/tournament.py). Freezing what is loaded so far and raising
-    the thresholds leaves the collector for what it is for: cycles, now and then.
-    """
-    gc.freeze()
-    gc.set_threshold(20_000, 20, 50)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import signal
 import sys
 
 from referee.rules import ProfileError, get_profile
-from referee.server.app import Referee, configure_logging, port_in_use
+from referee.server.app import Referee, configure_logging, port_in_use, tune_collector
 from referee.server.limits import ServerLimits, TimeLimits
 
 
@@ -56,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     """Parse the command line and serve until interrupted."""
     args = _parser().parse_args(argv)
     configure_logging(json=args.json_logs)
+    tune_collector()
     try:
         profile = get_profile(args.profile)
         referee = Referee(limits=ServerLimits(max_outstanding=args.max_outstanding,

@@ -18,6 +18,7 @@ import structlog
 from rich.console import Console
 from rich.progress import Progress
 
+from referee.server import tune_collector
 from tournaments.bots import RunnerError
 from tournaments.logfiles import LogError
 from tournaments.progress import progress_columns, standings_table
@@ -132,6 +133,7 @@ def seats_for(entrants: Sequence[object], table_size: int | None) -> int:
 
 def play_and_publish(config: TournamentConfig, *, store: Store, out: Path, **options: Any) -> None:  # noqa: ANN401
     """Run a tournament with a progress bar, then print and publish its standings."""
+    tune_collector()  # for the referee, when it plays here (one worker, or remote bots)
     with Progress(*progress_columns(), console=console) as progress:
         tournament_id = run_tournament(
             config, store=store, logs_root=(out / "logs").resolve(), progress=progress, **options
