@@ -148,7 +148,11 @@ def key_set_of(results: list) -> set[tuple[int, int, int, tuple[str, ...]]]:  # 
 
 
 def _kill_orphaned_bots(logs: Path) -> None:
-    """The killed runner's bot processes outlive it: stop them by the pids their logs name."""
+    """Stop any bot process the killed runner left (their logs name their pids).
+
+    Worker processes stop their bots when the runner goes away; this is for what a
+    killed worker or a runner playing in its own process leaves behind.
+    """
     for log in logs.glob("t*/bots/*.log"):
         for line in log.read_text(errors="replace").splitlines():
             if line.startswith("--- ") and "(pid " in line:
