@@ -264,6 +264,9 @@ async def _serve(output: BinaryIO) -> None:
 
 def main() -> None:
     """A worker process: serve one runner over stdin and stdout until it says stop or goes away."""
+    if sys.stdin.isatty():
+        sys.exit("python -m tournaments.workers is started by the tournament runner "
+                 "(nap tournament run --workers N), not by hand")
     output = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray prints must not break the protocol
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the runner decides when to stop
