@@ -117,8 +117,9 @@ class WorkerPool:
         try:
             for number in range(1, workers + 1):
                 self._processes.append(await self._spawn(number))
-            await asyncio.gather(*(self._ready(number, process)
-                                   for number, process in enumerate(self._processes, start=1)))
+            async with asyncio.TaskGroup() as group:  # the first to fail stops the wait
+                for number, process in enumerate(self._processes, start=1):
+                    group.create_task(self._ready(number, process))
             queue = iter(runs)
             share = max(1, min(per_worker, math.ceil(len(runs) / workers)))
             async with asyncio.TaskGroup() as group:
