@@ -405,6 +405,7 @@ async def _run_blocks(  # noqa: PLR0913 - the pieces of one run
             profile=config.profile, time_limits=config.time_limits,
             max_restarts=config.max_restarts, connect_timeout_s=config.connect_timeout_s,
             fault_policy=config.fault_policy, ask_forced=config.ask_forced,
+            log_level=_log.bind().get_effective_level(),
         ), workers=workers)
         await pool.play(runs, commit, per_worker=config.concurrency)
         return

@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+import structlog
+
 from referee.rules import get_profile
 from referee.server import tune_collector
 from tournaments.blocks import BlockRun
@@ -70,6 +72,8 @@ class WorkerSetup:
     connect_timeout_s: float
     fault_policy: FaultPolicy | None
     ask_forced: bool
+    log_level: int = 0
+    """The runner's structlog level, which the worker's own log lines follow."""
 
 
 def _frame(*message: object) -> bytes:
@@ -224,6 +228,8 @@ async def _serve(output: BinaryIO) -> None:
     if start is None:
         return
     _, setup, suffix = start
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(setup.log_level),
+                        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr))
     profile = get_profile(setup.profile)
     host = BlockHost(bots=setup.bots, tournament=setup.tournament, logs_root=setup.logs_root,
                      limits=setup.limits, profile=profile, time_limits=setup.time_limits,
