@@ -174,23 +174,17 @@ class BotLink:
         if room > 0 and queue:
             now = self._running().time()
             outstanding = self._outstanding
-            clocked = self._clocked
             while room > 0 and queue:
                 pending = queue.popleft()
                 if pending.done:
                     continue
-                request_id = pending.request_id
-                outstanding[request_id] = pending
-                expires_at = pending.expires_at
-                if expires_at is None:  # its clock starts now (as _start_clock, inline)
+                outstanding[pending.request_id] = pending
+                if pending.expires_at is None:
                     pending.sent_at = now
+                    self._start_clock(pending, now)
                     deadline_ms = pending.deadline_ms
-                    expires_at = pending.expires_at = now + deadline_ms / 1000
-                    clocked[request_id] = pending
-                    if self._sweep is None or expires_at < self._sweep_at:
-                        self._set_sweep(expires_at)
                 else:  # re-sent after a reconnect: what is left of its deadline
-                    deadline_ms = max(1, int((expires_at - now) * 1000))
+                    deadline_ms = max(1, int((pending.expires_at - now) * 1000))
                 requests.append(pending.head + deadline_field(deadline_ms) + pending.tail)
                 room -= 1
         notices = self._notices
@@ -263,9 +257,8 @@ class BotLink:
         if encoder is None:
             encoder = RequestEncoder(table)
         head, tail = encoder.request_of(view, request_id=request_id)
-        if time_bank_ms:  # the field is left out at 0
-            tail += bank_field(time_bank_ms)
-        pending = Pending(request_id, table, head, tail, deadline_ms, callback)
+        pending = Pending(request_id, table, head, tail + bank_field(time_bank_ms),
+                          deadline_ms, callback)
         if self._gone:
             pending.done = True
             self._running().call_soon(callback, Reply(None, 0.0, FaultKind.DISCONNECT))
@@ -305,12 +298,11 @@ class BotLink:
             if self._outstanding.pop(pending.request_id, None) is not None:
                 self._retired.add(pending.request_id)
             self._finish(pending, Reply(None, self._elapsed_ms(pending), FaultKind.LATE))
-        if self._sweep is not None:  # set again by a callback above
+        if clocked:  # (a callback above may have set the timer already: set it again)
+            self._set_sweep(min(p.expires_at or now for p in clocked.values()))
+        elif self._sweep is not None:
             self._sweep.cancel()
             self._sweep = None
-        if clocked:
-            self._sweep_at = min(p.expires_at or now for p in clocked.values())
-            self._sweep = self._running().call_at(self._sweep_at, self._expire)
         if late and self._queue:
             self._wake()
 

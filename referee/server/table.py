@@ -234,10 +234,7 @@ class Table:
         for event in events:
             if event.__class__ is DealSettled:
                 self._settled.append(event)
-        for link in self._links:  # the common case: nobody listens
-            if link.wants_events:
-                self._broadcast(events, deal_number=deal_number)
-                break
+        self._broadcast(events, deal_number=deal_number)
 
     def _judge(self, reply: Reply) -> tuple[Decision, Action]:
         """The decision a reply makes and its action: the bot's, or the fault policy's."""

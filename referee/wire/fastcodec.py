@@ -275,10 +275,8 @@ class RequestEncoder:
         """:meth:`request` for the view with these fields (:func:`referee.rules.view_fields`)."""
         head = b"".join((b"\x08", varint(request_id), self._request_table,
                          _REQUEST_SEAT[fields[2]]))
-        body = self.view_of(fields)
-        size = len(body)
-        tail = b"".join((b"\x2a", _VARINTS[size] if size < _SMALL else varint(size), body,
-                         *[_LEGAL[action] for action in fields[18]]))
+        tail = length_delimited(b"\x2a", self.view_of(fields)) + b"".join(
+            [_LEGAL[action] for action in fields[18]])
         return head, tail
 
 
@@ -288,24 +286,23 @@ _BANKS: dict[int, bytes] = {}
 """DecisionRequest.time_bank_ms (7), by ms; cleared when it grows large."""
 
 
+def _millis(cache: dict[int, bytes], field: int, ms: int) -> bytes:
+    found = cache.get(ms)
+    if found is None:
+        if len(cache) > _BALANCES_CAP:
+            cache.clear()
+        found = cache[ms] = _uint(field, ms)
+    return found
+
+
 def deadline_field(deadline_ms: int) -> bytes:
     """DecisionRequest.deadline_ms (4)."""
-    found = _DEADLINES.get(deadline_ms)
-    if found is None:
-        if len(_DEADLINES) > _BALANCES_CAP:
-            _DEADLINES.clear()
-        found = _DEADLINES[deadline_ms] = _uint(4, deadline_ms)
-    return found
+    return _millis(_DEADLINES, 4, deadline_ms)
 
 
 def bank_field(time_bank_ms: int) -> bytes:
     """DecisionRequest.time_bank_ms (7)."""
-    found = _BANKS.get(time_bank_ms)
-    if found is None:
-        if len(_BANKS) > _BALANCES_CAP:
-            _BANKS.clear()
-        found = _BANKS[time_bank_ms] = _uint(7, time_bank_ms)
-    return found
+    return _millis(_BANKS, 7, time_bank_ms)
 
 
 def encode_request(view: SeatView, *, table: str, request_id: int, deadline_ms: int,  # noqa: PLR0913 - the request's fields, keywords
