@@ -19,18 +19,19 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from referee.server import Referee, ServerLimits
+from referee.rules import get_profile
+from referee.server import Referee
 from tournaments.blocks import BlockRun, FinishedSession, run_block
-from tournaments.bots import BotEntry, BotProcess, RunnerError, new_token
+from tournaments.bots import BotProcess, RunnerError, new_token
 from tournaments.logfiles import write_log
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Sequence
     from pathlib import Path
 
-    from referee.rules import Profile
-    from referee.server import TimeLimits
+    from referee.server import ServerLimits
     from tournaments.results import SessionResult
+    from tournaments.runner import Hosting, TournamentConfig
 
 
 def quiet_logger() -> Any:  # noqa: ANN401 - a structlog bound logger
@@ -45,40 +46,25 @@ def quiet_logger() -> Any:  # noqa: ANN401 - a structlog bound logger
 
 
 class BlockHost:
-    """One referee on ``host:port`` and one process per local bot entry.
+    """One referee and one process per local bot entry of ``config``'s tournament.
 
-    ``remote_tokens`` gives the tokens of entries without a command (remote bots, which
-    connect by themselves); ``announce(port, tokens)`` is called once the referee listens.
-    ``bot_log_suffix`` tells apart the bot logs of several hosts of one tournament.
+    ``hosting`` says where the referee listens (127.0.0.1, any free port, by default)
+    and gives the tokens of entries without a command (remote bots, which connect by
+    themselves). ``bot_log_suffix`` tells apart the bot logs of several hosts of one
+    tournament.
     """
 
-    def __init__(  # noqa: PLR0913 - one keyword per setting
-        self,
-        *,
-        bots: Sequence[BotEntry],
-        tournament: int,
-        logs_root: Path,
-        limits: ServerLimits,
-        profile: Profile,
-        time_limits: TimeLimits,
-        max_restarts: int,
-        connect_timeout_s: float,
-        host: str = "127.0.0.1",
-        port: int = 0,
-        remote_tokens: Mapping[str, str] | None = None,
-        announce: Callable[[int, Mapping[str, str]], None] | None = None,
-        bot_log_suffix: str = "",
-    ) -> None:
-        self.bots = tuple(bots)
+    def __init__(self, config: TournamentConfig, *, tournament: int, logs_root: Path,  # noqa: PLR0913 - keywords
+                 limits: ServerLimits, hosting: Hosting | None = None,
+                 bot_log_suffix: str = "") -> None:
+        self.config = config
         self.tournament = tournament
         self.logs_root = logs_root
-        self.referee = Referee(limits=limits, logger=quiet_logger(), profile=profile,
-                               time_limits=time_limits)
-        self._max_restarts = max_restarts
-        self._connect_timeout_s = connect_timeout_s
-        self._host, self._port = host, port
-        self._remote_tokens = dict(remote_tokens or {})
-        self._announce = announce
+        self.profile = get_profile(config.profile)
+        """The rules, one object for every block played here."""
+        self.referee = Referee(limits=limits, logger=quiet_logger(), profile=self.profile,
+                               time_limits=config.time_limits)
+        self._hosting = hosting
         self._suffix = bot_log_suffix
         self.processes: list[BotProcess] = []
 
@@ -88,12 +74,14 @@ class BlockHost:
         Raises RunnerError (one line) when a bot cannot start or connect; whatever was
         started is stopped again.
         """
-        referee = self.referee
-        port = await referee.start(host=self._host, port=self._port)
+        referee, config, hosting = self.referee, self.config, self._hosting
+        port = await (referee.start() if hosting is None
+                      else referee.start(host=hosting.host, port=hosting.port))
         remote: dict[str, str] = {}
-        for entry in self.bots:
+        for entry in config.bots:
             if not entry.command:
-                remote[entry.name] = self._remote_tokens.get(entry.name) or new_token()
+                given = None if hosting is None else hosting.tokens.get(entry.name)
+                remote[entry.name] = given or new_token()
                 referee.add_bot(name=entry.name, token=remote[entry.name])
                 continue
             token = new_token()
@@ -102,11 +90,11 @@ class BlockHost:
                 entry, address=f"127.0.0.1:{port}", token=token,
                 log_path=(self.logs_root / f"t{self.tournament}" / "bots"
                           / f"{entry.name}{self._suffix}.log"),
-                max_restarts=self._max_restarts,
+                max_restarts=config.max_restarts,
             ))
-        if self._announce is not None:
-            self._announce(port, remote)
-        seconds = self._connect_timeout_s
+        if hosting is not None and hosting.announce is not None:
+            hosting.announce(port, remote)
+        seconds = config.connect_timeout_s
         results = await asyncio.gather(
             *(p.start(referee, connect_timeout=seconds) for p in self.processes),
             *(self._await_remote(name, seconds) for name in remote),

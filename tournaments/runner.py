@@ -400,21 +400,13 @@ async def _run_blocks(  # noqa: PLR0913 - the pieces of one run
     workers = config.workers or default_workers()
     remote = any(not bot.command for bot in config.bots)
     if workers > 1 and len(runs) > 1 and not remote:
-        pool = WorkerPool(WorkerSetup(
-            bots=config.bots, tournament=tournament, logs_root=logs_root, limits=options.limits,
-            profile=config.profile, time_limits=config.time_limits,
-            max_restarts=config.max_restarts, connect_timeout_s=config.connect_timeout_s,
-            fault_policy=config.fault_policy, ask_forced=config.ask_forced,
-            log_level=_log.bind().get_effective_level(),
-        ), workers=workers)
+        pool = WorkerPool(WorkerSetup(config, tournament, logs_root, options.limits,
+                                      log_level=_log.bind().get_effective_level()),
+                          workers=workers)
         await pool.play(runs, commit, per_worker=config.concurrency)
         return
-    hosting = options.hosting
-    host = BlockHost(bots=config.bots, tournament=tournament, logs_root=logs_root,
-                     limits=options.limits, profile=get_profile(config.profile),
-                     time_limits=config.time_limits, max_restarts=config.max_restarts,
-                     connect_timeout_s=config.connect_timeout_s, host=hosting.host,
-                     port=hosting.port, remote_tokens=hosting.tokens, announce=hosting.announce)
+    host = BlockHost(config, tournament=tournament, logs_root=logs_root, limits=options.limits,
+                     hosting=options.hosting)
     try:
         await host.start()
         await host.play_all(runs, commit, concurrency=config.concurrency)

@@ -29,25 +29,23 @@ import pickle
 import signal
 import struct
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import structlog
 
-from referee.rules import get_profile
 from referee.server import tune_collector
-from tournaments.blocks import BlockRun
 from tournaments.bots import RunnerError
 from tournaments.host import BlockHost
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
-    from referee.rules import FaultPolicy
-    from referee.server import ServerLimits, TimeLimits
-    from tournaments.bots import BotEntry
+    from referee.server import ServerLimits
+    from tournaments.blocks import BlockRun
     from tournaments.results import SessionResult
+    from tournaments.runner import TournamentConfig
 
 __all__ = ["WorkerPool", "WorkerSetup", "main"]
 
@@ -62,16 +60,10 @@ _STOP_WAIT_S = 15.0
 class WorkerSetup:
     """What a worker needs to host its share of one tournament (sent once, at its start)."""
 
-    bots: tuple[BotEntry, ...]
+    config: TournamentConfig
     tournament: int
     logs_root: Path
     limits: ServerLimits
-    profile: str
-    time_limits: TimeLimits
-    max_restarts: int
-    connect_timeout_s: float
-    fault_policy: FaultPolicy | None
-    ask_forced: bool
     log_level: int = 0
     """The runner's structlog level, which the worker's own log lines follow."""
 
@@ -79,11 +71,6 @@ class WorkerSetup:
 def _frame(*message: object) -> bytes:
     data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
     return _HEADER.pack(len(data)) + data
-
-
-def _block(run: BlockRun) -> bytes:
-    """A block for a worker: what its BlockRun does not share with every other block."""
-    return _frame("block", run.index, run.board_seed, run.bots, run.rotations)
 
 
 async def _receive(reader: asyncio.StreamReader) -> tuple[Any, ...] | None:
@@ -165,7 +152,7 @@ class WorkerPool:
         assert stdout is not None  # noqa: S101 - asked for in _spawn
         in_flight = 0
         for run in queue:
-            stdin.write(_block(run))
+            stdin.write(_frame("block", run))
             in_flight += 1
             if in_flight == share:
                 break
@@ -180,7 +167,7 @@ class WorkerPool:
                 in_flight -= 1
                 following = next(queue, None)
                 if following is not None:
-                    stdin.write(_block(following))
+                    stdin.write(_frame("block", following))
                     in_flight += 1
             elif kind == "failed":
                 raise RunnerError(message[1])
@@ -230,11 +217,8 @@ async def _serve(output: BinaryIO) -> None:
     _, setup, suffix = start
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(setup.log_level),
                         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr))
-    profile = get_profile(setup.profile)
-    host = BlockHost(bots=setup.bots, tournament=setup.tournament, logs_root=setup.logs_root,
-                     limits=setup.limits, profile=profile, time_limits=setup.time_limits,
-                     max_restarts=setup.max_restarts, connect_timeout_s=setup.connect_timeout_s,
-                     bot_log_suffix=suffix)
+    host = BlockHost(setup.config, tournament=setup.tournament, logs_root=setup.logs_root,
+                     limits=setup.limits, bot_log_suffix=suffix)
     try:
         await host.start()
     except RunnerError as exc:
@@ -253,11 +237,8 @@ async def _serve(output: BinaryIO) -> None:
     try:
         async with asyncio.TaskGroup() as group:
             while (message := await _receive(reader)) is not None and message[0] == "block":
-                _, index, board_seed, bots, rotations = message
-                task = group.create_task(play(BlockRun(
-                    tournament=setup.tournament, index=index, board_seed=board_seed, bots=bots,
-                    profile=profile, time_limits=setup.time_limits, rotations=rotations,
-                    fault_policy=setup.fault_policy, ask_forced=setup.ask_forced)))
+                # one rules object for every block here (the engine caches by identity)
+                task = group.create_task(play(replace(message[1], profile=host.profile)))
                 playing.add(task)
                 task.add_done_callback(playing.discard)
             for task in playing:  # told to stop, or the runner is gone
