@@ -293,3 +293,30 @@ class TestInProcess:
                 if not remote.faults:
                     assert finished.result.seats == remote.seats
 
+
+
+class TestWorkerProcess:
+    def test_the_worker_logs_at_the_runners_level(self, tmp_path: Path) -> None:
+        """`nap tournament run` without -v shows no info lines, from the runner or its workers."""
+        command = [PYTHON, "-m", "tournaments.cli", "tournament", "run", "-n", "8", "--workers", "2",
+                   "--db", str(tmp_path / "nap.db"), "--out", str(tmp_path / "out")]
+        quiet = subprocess.run(command, capture_output=True, text=True, check=True, timeout=120)
+        assert "bot started" not in quiet.stderr
+        loud = subprocess.run([*command[:3], "-v", *command[3:]], capture_output=True, text=True,
+                              check=True, timeout=120)
+        assert loud.stderr.count("bot started") == 8  # 4 bots in each of the 2 workers
+
+    def test_a_worker_started_by_hand_says_who_starts_it(self) -> None:
+        """`python -m tournaments.workers` at a terminal: a one-line error, not a wait for input."""
+        import pty  # noqa: PLC0415 - a terminal only for this test
+
+        leader, follower = pty.openpty()
+        try:
+            done = subprocess.run([PYTHON, "-m", "tournaments.workers"], stdin=follower,
+                                  capture_output=True, text=True, timeout=60, check=False)
+        finally:
+            os.close(leader)
+            os.close(follower)
+        assert done.returncode == 1
+        assert done.stderr.strip() == ("python -m tournaments.workers is started by the tournament "
+                                       "runner (nap tournament run --workers N), not by hand")
