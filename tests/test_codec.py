@@ -1,4 +1,8 @@
-"""The codec turns views, requests, events and profiles into wire messages and back exactly."""
+"""The codec turns views, requests, told events, notices and profiles into wire messages and back exactly.
+
+The fast encoder (requests, batches, notices) writes byte for byte what protobuf writes
+for the codec's messages, with tags read from the descriptors.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +10,14 @@ import copy
 import dataclasses
 import pickle
 import random
+import re
+from typing import TYPE_CHECKING
 
 import pytest
+from google.protobuf import descriptor_pb2, wrappers_pb2
+from google.protobuf.descriptor import FieldDescriptor
 
+from referee.match import Closed, CloseReason, Fault, Faulted, FaultKind, SeatPenalized
 from referee.rules import (
     PROFILES,
     AllPassed,
@@ -19,22 +28,38 @@ from referee.rules import (
     Penalized,
     Penalty,
     Phase,
+    Profile,
+    SeatEvent,
     SeatView,
     Session,
     parse_action,
 )
 from referee.wire import nap_pb2
 from referee.wire.codec import (
+    closed_to_proto,
     event_from_proto,
-    event_to_proto,
+    fault_kind_from_proto,
+    fault_kind_to_proto,
+    fault_to_proto,
     profile_to_proto,
     request_to_proto,
-    seat_penalized_to_proto,
+    told_to_proto,
     view_from_proto,
     view_to_proto,
 )
-from referee.wire.fastcodec import RequestEncoder, batch_message, encode_request
+from referee.wire.fastcodec import (
+    Notice,
+    RequestEncoder,
+    batch_message,
+    closed_notice,
+    encode_request,
+    fault_notice,
+)
 from referee.wire.fastdecode import LazySeatView, ViewDecoder
+from referee.wire.protowire import I32, I64, LEN, VARINT, field_tag, wire_type
+
+if TYPE_CHECKING:
+    from google.protobuf.message import Message
 
 FIELD_NAMES = [field.name for field in dataclasses.fields(SeatView)]
 
@@ -106,50 +131,171 @@ def test_view_marks_the_current_trick_and_optional_seats() -> None:
     assert msg.active == [True, True, True]
 
 
-def test_events_round_trip() -> None:
-    """Every engine event comes back from the wire as the same value."""
-    kinds = set()
-    for session, steps in SESSIONS:
-        for events in steps:
-            for event in events:
-                msg = event_to_proto(event, table="t", seat=0, deal_number=len(session.deals) - 1)
-                wire = nap_pb2.TableEvent.FromString(msg.SerializeToString())
-                assert event_from_proto(wire) == event
-                kinds.add(type(event).__name__)
-    assert {"DealStarted", "BidMade", "AuctionWon", "AllPassed", "CardPlayed", "TrumpChosen",
-            "TrickWon", "Penalized", "DealSettled", "SessionOver"} <= kinds
+def _chip_profile(*, rebuy: bool) -> Profile:
+    """A finite-chip profile with a short stack, so that seats run out (and are eliminated or rebuy)."""
+    return dataclasses.replace(PROFILES["full-ladder"], name="short-stack", starting_chips=8,
+                               rebuy=rebuy)
 
 
-def test_event_context_is_carried() -> None:
-    """DealStarted carries the addressed seat's hand; DealSettled balances and the faulting seat."""
-    hand = (Card("AS"), Card("10H"))
-    started = event_to_proto(DealStarted(3, 1, (0, 1, 2)), table="t", seat=2, deal_number=0,
-                             hand=hand)
-    assert started.deal_number == 3
-    assert list(started.deal_started.hand) == ["AS", "10H"]
-    settled = event_to_proto(DealSettled(0, "nap", 2, made=False, payments=(-10, 5, 5)), table="t", seat=1,
-                             deal_number=3, balances=(1, 2, -3), faulting_seat=0)
-    assert list(settled.deal_settled.balances) == [1, 2, -3]
-    assert settled.deal_settled.faulting_seat == 0
-    no_declarer = event_to_proto(DealSettled(None, None, 0, None, (0, 0, 0)), table="t",
-                                 seat=1, deal_number=0)
-    assert not no_declarer.deal_settled.HasField("declarer")
-    assert event_from_proto(no_declarer) == DealSettled(None, None, 0, None, (0, 0, 0))
-    revoke = event_to_proto(Penalized(2), table="t", seat=0, deal_number=0,
-                            fault=nap_pb2.FAULT_KIND_LATE)
-    assert revoke.seat_penalized.penalty == nap_pb2.PENALTY_REVOKE
-    assert revoke.seat_penalized.fault == nap_pb2.FAULT_KIND_LATE
-    assert event_from_proto(event_to_proto(AllPassed(), table="t", seat=0, deal_number=0)) == \
-        AllPassed()
+TOLD_PROFILES = [*PROFILES.values(), _chip_profile(rebuy=False), _chip_profile(rebuy=True)]
 
 
-def test_substitution_notice_has_no_engine_event() -> None:
-    msg = seat_penalized_to_proto(table="t", seat=0, deal_number=1, faulting_seat=2,
-                                  fault=nap_pb2.FAULT_KIND_ILLEGAL, substitute=parse_action("2C"))
-    assert msg.seat_penalized.penalty == nap_pb2.PENALTY_SUBSTITUTE
-    assert msg.seat_penalized.substitute_action == "2C"
-    assert event_from_proto(msg) is None
-    assert event_from_proto(nap_pb2.TableEvent(table="t")) is None
+def _as_told(item: SeatEvent, kind: FaultKind) -> SeatEvent | SeatPenalized:
+    """What the match core tells: the engine's Penalized becomes a SeatPenalized with its fault."""
+    if isinstance(item.event, Penalized):
+        return SeatPenalized(item.event.seat, item.deal, kind)
+    return item
+
+
+class TestToldEvents:
+    """told_to_proto encodes what a seat is told; event_from_proto gives the engine event back."""
+
+    def test_every_seat_is_told_every_event_over_random_sessions(self) -> None:
+        """Each seat's told events, of every kind, survive the wire with their deal and context."""
+        rng = random.Random(2025)
+        kinds: set[str] = set()
+        checked = 0
+        for index in range(45):
+            profile = TOLD_PROFILES[index % len(TOLD_PROFILES)]
+            size = rng.randint(profile.min_players, profile.max_players)
+            session = Session(profile, table_size=size, seed=index)
+            table = f"t{index}"
+            deal, events = 0, session.opening
+            while True:
+                fault = rng.choice(list(FaultKind))
+                penalized = None
+                for seat in range(size):
+                    for item in session.tell(seat, events, deal=deal):
+                        told = _as_told(item, fault)
+                        wire = nap_pb2.TableEvent.FromString(
+                            told_to_proto(told, table=table, seat=seat).SerializeToString())
+                        assert (wire.table, wire.seat, wire.deal_number) == (table, seat, item.deal)
+                        assert event_from_proto(wire) == item.event
+                        kinds.add(type(item.event).__name__)
+                        checked += 1
+                        if isinstance(item.event, DealStarted):
+                            assert item.deal == item.event.deal == len(session.deals) - 1
+                            hand = [card.text for card in session.view(seat).hand]
+                            assert list(wire.deal_started.hand) == hand
+                            others = {card.text for other in range(size) if other != seat
+                                      for card in session.view(other).hand}
+                            assert not others & set(wire.deal_started.hand)
+                        elif isinstance(item.event, DealSettled):
+                            assert list(wire.deal_settled.balances) == session.balances
+                            assert wire.deal_settled.HasField("faulting_seat") == (penalized is not None)
+                            assert wire.deal_settled.faulting_seat == (penalized or 0)
+                        elif isinstance(told, SeatPenalized):
+                            assert wire.seat_penalized.fault == fault_kind_to_proto(fault)
+                            assert wire.seat_penalized.penalty == nap_pb2.PENALTY_REVOKE
+                            assert wire.seat_penalized.substitute_action == ""
+                            penalized = told.seat
+                if session.over:
+                    break
+                deal = len(session.deals) - 1
+                if session.deal.phase is Phase.PLAY and rng.random() < 0.03:
+                    events = session.apply(Penalty(session.to_act))  # type: ignore[arg-type]
+                else:
+                    events = session.apply(rng.choice(session.legal_actions()))
+        assert kinds == {"DealStarted", "BidMade", "AuctionWon", "AllPassed", "CardPlayed",
+                         "TrumpChosen", "TrickWon", "Penalized", "DealSettled", "SeatEliminated",
+                         "SeatRebought", "SessionOver"}
+        assert checked > 20_000
+
+    def test_context_comes_from_the_seat_event(self) -> None:
+        """DealStarted carries the seat's hand; DealSettled balances and the faulting seat (0 too)."""
+        hand = (Card("AS"), Card("10H"))
+        started = told_to_proto(SeatEvent(3, DealStarted(3, 1, (0, 1, 2)), hand=hand), table="t", seat=2)
+        assert (started.table, started.seat, started.deal_number) == ("t", 2, 3)
+        assert list(started.deal_started.hand) == ["AS", "10H"]
+        assert list(started.deal_started.seats_in_play) == [0, 1, 2]
+        settled = told_to_proto(
+            SeatEvent(3, DealSettled(0, "nap", 2, made=False, payments=(-10, 5, 5)),
+                      balances=(1, 2, -3), faulting_seat=0),
+            table="t", seat=1)
+        assert list(settled.deal_settled.balances) == [1, 2, -3]
+        assert settled.deal_settled.HasField("faulting_seat")
+        assert settled.deal_settled.faulting_seat == 0
+        no_declarer = told_to_proto(SeatEvent(0, DealSettled(None, None, 0, None, (0, 0, 0))),
+                                    table="t", seat=1)
+        assert not no_declarer.deal_settled.HasField("declarer")
+        assert not no_declarer.deal_settled.HasField("faulting_seat")
+        assert event_from_proto(no_declarer) == DealSettled(None, None, 0, None, (0, 0, 0))
+        all_passed = told_to_proto(SeatEvent(0, AllPassed()), table="t", seat=0)
+        assert all_passed.WhichOneof("event") == "all_passed"
+        assert event_from_proto(all_passed) == AllPassed()
+
+    @pytest.mark.parametrize("kind", list(FaultKind))
+    def test_penalty_notices(self, kind: FaultKind) -> None:
+        """A substitution carries its action (no engine event); a revoke comes back as Penalized."""
+        substituted = told_to_proto(SeatPenalized(2, 4, kind, parse_action("10S")), table="t", seat=0)
+        assert (substituted.seat, substituted.deal_number) == (0, 4)
+        penalty = substituted.seat_penalized
+        assert (penalty.seat, penalty.fault, penalty.penalty, penalty.substitute_action) == (
+            2, fault_kind_to_proto(kind), nap_pb2.PENALTY_SUBSTITUTE, "10S")
+        assert event_from_proto(substituted) is None
+        revoked = told_to_proto(SeatPenalized(0, 1, kind), table="t", seat=1)
+        assert revoked.WhichOneof("event") == "seat_penalized"
+        assert revoked.seat_penalized.substitute_action == ""
+        assert (revoked.seat_penalized.penalty, revoked.seat_penalized.fault) == (
+            nap_pb2.PENALTY_REVOKE, fault_kind_to_proto(kind))
+        assert event_from_proto(revoked) == Penalized(0)
+        assert event_from_proto(nap_pb2.TableEvent(table="t")) is None
+
+    def test_the_engines_penalized_is_not_told_as_it_is(self) -> None:
+        """It lacks the fault's kind: the match core tells a SeatPenalized instead."""
+        with pytest.raises(TypeError, match="SeatPenalized"):
+            told_to_proto(SeatEvent(0, Penalized(1)), table="t", seat=0)
+
+
+class TestFaultsAndClosedTables:
+    """Faults and closed tables become the nap.v1 notices, alone or in a batch, byte for byte."""
+
+    def test_fault_kinds_map_one_to_one_by_name(self) -> None:
+        wire_kinds = {value.number for value in nap_pb2.FaultKind.DESCRIPTOR.values} - {0}
+        assert {fault_kind_to_proto(kind) for kind in FaultKind} == wire_kinds
+        for kind in FaultKind:
+            number = fault_kind_to_proto(kind)
+            assert nap_pb2.FaultKind.Name(number) == f"FAULT_KIND_{kind.name}"
+            assert fault_kind_from_proto(number) is kind
+        assert fault_kind_from_proto(nap_pb2.FAULT_KIND_UNSPECIFIED) is None
+        assert fault_kind_from_proto(99) is None
+
+    @pytest.mark.parametrize("seat", [None, 0, 3])
+    def test_fault_to_proto(self, seat: int | None) -> None:
+        fault = Fault(FaultKind.ILLEGAL, "bot-a", "t7", seat, 2, 5, 12.5, "must follow suit: hearts")
+        msg = fault_to_proto(Faulted(fault, count=2, limit=3, request_id=300_000, action="QS"))
+        assert msg.HasField("seat") == (seat is not None)
+        assert msg == nap_pb2.Fault(kind=nap_pb2.FAULT_KIND_ILLEGAL, request_id=300_000, table="t7",
+                                    seat=seat, action="QS", message="must follow suit: hearts",
+                                    fault_count=2, fault_limit=3)
+
+    @pytest.mark.parametrize("reason", list(CloseReason))
+    def test_closed_to_proto(self, reason: CloseReason) -> None:
+        msg = closed_to_proto(Closed("t1", "bot-a", reason, "bye"))
+        assert (msg.table, msg.message) == ("t1", "bye")
+        assert nap_pb2.TableClosedReason.Name(msg.reason) == f"TABLE_CLOSED_REASON_{reason.name}"
+
+    @pytest.mark.parametrize("seat", [None, 0, 2])
+    @pytest.mark.parametrize("kind", list(FaultKind))
+    def test_fault_notices_alone_and_in_a_batch(self, kind: FaultKind, seat: int | None) -> None:
+        fault = Fault(kind, "b", "t", seat, None, None, None, "détail ✓" * 30)
+        faulted = Faulted(fault, count=1, limit=0, request_id=2**40 if seat else 0, action="")
+        notice = fault_notice(faulted)
+        assert isinstance(notice, Notice)
+        wire = fault_to_proto(faulted)
+        assert notice.alone == nap_pb2.RefereeMessage(fault=wire).SerializeToString()
+        assert notice.in_batch == nap_pb2.Batch(faults=[wire]).SerializeToString()
+        assert batch_message([], [], notice.in_batch) == nap_pb2.RefereeMessage(
+            batch=nap_pb2.Batch(faults=[wire])).SerializeToString()
+
+    @pytest.mark.parametrize("message", ["", "session over", "x" * 300])
+    @pytest.mark.parametrize("reason", list(CloseReason))
+    def test_closed_notices_alone_and_in_a_batch(self, reason: CloseReason, message: str) -> None:
+        closed = Closed("table-9", "b", reason, message)
+        notice = closed_notice(closed)
+        wire = closed_to_proto(closed)
+        assert notice.alone == nap_pb2.RefereeMessage(table_closed=wire).SerializeToString()
+        assert notice.in_batch == nap_pb2.Batch(closed=[wire]).SerializeToString()
 
 
 @pytest.mark.parametrize("name", sorted(PROFILES))
@@ -222,24 +368,119 @@ def test_fast_encoder_writes_the_codec_bytes_from_view_fields() -> None:
                 replayed.apply(action)
 
 
-def test_fast_batches_parse_as_batches() -> None:
-    """A batch assembled from request, event and notice bytes parses to the same messages."""
+def test_fast_batches_write_the_codec_bytes() -> None:
+    """A batch of request, event and notice bytes is what protobuf writes for the same Batch."""
+    rng = random.Random(4)
     session = Session(PROFILES["heather"], table_size=4, seed=3)
-    requests = [request_to_proto(session.view(session.to_act), table="t", request_id=n,  # type: ignore[arg-type]
-                                 deadline_ms=500, time_bank_ms=0) for n in (1, 2)]
-    events = [event_to_proto(event, table="t", seat=1, deal_number=0)
-              for event in session.opening]
-    closed = nap_pb2.TableClosed(table="t", reason=nap_pb2.TABLE_CLOSED_REASON_SESSION_OVER)
-    fault = nap_pb2.Fault(kind=nap_pb2.FAULT_KIND_LATE, request_id=5, table="t")
-    notices = (b"\x1a" + bytes([closed.ByteSize()]) + closed.SerializeToString()
-               + b"\x22" + bytes([fault.ByteSize()]) + fault.SerializeToString())
-    data = batch_message([r.SerializeToString() for r in requests],
-                         [e.SerializeToString() for e in events], notices)
-    message = nap_pb2.RefereeMessage.FromString(data)
-    assert list(message.batch.requests) == requests
-    assert list(message.batch.events) == events
-    assert list(message.batch.closed) == [closed]
-    assert list(message.batch.faults) == [fault]
+    for size in (0, 1, 3, 200):  # a batch past 127 bytes (and 16 KiB) has a longer length
+        requests, events = [], []
+        for number in range(size):
+            seat = session.to_act
+            assert seat is not None
+            requests.append(request_to_proto(session.view(seat), table="t", request_id=number + 1,
+                                             deadline_ms=500, time_bank_ms=number))
+            deal = len(session.deals) - 1
+            events += [told_to_proto(item, table="t", seat=1)
+                       for item in session.tell(1, session.apply(rng.choice(session.legal_actions())),
+                                                deal=deal)]
+            if session.over:
+                session = Session(PROFILES["heather"], table_size=4, seed=number)
+        faults = [fault_to_proto(Faulted(Fault(kind, "b", "t", seat, 0, 0, 1.0, kind.value), 1, 3))
+                  for kind, seat in zip(FaultKind, [None, 0, 1, 2, 3], strict=True)]
+        closed = [closed_to_proto(Closed(f"t{n}", "b", reason)) for n, reason in enumerate(CloseReason)]
+        notices = [closed_notice(Closed(f"t{n}", "b", reason)) for n, reason in enumerate(CloseReason)]
+        notices += [fault_notice(Faulted(Fault(kind, "b", "t", seat, 0, 0, 1.0, kind.value), 1, 3))
+                    for kind, seat in zip(FaultKind, [None, 0, 1, 2, 3], strict=True)]
+        data = batch_message([r.SerializeToString() for r in requests],
+                             [e.SerializeToString() for e in events],
+                             b"".join(notice.in_batch for notice in notices))
+        batch = nap_pb2.Batch(requests=requests, events=events, closed=closed, faults=faults)
+        assert data == nap_pb2.RefereeMessage(batch=batch).SerializeToString()
+        assert data == batch_message([r.SerializeToString() for r in requests],  # or as a list
+                                     [e.SerializeToString() for e in events],
+                                     [notice.in_batch for notice in notices])
+        assert batch_message([r.SerializeToString() for r in requests], []) == nap_pb2.RefereeMessage(
+            batch=nap_pb2.Batch(requests=requests)).SerializeToString()
+        # in the order they came (faults and closed tables mixed), the same Batch
+        rng.shuffle(notices)
+        mixed = nap_pb2.RefereeMessage.FromString(batch_message(
+            [r.SerializeToString() for r in requests], [], b"".join(n.in_batch for n in notices)))
+        assert sorted(mixed.batch.closed, key=str) == sorted(closed, key=str)
+        assert sorted(mixed.batch.faults, key=str) == sorted(faults, key=str)
+        assert list(mixed.batch.requests) == requests
+
+
+def _message_types() -> list[type[Message]]:
+    """Every message class of nap.v1, nested ones (map entries) included, and a few with fixed-size fields."""
+    out: list[type[Message]] = [wrappers_pb2.DoubleValue, wrappers_pb2.FloatValue,
+                                descriptor_pb2.FileOptions]
+    pending = [getattr(nap_pb2, name) for name in nap_pb2.DESCRIPTOR.message_types_by_name]
+    while pending:
+        message = pending.pop()
+        out.append(message)
+        pending += [getattr(message, nested.name) for nested in message.DESCRIPTOR.nested_types]
+    return out
+
+
+_SAMPLES = {
+    FieldDescriptor.TYPE_STRING: "x", FieldDescriptor.TYPE_BYTES: b"x", FieldDescriptor.TYPE_BOOL: True,
+    FieldDescriptor.TYPE_DOUBLE: 1.5, FieldDescriptor.TYPE_FLOAT: 1.5, FieldDescriptor.TYPE_SINT32: -3,
+    FieldDescriptor.TYPE_SINT64: -3,
+}
+
+
+class TestFieldTags:
+    """protowire.field_tag gives, from the descriptors, the tags protobuf itself writes."""
+
+    @pytest.mark.parametrize("message", _message_types(), ids=lambda m: m.DESCRIPTOR.full_name)
+    def test_each_fields_tag_is_what_protobuf_writes(self, message: type[Message]) -> None:
+        for field in message.DESCRIPTOR.fields:
+            if field.type == FieldDescriptor.TYPE_GROUP:
+                continue
+            msg = message()
+            entry = field.message_type
+            if entry is not None:
+                if entry.GetOptions().map_entry:
+                    key = entry.fields_by_name["key"]
+                    value = entry.fields_by_name["value"]
+                    if value.type == FieldDescriptor.TYPE_MESSAGE:
+                        getattr(msg, field.name)[_SAMPLES.get(key.type, 1)].SetInParent()
+                    else:
+                        getattr(msg, field.name)[_SAMPLES.get(key.type, 1)] = _SAMPLES.get(value.type, 1)
+                elif field.is_repeated:
+                    getattr(msg, field.name).add()
+                else:
+                    getattr(msg, field.name).SetInParent()
+            elif field.is_repeated:
+                getattr(msg, field.name).append(_SAMPLES.get(field.type, 1))
+            else:
+                setattr(msg, field.name, _SAMPLES.get(field.type, 1))
+            data = msg.SerializeToString()
+            assert data.startswith(field_tag(message, field.name)), field.full_name
+            assert len(data) > len(field_tag(message, field.name))
+
+    def test_tags_of_the_hot_path(self) -> None:
+        """A few tags by hand, multi-byte ones included, as the encoder once typed them."""
+        assert field_tag(nap_pb2.DecisionRequest, "request_id") == b"\x08"
+        assert field_tag(nap_pb2.SeatView, "bids") == b"\x5a"
+        assert field_tag(nap_pb2.SeatView, "to_act") == b"\x48"
+        assert field_tag(nap_pb2.SeatView, "completed_tricks") == b"\x82\x01"
+        assert field_tag(nap_pb2.SeatView, "balances") == b"\x92\x01"  # packed sint32
+        assert field_tag(nap_pb2.RefereeMessage, "fault") == b"\x2a"
+
+    def test_wire_types(self) -> None:
+        assert wire_type(FieldDescriptor.TYPE_UINT32) == VARINT
+        assert wire_type(FieldDescriptor.TYPE_UINT32, packed=True) == LEN
+        assert wire_type(FieldDescriptor.TYPE_ENUM) == VARINT
+        assert wire_type(FieldDescriptor.TYPE_MESSAGE) == LEN
+        assert wire_type(FieldDescriptor.TYPE_DOUBLE) == I64
+        assert wire_type(FieldDescriptor.TYPE_FIXED32) == I32
+        with pytest.raises(ValueError, match="group"):
+            wire_type(FieldDescriptor.TYPE_GROUP)
+
+    def test_a_field_that_is_not_there(self) -> None:
+        with pytest.raises(KeyError, match=re.escape("nap.v1.SeatView has no field 'hands'")):
+            field_tag(nap_pb2.SeatView, "hands")
 
 
 def test_fast_decoder_gives_the_codec_views() -> None:

@@ -24,10 +24,10 @@ import pytest
 from clients.bots.peel import PeelBot
 from clients.bots.random_bot import RandomBot
 from clients.sdk import Bot, Card, Dispatcher, ExitCode, Options, SeatView, serve
-from clients.sdk.bot import lowest_action, wants_events
-from referee.rules import PASS, Action, Bid, Event, Session, get_profile, parse_action
+from clients.sdk.bot import decide_or_fallback, wants_events
+from referee.rules import PASS, Action, Bid, Session, fallback_action, get_profile, parse_action
 from referee.wire import nap_pb2
-from referee.wire.codec import event_to_proto, request_to_proto, view_from_proto
+from referee.wire.codec import request_to_proto, told_to_proto, view_from_proto
 from referee.wire.stubs import nap_pb2_grpc
 
 REPO = Path(__file__).resolve().parent.parent
@@ -151,13 +151,15 @@ class TestBatches:
                                    deadline_ms=100, time_bank_ms=0)
         reply = dispatcher.handle_batch(_batch([request]))
         assert isinstance(reply, nap_pb2.BotMessage)
-        expected = lowest_action(session.legal_actions())
+        expected = fallback_action(session.legal_actions())
         assert reply.answers.answers[0].action == str(expected)
         assert dispatcher.stats.illegal == 1
         assert "blucher" in lines[0]
 
     def test_events_reach_bots_that_listen_and_only_those(self) -> None:
-        event = event_to_proto(session_opening(), table="t0", seat=0, deal_number=0)
+        session = Session(HEATHER, table_size=4, seed=1)
+        [opening] = session.tell(0, session.opening, deal=0)
+        event = told_to_proto(opening, table="t0", seat=0)
         listening = Dispatcher(Listening)
         listening.handle_batch(_batch([], [event]))
         bot = listening.bot("t0", 0)
@@ -222,13 +224,16 @@ class TestBatches:
         assert reply.answers.answers[0].action in request.legal_actions
         assert random_bots.stats.errors == 0
 
-    def test_lowest_action(self) -> None:
-        assert lowest_action((PASS, Bid("three"))) is PASS
-        assert lowest_action((Card("AS"), Card("2H"), Card("2C"))) == Card("2C")
+    def test_the_fallback_is_pass_else_the_lowest_card(self) -> None:
+        assert fallback_action((PASS, Bid("three"))) is PASS
+        assert fallback_action((Card("AS"), Card("2H"), Card("2C"))) == Card("2C")
 
-
-def session_opening() -> Event:
-    return Session(HEATHER, table_size=4, seed=1).opening[0]
+    def test_a_bot_in_process_gets_the_same_fallback(self) -> None:
+        session = Session(HEATHER, table_size=4, seed=3)
+        view = session.view(session.to_act or 0)
+        assert decide_or_fallback(Illegal(), view) == (
+            fallback_action(view.legal_actions), "bot answered Bid('blucher'), not one of the legal actions")
+        assert decide_or_fallback(RandomBot(seed=1), view)[1] is None
 
 
 # ---------------------------------------------------------------------------- fake referee
@@ -391,6 +396,20 @@ def _bot_process(module: str, address: str, token: str, *extra: str) -> subproce
     )
 
 
+def _finish(proc: subprocess.Popen[str], timeout: float) -> tuple[int, str]:
+    """Wait up to ``timeout`` s for a bot process to exit, then kill it; its exit code and stderr.
+
+    Reads both pipes to their end, which closes them (an open one is a ResourceWarning).
+    Safe to call again on a process already finished.
+    """
+    try:
+        _, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate()
+    return proc.returncode, err
+
+
 def _referee_api() -> Any:
     return pytest.importorskip("referee.server")
 
@@ -423,15 +442,10 @@ class TestRealReferee:
             return outcome, procs
 
         outcome, procs = asyncio.run(main())
-        try:
-            codes = [proc.wait(timeout=20) for proc in procs]
-        finally:
-            for proc in procs:
-                if proc.poll() is None:
-                    proc.kill()
+        finished = [_finish(proc, timeout=20) for proc in procs]
         assert outcome.faults == ()
         assert len(outcome.record.deals) == HEATHER.deals_per_session
-        assert codes == [0, 0, 0, 0], [proc.stderr.read() for proc in procs if proc.stderr]
+        assert [code for code, _ in finished] == [0, 0, 0, 0], [err for _, err in finished]
 
     def test_sigterm_says_goodbye_and_exits_zero(self) -> None:
         server = _referee_api()
@@ -445,7 +459,7 @@ class TestRealReferee:
                 await referee.wait_for_bot("r", timeout=20)
                 proc.send_signal(signal.SIGTERM)
                 started = time.monotonic()
-                code = await asyncio.to_thread(proc.wait, 10)
+                code, _ = await asyncio.to_thread(_finish, proc, 10)
                 took = time.monotonic() - started
                 for _ in range(50):
                     if not referee.is_connected("r"):
@@ -453,8 +467,7 @@ class TestRealReferee:
                     await asyncio.sleep(0.05)
                 assert not referee.is_connected("r")
             finally:
-                if proc.poll() is None:
-                    proc.kill()
+                _finish(proc, timeout=0)
                 await referee.stop()
             return code, took
 
@@ -471,11 +484,9 @@ class TestRealReferee:
             port = await referee.start(port=0)
             proc = _bot_process("peel", f"127.0.0.1:{port}", "wrong")
             try:
-                code = await asyncio.to_thread(proc.wait, 20)
-                _, err = await asyncio.to_thread(proc.communicate)
+                code, err = await asyncio.to_thread(_finish, proc, 20)
             finally:
-                if proc.poll() is None:
-                    proc.kill()
+                _finish(proc, timeout=0)
                 await referee.stop()
             return code, err
 

@@ -5,34 +5,30 @@ hands of one board set at once) on a given referee and returns each session's
 :class:`FinishedSession`: the :class:`~tournaments.results.SessionResult` and the log
 payload. It is a function of its :class:`BlockRun` and a referee only, so a worker
 elsewhere (Ray) can run it with its own referee and bot processes, with no change to
-scheduling or storage. :func:`play_block_in_process` plays the same block with the bots'
-policies called directly, without gRPC, for comparison.
+scheduling or storage. :func:`play_block_in_process` plays the same block on the
+referee's match core in process (:class:`referee.match.Simulation`), with the bots'
+policies called directly and no gRPC: the same tables, clocks, faults and policies, for
+comparison.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from clients.sdk.bot import Bot, lowest_action
-from referee.rules import (
-    Action,
-    DealSettled,
-    FaultPolicy,
-    Profile,
-    Session,
-    SessionRecord,
-    record_of,
-)
-from referee.server import Decision, Referee, SessionSpec, TimeLimits
+from clients.sdk.local import LocalBot
+from referee.match import SessionSpec, Simulation, TimeLimits
+from referee.rules import DealSettled, FaultPolicy, Profile, Session, SessionRecord
+from referee.server import ServerLimits
 from tournaments.results import Declaration, FaultRecord, SeatResult, SessionResult
 from tournaments.scheduler import BlockSpec
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 
-    from referee.server import Fault
+    from clients.sdk.bot import Bot
+    from referee.match import Decision, Fault, SessionOutcome
+    from referee.server import Referee
 
 @dataclass(frozen=True, slots=True)
 class BlockRun:
@@ -61,6 +57,12 @@ class BlockRun:
         """The referee's table id for one rotation: unique across tournaments and blocks."""
         return f"t{self.tournament}-b{self.index}-r{rotation}"
 
+    def session(self, rotation: int) -> SessionSpec:
+        """The session one rotation plays."""
+        return SessionSpec(table=self.table(rotation), profile=self.profile, seed=self.board_seed,
+                           seats=self.block.seating(rotation), time_limits=self.time_limits,
+                           fault_policy=self.fault_policy, ask_forced=self.ask_forced)
+
 
 @dataclass(frozen=True, slots=True)
 class FinishedSession:
@@ -83,22 +85,20 @@ async def run_block(
     sessions in flight. Every bot of ``spec.bots`` must be registered with ``referee``.
     """
     finished = []
-    block = spec.block
     for rotation in spec.rotations:
-        seating = block.seating(rotation)
-        outcome = await referee.play_session(SessionSpec(
-            table=spec.table(rotation), profile=spec.profile, seed=spec.board_seed,
-            seats=seating, time_limits=spec.time_limits, fault_policy=spec.fault_policy,
-            ask_forced=spec.ask_forced,
-        ))
-        session = finish_session(spec, rotation, outcome.record, outcome.decisions,
-                                 [_fault_record(fault, seating) for fault in outcome.faults],
-                                 disqualified=outcome.disqualified,
-                                 settled=outcome.settlements or None)
+        outcome = await referee.play_session(spec.session(rotation))
+        session = _finished(spec, rotation, outcome)
         if on_session is not None:
             await on_session(session)
         finished.append(session)
     return finished
+
+
+def _finished(spec: BlockRun, rotation: int, outcome: SessionOutcome) -> FinishedSession:
+    seating = spec.block.seating(rotation)
+    return finish_session(spec, rotation, outcome.record, outcome.decisions,
+                          [_fault_record(fault, seating) for fault in outcome.faults],
+                          disqualified=outcome.disqualified, settled=outcome.settlements or None)
 
 
 def _fault_record(fault: Fault, seating: Sequence[str]) -> FaultRecord:
@@ -198,77 +198,24 @@ def _decision_json(decision: Decision) -> dict[str, Any]:
 
 
 def play_block_in_process(
-    spec: BlockRun, bots: Mapping[str, Callable[[], Bot]]
+    spec: BlockRun, bots: Mapping[str, Callable[[], Bot]], *,
+    limits: ServerLimits = ServerLimits(),  # noqa: B008 - a frozen default
 ) -> list[FinishedSession]:
-    """Play the block with each bot's policy called directly: no referee, no gRPC, no clock.
+    """Play the block on the match core in process: no gRPC, no bot processes.
 
-    ``bots`` maps each bot name to a factory of :class:`clients.sdk.Bot` (one instance per
-    seat and session, as the SDK makes them). A bot that raises or answers an illegal
-    action is faulted (``crash`` / ``illegal``) and the lowest legal action is played.
-    Each bot's ``table`` is the same id the referee would use, and forced moves are asked
-    or not as the referee would (``spec.ask_forced``), so seeded bots choose the same
-    actions here as over gRPC.
+    ``bots`` maps each bot name to a factory of :class:`clients.sdk.Bot` (one instance
+    per seat and session, as the SDK makes them), answering through
+    :class:`clients.sdk.local.LocalBot`. The sessions are the referee's: the same table
+    ids, clocks (on each decision's measured think time), fault policy, fault limit and
+    forced moves as over gRPC, so the same bots' choices give the same records and faults.
     """
     finished = []
-    block = spec.block
     for rotation in spec.rotations:
-        seating = block.seating(rotation)
-        session = Session(spec.profile, table_size=len(seating), seed=spec.board_seed)
-        players = []
-        for place, name in enumerate(seating):
-            bot = bots[name]()
-            bot.table, bot.seat = spec.table(rotation), place
-            players.append(bot)
-        listeners = [bot for bot in players if type(bot).on_event is not Bot.on_event]
-        _tell(listeners, session.opening)
-        decisions: list[list[Decision]] = [[]]
-        faults: list[FaultRecord] = []
-        settled: list[DealSettled] = []
-        while not session.over:
-            to_act = session.to_act
-            assert to_act is not None  # noqa: S101 - a session not over has a seat to act
-            seat: int = to_act
-            deal_number = len(session.deals) - 1
-            decision, action, detail = _decide_in_process(session, players[seat], seat,
-                                                          ask_forced=spec.ask_forced)
-            if decision.fault is not None:
-                faults.append(FaultRecord(decision.fault, seating[seat], seat, deal_number,
-                                          len(session.deal.actions), decision.latency_ms,
-                                          detail))
-            decisions[deal_number].append(decision)
-            events = session.apply(action)
-            settled.extend(e for e in events if isinstance(e, DealSettled))
-            if len(session.deals) > len(decisions):
-                decisions.append([])
-            _tell(listeners, events)
-        finished.append(finish_session(spec, rotation, record_of(session),
-                                       [d for d in decisions if d], faults, settled=settled))
+        simulation = Simulation(fault_limit=limits.fault_limit,
+                                reconnect_grace_ms=limits.reconnect_grace_s * 1000)
+        for name in dict.fromkeys(spec.block.seating(rotation)):
+            local = LocalBot(bots[name])
+            simulation.add_bot(name, local.respond, listening=local.listening, on_tell=local.tell)
+        [outcome] = simulation.play(spec.session(rotation))
+        finished.append(_finished(spec, rotation, outcome))
     return finished
-
-
-def _decide_in_process(session: Session, bot: Bot, seat: int, *, ask_forced: bool,
-                       ) -> tuple[Decision, Action, str]:
-    """The seat's decision, the action played, and the fault's detail if the bot faulted."""
-    legal = session.legal_actions()
-    if not ask_forced and len(legal) == 1:
-        return Decision(seat, str(legal[0]), 0.0, None, forced=True), legal[0], ""
-    view = session.view(seat)
-    start = time.perf_counter()
-    fault: tuple[str, str] | None = None
-    try:
-        action = bot.decide(view)
-    except Exception as exc:  # noqa: BLE001 - a bot's failure is a fault, not ours
-        action, fault = lowest_action(legal), ("crash", repr(exc))
-    else:
-        if action not in legal:
-            fault = ("illegal", f"{action} is not among the legal actions")
-            action = lowest_action(legal)
-    elapsed = (time.perf_counter() - start) * 1000
-    decision = Decision(seat, str(action), elapsed, None if fault is None else fault[0])
-    return decision, action, "" if fault is None else fault[1]
-
-
-def _tell(listeners: Sequence[Bot], events: Iterable[object]) -> None:
-    for event in events:
-        for bot in listeners:
-            bot.on_event(event)

@@ -16,14 +16,14 @@ keeps one bot per (table, seat) and decodes every request into a :class:`SeatVie
 ``legal_actions`` are domain values. See ``docs/writing-a-bot-python.md``.
 """
 
-from clients.sdk.bot import Bot, lowest_action, lowest_card
+from clients.sdk.bot import Bot, decide_or_fallback
 from clients.sdk.connection import ExitCode, Options
 from clients.sdk.dispatch import Dispatcher
 from clients.sdk.runner import add_options, parse_options, run, serve
-from referee.rules import PASS, Action, Bid, Card, Phase, SeatView, Suit
+from referee.rules import PASS, Action, Bid, Card, Phase, SeatView, Suit, fallback_action, lowest_card
 
 __all__ = [
     "PASS", "Action", "Bid", "Bot", "Card", "Dispatcher", "ExitCode", "Options", "Phase",
-    "SeatView", "Suit", "add_options", "lowest_action", "lowest_card", "parse_options", "run",
-    "serve",
+    "SeatView", "Suit", "add_options", "decide_or_fallback", "fallback_action", "lowest_card",
+    "parse_options", "run", "serve",
 ]

@@ -11,10 +11,10 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
-from referee.rules import PASS, Bid, Card, Phase
+from referee.rules import PASS, Bid, Card, Phase, fallback_action, lowest_card
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable
 
     from referee.rules import Action, SeatView
 
@@ -69,28 +69,18 @@ def wants_events(factory: Callable[[], Bot]) -> bool:
     return getattr(kind, "on_event", Bot.on_event) is not Bot.on_event
 
 
-def lowest_action(legal: Sequence[Action]) -> Action:
-    """The lowest legal action: pass if it is legal, else the lowest card (rank, then suit).
+def decide_or_fallback(bot: Bot, view: SeatView) -> tuple[Action, str | None]:
+    """``bot``'s action for ``view``, or :func:`~referee.rules.fallback_action` and why.
 
-    This is what the SDK answers when a bot fails, matching the referee's own
-    substitute for a faulting seat.
+    What the SDK answers: a bot that raises (an ``Exception``) or returns an action that
+    is not among ``view.legal_actions`` does not fault at the referee; the fallback is
+    played instead and the reason is returned (None when the bot's own action is played).
     """
-    if PASS in legal:
-        return PASS
-    cards = [action for action in legal if isinstance(action, Card)]
-    if cards:
-        return lowest_card(cards)
-    return legal[0]
-
-
-def lowest_card(legal: Sequence[Action]) -> Card:
-    """The legal card of lowest rank (ties broken by suit, clubs lowest)."""
-    cards = [action for action in legal if isinstance(action, Card)]
-    if not cards:
-        msg = f"no card among the legal actions: {', '.join(map(str, legal))}"
-        raise ValueError(msg)
-    return min(cards, key=_rank_then_suit)
-
-
-def _rank_then_suit(card: Card) -> tuple[int, int]:
-    return (card.rank, card.suit)
+    legal = view.legal_actions
+    try:
+        action = bot.decide(view)
+    except Exception as exc:  # noqa: BLE001 - a bot's bug must not stop the process
+        return fallback_action(legal), f"bot raised {exc!r}"
+    if action in legal:
+        return action, None
+    return fallback_action(legal), f"bot answered {action!r}, not one of the legal actions"

@@ -16,8 +16,8 @@ import traceback
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from clients.sdk.bot import Bot, lowest_action
-from referee.rules import CARDS, Action, Bid
+from clients.sdk.bot import Bot
+from referee.rules import CARDS, Action, Bid, fallback_action
 from referee.wire import nap_pb2
 from referee.wire.codec import event_from_proto
 from referee.wire.fastdecode import ViewDecoder, actions_of
@@ -214,12 +214,12 @@ class Dispatcher:
             self._log(f"bot raised again ({stats.errors} errors so far; {where})")
         if not legal:
             return request.legal_actions[0] if request.legal_actions else "pass"
-        return lowest_action(legal)
+        return fallback_action(legal)
 
     def _lowest_text(self, request: nap_pb2.DecisionRequest, legal: tuple[Action, ...]) -> str:
         if not legal:
             return request.legal_actions[0] if request.legal_actions else "pass"
-        return request.legal_actions[legal.index(lowest_action(legal))]
+        return request.legal_actions[legal.index(fallback_action(legal))]
 
     def _deliver(self, events: Sequence[nap_pb2.TableEvent]) -> None:
         decode = self._decode_event

@@ -1,19 +1,27 @@
-"""Play a whole session in-process, no referee and no network: for testing bots.
+"""Bots in process, no network: :func:`play_local` for testing a bot, :class:`LocalBot` for play.
 
-The same :class:`~clients.sdk.bot.Bot` objects the SDK serves over the wire play here
-through :class:`referee.rules.Session`; each gets the same views (and, if it overrides
-``on_event``, the same engine events) it would get from the referee.
+The same :class:`~clients.sdk.bot.Bot` objects the SDK serves over the wire play here;
+each gets the same views (and, if it overrides ``on_event``, the same engine events) it
+would get from the referee. :func:`play_local` plays one session through
+:class:`referee.rules.Session` alone and stops at the first illegal answer (a bot
+author's test); :class:`LocalBot` answers the referee's own match core
+(:class:`referee.match.Simulation`), so in-process play has the referee's clocks, faults
+and policies.
 """
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
-from clients.sdk.bot import Bot
-from referee.rules import DEFAULT_PROFILE, IllegalActionError, Profile, Session
+from clients.sdk.bot import Bot, decide_or_fallback, wants_events
+from referee.match import Answer, Leave, SeatPenalized
+from referee.rules import DEFAULT_PROFILE, IllegalActionError, Penalized, Profile, SeatView, Session
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
+
+    from referee.match import Ask, Reaction, Tell
 
 
 def play_local(
@@ -51,3 +59,56 @@ def _tell(listeners: Sequence[Bot], events: Sequence[object]) -> None:
     for event in events:
         for bot in listeners:
             bot.on_event(event)
+
+
+class LocalBot:
+    """SDK bots answering the match core in process, as the SDK would answer the referee.
+
+    One :class:`Bot` per (table, seat), made by ``factory`` when the table first asks
+    that seat. Each request is decided at once with :func:`decide_or_fallback` (a bot
+    that raises or answers an illegal action gets the fallback played, and no fault, as
+    over gRPC); the time it took, on ``clock``, is its think time. A bot that raises
+    ``SystemExit`` is a process that exits: it leaves and does not come back. Events
+    reach the bots that override :meth:`Bot.on_event`, as the SDK decodes them.
+    """
+
+    def __init__(self, factory: Callable[[], Bot], *,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
+        self._factory = factory
+        self._clock = clock
+        self._bots: dict[tuple[str, int], Bot] = {}
+        self.listening = wants_events(factory)
+        self.fallbacks = 0
+        """Decisions in which the fallback was played for the bot."""
+
+    def bot(self, table: str, seat: int) -> Bot:
+        """The bot at ``seat`` of ``table``, made if new."""
+        bot = self._bots.get((table, seat))
+        if bot is None:
+            bot = self._bots[table, seat] = self._factory()
+            bot.table, bot.seat = table, seat
+        return bot
+
+    def respond(self, ask: Ask, deadline_ms: int, now: float) -> list[Reaction]:
+        """Decide ``ask`` now; the answer leaves after the time the bot took."""
+        del deadline_ms, now
+        bot = self.bot(ask.table, ask.seat)
+        started = self._clock()
+        try:
+            action, problem = decide_or_fallback(bot, SeatView(*ask.view))
+        except SystemExit:
+            return [Leave((self._clock() - started) * 1000, detail="the bot exited")]
+        self.fallbacks += problem is not None
+        return [Answer(ask.request_id, str(action), (self._clock() - started) * 1000)]
+
+    def tell(self, tell: Tell) -> None:
+        """Hand the seat's bot the engine events of ``tell`` (a substitution notice is none)."""
+        if not self.listening:
+            return
+        bot = self.bot(tell.table, tell.seat)
+        for item in tell.items:
+            if isinstance(item, SeatPenalized):
+                if item.substitute is None:
+                    bot.on_event(Penalized(item.seat))
+            else:
+                bot.on_event(item.event)

@@ -6,19 +6,30 @@ The public API, for the referee and for bot authors who want to search:
 - profiles: :class:`Profile`, :class:`Contract`, ``PROFILES``, :func:`get_profile`
   (a built-in name or a house-rules ``.toml``), ``DEFAULT_PROFILE``
 - actions: :class:`Bid` (``Bid("nap")``, ``PASS``), cards, :class:`Penalty`;
-  :func:`parse_action`
+  :func:`parse_action`; :func:`fallback_action` (pass, else the lowest legal card: what a
+  seat plays when its bot did not decide) and :func:`lowest_card`
 - :class:`Deal`: one deal; ``legal_actions()``, ``check(action, seat=)``,
   ``apply(action) -> events``, ``copy()``, ``Deal.from_hands(...)``
 - :class:`Session`: the deals of a sitting, balances and winners; same methods
-- views: :class:`SeatView`, :func:`seat_view`, :func:`deal_from_view`; ``ViewFields``
-  and :func:`view_fields` (a view's fields as a plain tuple, for the referee's encoder)
+- views: :class:`SeatView`, :func:`seat_view`, :func:`deal_from_view`; :class:`ViewFields`
+  and :func:`view_fields` (a view's fields as a named tuple, for the referee's encoder);
+  :class:`SeatEvent` and :func:`seat_events` (an event as one seat is told it)
 - records: :class:`SessionRecord`, :func:`record_of`, :func:`replay`, :func:`verify`
 
 Nothing here does IO, reads a clock or uses the global random generator: chance comes
 in as a seed or a deck order. See ``docs/rules.md``.
 """
 
-from referee.rules.actions import BID_NAMES, PASS, Action, Bid, Penalty, parse_action
+from referee.rules.actions import (
+    BID_NAMES,
+    PASS,
+    Action,
+    Bid,
+    Penalty,
+    fallback_action,
+    lowest_card,
+    parse_action,
+)
 from referee.rules.cards import CARDS, Card, Rank, Suit, parse_card, parse_cards, shuffled_deck
 from referee.rules.deal import Deal, IllegalActionError, Phase
 from referee.rules.events import (
@@ -56,7 +67,15 @@ from referee.rules.record import (
     verify,
 )
 from referee.rules.session import Session, deal_deck, first_dealer
-from referee.rules.view import SeatView, ViewFields, deal_from_view, seat_view, view_fields
+from referee.rules.view import (
+    SeatEvent,
+    SeatView,
+    ViewFields,
+    deal_from_view,
+    seat_events,
+    seat_view,
+    view_fields,
+)
 
 __all__ = [
     "BID_NAMES",
@@ -87,6 +106,7 @@ __all__ = [
     "Rank",
     "RecordError",
     "SeatEliminated",
+    "SeatEvent",
     "SeatRebought",
     "SeatView",
     "Session",
@@ -98,15 +118,18 @@ __all__ = [
     "ViewFields",
     "deal_deck",
     "deal_from_view",
+    "fallback_action",
     "first_dealer",
     "fresh_session",
     "get_profile",
     "load_profile",
+    "lowest_card",
     "parse_action",
     "parse_card",
     "parse_cards",
     "record_of",
     "replay",
+    "seat_events",
     "seat_view",
     "shuffled_deck",
     "verify",

@@ -8,9 +8,12 @@ that the deal replays exactly.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from referee.rules.cards import Card, parse_card
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 BID_NAMES: Final = ("pass", "two", "three", "misere", "four", "nap", "wellington", "blucher")
 """Every bid any profile may use, as written in records and on the wire."""
@@ -86,3 +89,28 @@ def parse_action(text: str) -> Action:
     except ValueError:
         msg = f"not an action: {text!r} (a bid such as 'pass' or 'nap', or a card such as 'QH')"
         raise ValueError(msg) from None
+
+
+def lowest_card(legal: Sequence[Action]) -> Card:
+    """The legal card of lowest rank, ties broken by suit (clubs lowest); ValueError if none."""
+    cards = [action for action in legal if action.__class__ is Card]
+    if not cards:
+        msg = f"no card among the legal actions: {', '.join(map(str, legal))}"
+        raise ValueError(msg)
+    return min(cards, key=_rank_then_suit)
+
+
+def fallback_action(legal: Sequence[Action]) -> Action:
+    """What a seat plays when its bot did not decide: pass if it may, else its lowest legal card.
+
+    The one fallback rule: the referee plays it for a faulting seat under the substitute
+    policy (and for a disqualified bot), and the SDK answers it when a bot raises or
+    returns an action that is not legal.
+    """
+    if PASS in legal:
+        return PASS
+    return lowest_card(legal)
+
+
+def _rank_then_suit(card: Card) -> tuple[int, int]:
+    return (card.rank, card.suit)

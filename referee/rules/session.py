@@ -21,7 +21,7 @@ from referee.rules.events import (
     SeatRebought,
     SessionOver,
 )
-from referee.rules.view import SeatView, ViewFields, view_fields
+from referee.rules.view import SeatEvent, SeatView, ViewFields, seat_events, view_fields
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -126,6 +126,13 @@ class Session:
             deals_in_session=self.profile.deals_per_session + self._tie_break,
             balances=tuple(self.balances),
         )
+
+    def tell(self, seat: int, events: Sequence[Event], *, deal: int) -> tuple[SeatEvent, ...]:
+        """What ``seat`` is told of ``events``, the events of the last transition (or :attr:`opening`).
+
+        ``deal`` is the number of the deal the transition was applied to (0 for the opening).
+        """
+        return seat_events(seat, events, deal=deal, deals=self.deals, balances=tuple(self.balances))
 
     def apply(self, action: Action) -> tuple[Event, ...]:
         """Apply the action to the current deal; when the deal ends, move the session on."""

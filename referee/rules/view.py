@@ -7,47 +7,58 @@ from its view and a guess of the hidden hands with :func:`deal_from_view`.
 
 :func:`view_fields` is the one place that decides what a seat sees: :func:`seat_view`
 wraps its fields in a :class:`SeatView`, and the referee, which encodes a view per
-decision and never keeps it, encodes the same fields as they are (a plain tuple costs a
-fraction of a frozen dataclass to build).
+decision and never keeps it, encodes the same fields as they are (:class:`ViewFields`, a
+named tuple, costs a fraction of a frozen dataclass to build). :func:`seat_events` is
+what a seat is told about each event; it reads a hand the way a view does.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, NamedTuple
 
 from referee.rules.deal import Deal, Phase
+from referee.rules.events import DealSettled, DealStarted, Penalized
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Iterable, Mapping, Sequence
 
     from referee.rules.actions import Action, Bid
     from referee.rules.cards import Card, Suit
-    from referee.rules.events import TrickWon
+    from referee.rules.events import Event, TrickWon
     from referee.rules.profiles import Profile
 
-ViewFields: TypeAlias = tuple[
-    str,  # profile
-    int,  # table_size
-    int,  # seat
-    "tuple[int, ...]",  # seats_in_play
-    int,  # deal_number
-    int,  # deals_in_session
-    int,  # dealer
-    Phase,  # phase
-    "int | None",  # to_act
-    "tuple[Card, ...]",  # hand
-    "tuple[tuple[int, Bid], ...]",  # bids
-    "int | None",  # declarer
-    "str | None",  # contract
-    "Suit | None",  # trump
-    "tuple[tuple[int, Card], ...]",  # trick
-    "tuple[TrickWon, ...]",  # tricks
-    "tuple[int, ...]",  # tricks_won
-    "tuple[int, ...]",  # balances
-    "tuple[Action, ...]",  # legal_actions
-]
-"""A seat's view as the values of :class:`SeatView`'s fields, in their order."""
+class ViewFields(NamedTuple):
+    """A seat's view as a named tuple of :class:`SeatView`'s fields, in their order.
+
+    What the referee encodes for each decision: the same values as the
+    :class:`SeatView`, for a fraction of the cost of building the frozen dataclass
+    (``SeatView(*fields)`` is the view; ``view.fields()`` gives them back).
+    """
+
+    profile: str
+    table_size: int
+    seat: int
+    seats_in_play: tuple[int, ...]
+    deal_number: int
+    deals_in_session: int
+    dealer: int
+    phase: Phase
+    to_act: int | None
+    hand: tuple[Card, ...]
+    bids: tuple[tuple[int, Bid], ...]
+    declarer: int | None
+    contract: str | None
+    trump: Suit | None
+    trick: tuple[tuple[int, Card], ...]
+    tricks: tuple[TrickWon, ...]
+    tricks_won: tuple[int, ...]
+    balances: tuple[int, ...]
+    legal_actions: tuple[Action, ...]
+
+
+_new_fields = tuple.__new__
+"""Builds a :class:`ViewFields` without the named tuple's Python-level ``__new__``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +92,7 @@ class SeatView:
 
     def fields(self) -> ViewFields:
         """The view's field values in order: ``SeatView(*view.fields()) == view``."""
-        return (
+        return ViewFields(
             self.profile,
             self.table_size,
             self.seat,
@@ -150,7 +161,7 @@ def view_fields(
         raise ValueError(msg)
     contract = deal.contract
     to_act = deal.to_act
-    return (
+    return _new_fields(ViewFields, (
         deal.profile.name,
         size,
         seat,
@@ -160,7 +171,7 @@ def view_fields(
         deal.dealer,
         deal.phase,
         to_act,
-        tuple(deal.hands[seat]),
+        _hand(deal, seat),
         deal.bids,
         deal.declarer if contract is not None else None,
         contract.name if contract is not None else None,
@@ -170,7 +181,59 @@ def view_fields(
         deal.tricks_won,
         balances if balances is not None else (0,) * size,
         deal.legal_actions() if to_act == seat else (),
-    )
+    ))
+
+
+def _hand(deal: Deal, seat: int) -> tuple[Card, ...]:
+    """The one read of a seat's unplayed cards: only ever by or for that seat."""
+    return tuple(deal.hands[seat])
+
+
+@dataclass(frozen=True, slots=True)
+class SeatEvent:
+    """An event as one seat is told it: the engine's (public) event and what that seat may add.
+
+    ``deal`` is the number of the deal the event belongs to. ``hand`` is the seat's own
+    cards on a :class:`DealStarted` (empty for a seat not dealt in, and on every other
+    event); ``balances`` are the session balances after a :class:`DealSettled`;
+    ``faulting_seat`` is, on a settlement that a penalty forced, the penalized seat.
+    """
+
+    deal: int
+    event: Event
+    hand: tuple[Card, ...] = ()
+    balances: tuple[int, ...] = ()
+    faulting_seat: int | None = None
+
+
+def seat_events(
+    seat: int,
+    events: Sequence[Event],
+    *,
+    deal: int,
+    deals: Sequence[Deal],
+    balances: tuple[int, ...],
+) -> tuple[SeatEvent, ...]:
+    """What ``seat`` is told of one transition's ``events`` (of deal number ``deal``).
+
+    Told right after the transition: ``deals`` are the session's deals and ``balances``
+    its balances at that moment. The only private part, a new deal's hand, is the seat's
+    own, read as its view reads it.
+    """
+    told: list[SeatEvent] = []
+    faulting: int | None = None
+    for event in events:
+        kind = event.__class__
+        if kind is DealStarted:
+            deal = event.deal  # type: ignore[union-attr]
+            told.append(SeatEvent(deal, event, hand=_hand(deals[deal], seat)))
+        elif kind is DealSettled:
+            told.append(SeatEvent(deal, event, balances=balances, faulting_seat=faulting))
+        else:
+            if kind is Penalized:
+                faulting = event.seat  # type: ignore[union-attr]
+            told.append(SeatEvent(deal, event))
+    return tuple(told)
 
 
 def deal_from_view(view: SeatView, profile: Profile, hands: Mapping[int, Iterable[Card]]) -> Deal:

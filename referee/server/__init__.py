@@ -1,15 +1,16 @@
-"""The referee server: bot connections over gRPC, tables, deadlines, faults and auth.
+"""The referee server: the gRPC transport over the match core (streams, batching, timers, auth).
 
 The facade for the tournament runner is :class:`Referee` with :class:`SessionSpec` in and
-:class:`SessionOutcome` out; ``python -m referee.server`` runs it standalone.
+:class:`SessionOutcome` out (both from :mod:`referee.match`, as are the fault values);
+``python -m referee.server`` runs it standalone.
 """
 
-from referee.server.app import Referee, configure_logging, tune_collector
-from referee.server.faults import Fault, FaultKind
-from referee.server.limits import ServerLimits, TimeLimits
-from referee.server.table import Decision, SessionOutcome, SessionSpec
+from referee.match import Decision, Fault, FaultKind, SessionOutcome, SessionSpec, TimeLimits
+from referee.server.app import Referee
+from referee.server.limits import ServerLimits
+from referee.server.setup import configure_logging, port_in_use, tune_collector
 
 __all__ = [
     "Decision", "Fault", "FaultKind", "Referee", "ServerLimits", "SessionOutcome",
-    "SessionSpec", "TimeLimits", "configure_logging", "tune_collector",
+    "SessionSpec", "TimeLimits", "configure_logging", "port_in_use", "tune_collector",
 ]

@@ -11,9 +11,11 @@ import contextlib
 import signal
 import sys
 
-from referee.rules import ProfileError, get_profile
-from referee.server.app import Referee, configure_logging, port_in_use, tune_collector
-from referee.server.limits import ServerLimits, TimeLimits
+from referee.match import TimeLimits
+from referee.rules import DEFAULT_PROFILE, ProfileError, get_profile
+from referee.server.app import Referee
+from referee.server.limits import ServerLimits
+from referee.server.setup import configure_logging, port_in_use, tune_collector
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -23,7 +25,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, default=50051, help="port (0: any free port)")
     parser.add_argument("--token", action="append", default=[], metavar="NAME=TOKEN",
                         help="register a bot entry (repeatable)")
-    parser.add_argument("--profile", default="heather", help="rules profile announced to bots")
+    parser.add_argument("--profile", default=DEFAULT_PROFILE.name, help="rules profile announced to bots")
     parser.add_argument("--decision-ms", type=int, default=1000)
     parser.add_argument("--bank-ms", type=int, default=0)
     parser.add_argument("--max-outstanding", type=int, default=ServerLimits().max_outstanding)

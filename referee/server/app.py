@@ -1,15 +1,17 @@
 """The referee as a library: the facade the tournament runner drives.
 
-:class:`Referee` owns the gRPC server (Play, health and reflection), the bot links, and
-the log configuration; ``play_session`` plays one session and many run concurrently.
+:class:`Referee` owns the gRPC server (Play, health and reflection), the match core
+(:class:`~referee.match.Arbiter`), one :class:`~referee.server.connection.BotLink` per
+bot, one timer and the log lines; ``play_session`` plays one session and many run
+concurrently. Everything the core decides comes back as outputs, carried out here:
+requests to wake a bot's writer for, events and notices to encode and queue, faults to
+log, finished sessions to hand back. The service (:mod:`referee.server.service`) feeds
+the core what the streams bring.
 """
 
 from __future__ import annotations
 
-import gc
-import logging
-import socket
-import sys
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 import grpc  # type: ignore[import-untyped]  # grpcio ships no stubs
@@ -17,51 +19,37 @@ import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc  # type: ignore[import-untyped]
 from grpc_reflection.v1alpha import reflection  # type: ignore[import-untyped]
 
+from referee.match import (
+    Arbiter,
+    Ask,
+    Closed,
+    CloseReason,
+    Fault,
+    Faulted,
+    FaultKind,
+    Finished,
+    SessionOutcome,
+    SessionSpec,
+    Tell,
+    TimeLimits,
+    Unseated,
+)
 from referee.rules import DEFAULT_PROFILE, Profile
 from referee.server.connection import BotLink
-from referee.server.limits import ServerLimits, TimeLimits
-from referee.server.service import SERVER_VERSION, PlayService
-from referee.server.table import Decision, SessionOutcome, SessionSpec, Table
-from referee.wire import nap_pb2
-from referee.wire.codec import profile_to_proto
+from referee.server.limits import ServerLimits
+from referee.server.service import PROTOCOL_VERSION, SERVER_VERSION, SERVICE_NAME, PlayService
+from referee.wire.codec import told_to_proto
+from referee.wire.fastcodec import RequestEncoder, closed_notice, fault_notice
+from referee.wire.stream import welcome_message
 
 if TYPE_CHECKING:
-    from referee.server.faults import Fault, FaultKind
+    from collections.abc import Iterable
 
-__all__ = ["Decision", "Referee", "SessionOutcome", "SessionSpec", "configure_logging",
-           "tune_collector"]
+    from referee.match import Output
+    from referee.server.connection import StreamState
+    from referee.wire.stream import Hello
 
-SERVICE_NAME = "nap.v1.Referee"
-
-
-def configure_logging(*, json: bool = False, level: int = logging.INFO) -> None:
-    """Set up structlog for the server: human-readable lines by default, JSON on request."""
-    renderer: Any = (structlog.processors.JSONRenderer() if json
-                     else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty()))
-    structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            renderer,
-        ],
-        wrapper_class=structlog.make_filtering_bound_logger(level),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
-        cache_logger_on_first_use=True,
-    )
-
-
-def tune_collector() -> None:
-    """Tune CPython's garbage collector for a process that hosts a referee (call it once).
-
-    A referee makes a few small objects per decision, nearly all freed by reference
-    counting; with the default thresholds the collector still runs every 700 allocations
-    and walks the long-lived modules again and again: a tenth of a referee's CPU
-    (bench/tournament.py). Freezing what is loaded so far and raising the thresholds
-    leaves the collector for what it is for: cycles, now and then.
-    """
-    gc.freeze()
-    gc.set_threshold(20_000, 20, 50)
+__all__ = ["Referee"]
 
 
 class Referee:
@@ -79,13 +67,19 @@ class Referee:
         self.profile = profile
         self.time_limits = time_limits
         self._log = logger if logger is not None else structlog.get_logger("referee")
+        self.arbiter = Arbiter(fault_limit=limits.fault_limit,
+                               reconnect_grace_ms=limits.reconnect_grace_s * 1000,
+                               max_outstanding=limits.max_outstanding)
         self._links: dict[str, BotLink] = {}
         self._by_token: dict[str, BotLink] = {}
-        self._tables: set[str] = set()
+        self._encoders: dict[str, RequestEncoder] = {}
+        self._sessions: dict[str, asyncio.Future[SessionOutcome]] = {}
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at: float | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self.faults: list[Fault] = []
         """Faults of bots that sat at no table when they made them (connection faults)."""
-        self._service = PlayService(links_by_token=self._by_token, welcome=self._welcome,
-                                    logger=self._log)
+        self._service = PlayService(self, logger=self._log)
         self._server: grpc.aio.Server | None = None
 
     def add_bot(self, *, name: str, token: str) -> None:
@@ -93,27 +87,13 @@ class Referee:
         if name in self._links or token in self._by_token:
             msg = f"bot {name!r} or its token is already registered"
             raise ValueError(msg)
-        link = BotLink(name, max_outstanding=self.limits.max_outstanding,
-                       reconnect_grace_s=self.limits.reconnect_grace_s,
-                       orphan_fault=self._orphan_fault,
+        state = self.arbiter.add_bot(name)
+        link = BotLink(state, arbiter=self.arbiter, encoders=self._encoders, sent=self._arm,
                        batch_window_s=self.limits.batch_window_s)
         self._links[name] = link
         self._by_token[token] = link
 
-    def _orphan_fault(self, bot: str, kind: FaultKind, detail: str) -> None:
-        from referee.server.faults import Fault  # noqa: PLC0415 - only on this rare path
-
-        self.faults.append(Fault(kind, bot, "", None, None, None, None, detail))
-        self._log.warning("fault", kind=str(kind), bot=bot, detail=detail)
-
-    def _welcome(self) -> nap_pb2.Welcome:
-        return nap_pb2.Welcome(
-            protocol_version=1,
-            server_version=SERVER_VERSION,
-            profile=profile_to_proto(self.profile),
-            time_limits=nap_pb2.TimeLimits(decision_ms=self.time_limits.decision_ms,
-                                           session_bank_ms=self.time_limits.session_bank_ms),
-        )
+    # -- the server ------------------------------------------------------------------------
 
     async def start(self, *, host: str = "127.0.0.1", port: int = 0) -> int:
         """Start serving; return the bound port. OSError when the address cannot be bound."""
@@ -152,11 +132,12 @@ class Referee:
         if self._server is not None:
             await self._server.stop(grace)
             self._server = None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = self._timer_at = None
 
     async def wait_for_bot(self, name: str, *, timeout: float) -> None:  # noqa: ASYNC109 - the facade's shape
         """Wait until bot ``name`` has said hello; TimeoutError naming it otherwise."""
-        import asyncio  # noqa: PLC0415 - keep the module import list about the server
-
         link = self._link(name)
         try:
             await asyncio.wait_for(link.hello.wait(), timeout)
@@ -175,35 +156,129 @@ class Referee:
             msg = f"no bot called {name!r} (registered: {', '.join(sorted(self._links))})"
             raise KeyError(msg) from None
 
+    # -- sessions --------------------------------------------------------------------------
+
     async def play_session(self, spec: SessionSpec) -> SessionOutcome:
         """Play one session to its end. Faults are data in the outcome, never exceptions."""
-        if spec.table in self._tables:
-            msg = f"table {spec.table!r} is already playing"
+        table = spec.table
+        if table in self._sessions:
+            msg = f"table {table!r} is already playing"
             raise ValueError(msg)
-        links = [self._link(name) for name in spec.seats]
-        table = Table(spec, links, limits=self.limits, logger=self._log)
-        self._tables.add(spec.table)
-        log = self._log.bind(table=spec.table)
+        for name in spec.seats:
+            self._link(name)
+        log = self._log.bind(table=table)
         log.info("session started", profile=spec.profile.name, seed=spec.seed,
                  seats=list(spec.seats))
+        done = self._sessions[table] = self._running().create_future()
+        self._encoders[table] = RequestEncoder(table)
         try:
-            outcome = await table.play()
+            self.carry_out(self.arbiter.open(spec, self.now()))
+            outcome: SessionOutcome = await done
         finally:
-            self._tables.discard(spec.table)
+            if table in self.arbiter.playing:  # cancelled: the table closes to every bot seated
+                self.carry_out(self.arbiter.abort(table, self.now()))
+            del self._sessions[table]
+            del self._encoders[table]
         log.info("session over", balances=list(outcome.record.balances),
                  winners=list(outcome.record.winners), faults=len(outcome.faults),
                  disqualified=list(outcome.disqualified))
         return outcome
 
+    # -- what the streams bring (called by the service) ------------------------------------
 
-def port_in_use(host: str, port: int) -> bool:
-    """Whether ``host:port`` cannot be bound; probe first, as gRPC core prints a multi-line complaint."""
-    if port == 0:
-        return False
-    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind((host, port))
-        except OSError:
-            return True
-    return False
+    def welcome(self, link: BotLink) -> bytes:
+        """The Welcome message for ``link``'s bot: who it is here, the rules and clocks announced."""
+        return welcome_message(bot_id=link.name, profile=self.profile, time_limits=self.time_limits,
+                               max_outstanding=link.state.max_outstanding,
+                               server_version=SERVER_VERSION, protocol_version=PROTOCOL_VERSION)
+
+    def link_of(self, token: str) -> BotLink | None:
+        """The link of the bot whose token this is."""
+        return self._by_token.get(token)
+
+    def attach(self, link: BotLink, hello: Hello) -> StreamState:
+        """A stream said hello for ``link``'s bot: the core sends what it holds in flight first."""
+        self.arbiter.attach(link.name, max_batch=hello.max_batch, listening=hello.events)
+        return link.attach(notices_in_batch=hello.notices_in_batch)
+
+    def detach(self, link: BotLink, stream: StreamState, reason: str) -> None:
+        """``stream`` ended for ``reason``: if it was the bot's, a disconnect where it sits."""
+        if link.detach(stream):
+            self.carry_out(self.arbiter.detach(link.name, self.now(), reason))
+
+    def answers(self, link: BotLink, answers: Iterable[tuple[int, str]]) -> None:
+        """Answers from ``link``'s bot, in the order they came."""
+        self.carry_out(self.arbiter.answers(link.name, answers, self.now()))
+        link.answered()
+
+    def connection_fault(self, link: BotLink, kind: FaultKind, detail: str) -> None:
+        """A fault of ``link``'s connection itself (a malformed message, say)."""
+        self.carry_out(self.arbiter.connection_fault(link.name, kind, detail, self.now()))
+
+    # -- carrying out what the core decided ------------------------------------------------
+
+    def now(self) -> float:
+        """The referee's clock for the core: the event loop's, in milliseconds."""
+        return self._running().time() * 1000
+
+    def _running(self) -> asyncio.AbstractEventLoop:
+        loop = self._loop
+        if loop is None:
+            loop = self._loop = asyncio.get_running_loop()
+        return loop
+
+    def carry_out(self, outputs: list[Output]) -> None:
+        """Do what the core's outputs say, in order; then set the timer for the next deadline."""
+        links = self._links
+        for item in outputs:
+            kind = item.__class__
+            if kind is Ask:
+                links[item.bot].wake()  # type: ignore[union-attr]
+            elif kind is Tell:
+                tell: Tell = item  # type: ignore[assignment]
+                links[tell.bot].send_events([
+                    told_to_proto(told, table=tell.table, seat=tell.seat).SerializeToString()
+                    for told in tell.items])
+            elif kind is Faulted:
+                self._faulted(item)  # type: ignore[arg-type]
+            elif kind is Closed:
+                closed: Closed = item  # type: ignore[assignment]
+                links[closed.bot].notify(closed_notice(closed))
+                if closed.reason is CloseReason.DISQUALIFIED:
+                    self._log.warning("disqualified", bot=closed.bot, table=closed.table,
+                                      detail=closed.message)
+            elif kind is Finished:
+                finished: Finished = item  # type: ignore[assignment]
+                done = self._sessions.get(finished.table)
+                if done is not None and not done.done():
+                    done.set_result(finished.outcome)
+            elif kind is Unseated:
+                fault = item.fault  # type: ignore[union-attr]
+                self.faults.append(fault)
+                self._log.warning("fault", kind=str(fault.kind), bot=fault.bot, detail=fault.detail)
+        self._arm()
+
+    def _faulted(self, faulted: Faulted) -> None:
+        fault = faulted.fault
+        self._log.warning("fault", kind=str(fault.kind), bot=fault.bot, table=fault.table,
+                          seat=fault.seat, deal=fault.deal, decision=fault.decision,
+                          elapsed_ms=fault.elapsed_ms, detail=fault.detail,
+                          count=faulted.count, limit=faulted.limit)
+        self._links[fault.bot].notify(fault_notice(faulted))
+
+    def _arm(self) -> None:
+        """Set the one timer for the core's next deadline (or grace period's end)."""
+        at = self.arbiter.wake_at
+        if at == self._timer_at:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer_at = at
+        self._timer = None if at is None else self._running().call_at(at / 1000, self._tick)
+
+    def _tick(self) -> None:
+        self._timer = self._timer_at = None
+        self.carry_out(self.arbiter.tick(self.now()))
+        for link in self._links.values():
+            if link.state.gone:
+                link.forget()

@@ -1,26 +1,11 @@
-"""The referee's limits as small frozen values: the clocks of a decision and the server's caps."""
+"""The referee's caps on a bot connection, as a small frozen value.
+
+A decision's clock is :class:`referee.match.TimeLimits`.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-
-@dataclass(frozen=True, slots=True)
-class TimeLimits:
-    """The clocks a decision runs under, in milliseconds.
-
-    Each decision has ``decision_ms``; time spent beyond it is drawn from the seat's
-    ``session_bank_ms`` (per seat, per session; 0 means no bank). A decision is late once
-    it outruns ``decision_ms`` plus what is left of the bank.
-    """
-
-    decision_ms: int = 1000
-    session_bank_ms: int = 0
-
-    def __post_init__(self) -> None:
-        if self.decision_ms < 1 or self.session_bank_ms < 0:
-            msg = "decision_ms must be at least 1 and session_bank_ms at least 0"
-            raise ValueError(msg)
 
 
 @dataclass(frozen=True, slots=True)

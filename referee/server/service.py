@@ -2,40 +2,60 @@
 
 Requests arrive as raw bytes (the method is registered without a deserializer) so that a
 message that does not parse is the referee's to handle: a malformed-message fault and the
-end of the stream, instead of an error deep inside gRPC. gRPC status codes are chosen
-here and nowhere else.
+end of the stream, instead of an error deep inside gRPC. What a stream brings goes to the
+referee's core through a :class:`Hub` (the :class:`~referee.server.app.Referee`); what it
+sends comes from the bot's :class:`~referee.server.connection.BotLink`. gRPC status codes
+are chosen here and nowhere else.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import grpc  # type: ignore[import-untyped]  # grpcio ships no stubs
-from google.protobuf.message import DecodeError
 
-from referee.server.faults import FaultKind
-from referee.wire import nap_pb2
+from referee.match import FaultKind
+from referee.wire.stream import Goodbye, Hello, RefusalReason, read_bot_message, refusal_message
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Iterable
 
-    from referee.server.connection import BotLink
-    from referee.server.pending import StreamState
+    from referee.server.connection import BotLink, StreamState
 
 PROTOCOL_VERSION = 1
 SERVER_VERSION = "nap-arena 0.1.0"
-METHOD = "/nap.v1.Referee/Play"
+SERVICE_NAME = "nap.v1.Referee"
+
+
+class Hub(Protocol):
+    """What the service needs of the referee."""
+
+    def link_of(self, token: str) -> BotLink | None:
+        """The link of the bot with this token."""
+
+    def welcome(self, link: BotLink) -> bytes:
+        """The Welcome for ``link``'s bot, serialized."""
+
+    def attach(self, link: BotLink, hello: Hello) -> StreamState:
+        """A stream said hello for the bot."""
+
+    def detach(self, link: BotLink, stream: StreamState, reason: str) -> None:
+        """The stream ended."""
+
+    def answers(self, link: BotLink, answers: Iterable[tuple[int, str]]) -> None:
+        """The bot answered."""
+
+    def connection_fault(self, link: BotLink, kind: FaultKind, detail: str) -> None:
+        """The bot's connection did something wrong."""
 
 
 class PlayService:
     """Serves ``nap.v1.Referee/Play`` for the bots registered with the referee."""
 
-    def __init__(self, *, links_by_token: dict[str, BotLink], welcome: Callable[[], nap_pb2.Welcome],
-                 logger: Any) -> None:  # noqa: ANN401 - any structlog-compatible logger
-        self._links_by_token = links_by_token
-        self._welcome = welcome
+    def __init__(self, hub: Hub, *, logger: Any) -> None:  # noqa: ANN401 - any structlog-compatible logger
+        self._hub = hub
         self._log = logger
         self.stopping = False
         self._streams: set[StreamState] = set()
@@ -43,7 +63,7 @@ class PlayService:
     def handler(self) -> grpc.GenericRpcHandler:
         """The generic handler that registers Play (bytes in, bytes out)."""
         play = grpc.stream_stream_rpc_method_handler(self.play)
-        return grpc.method_handlers_generic_handler("nap.v1.Referee", {"Play": play})
+        return grpc.method_handlers_generic_handler(SERVICE_NAME, {"Play": play})
 
     def close_all(self) -> None:
         """End every attached stream (shutdown)."""
@@ -52,45 +72,40 @@ class PlayService:
             stream.closed = True
             stream.wake.set()
 
-    async def play(  # noqa: C901, PLR0912, PLR0915 - one stream's whole life, read in order
-        self, _requests: object, context: grpc.aio.ServicerContext[bytes, bytes]) -> None:
+    async def play(self, _requests: object, context: grpc.aio.ServicerContext[bytes, bytes]) -> None:
         """Run one bot stream: hello, welcome, then batches out and answers in."""
         first = await context.read()
         if first is grpc.aio.EOF:
             return
-        try:
-            message = nap_pb2.BotMessage.FromString(first)
-        except DecodeError:
-            message = nap_pb2.BotMessage()
-        if message.WhichOneof("kind") != "hello":
-            await self._refuse(context, nap_pb2.REFUSAL_REASON_BAD_HELLO,
-                               "the first message must be a Hello")
+        hello = read_bot_message(first)
+        if not isinstance(hello, Hello):
+            await context.write(refusal_message(RefusalReason.BAD_HELLO,
+                                                "the first message must be a Hello"))
             return
-        hello = message.hello
-        link = self._links_by_token.get(hello.token)
+        link = self._hub.link_of(hello.token)
         if link is None:
             self._log.warning("bot refused", reason="unknown token", peer=context.peer())
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown token")
-        assert link is not None  # noqa: S101 - abort raises
+            return
         refusal = self._check_hello(hello, link)
         if refusal is not None:
             self._log.warning("bot refused", bot=link.name, reason=refusal[1])
-            await self._refuse(context, *refusal)
+            await context.write(refusal_message(*refusal))
             return
-        welcome = nap_pb2.RefereeMessage()
-        welcome.welcome.CopyFrom(self._welcome())
-        welcome.welcome.bot_id = link.name
-        stream = link.attach(max_batch=hello.max_batch, wants_events=hello.events,
-                             notices_in_batch=hello.notices_in_batch)
-        welcome.welcome.max_outstanding = link.max_outstanding
+        stream = self._hub.attach(link, hello)
         self._streams.add(stream)
         self._log.info("bot connected", bot=link.name, bot_name=hello.bot_name,
                        bot_version=hello.bot_version, max_batch=hello.max_batch,
                        events=hello.events)
+        await self._pump(context, link, stream)
+
+    async def _pump(self, context: grpc.aio.ServicerContext[bytes, bytes], link: BotLink,
+                    stream: StreamState) -> None:
+        """Write the welcome and then the link's batches, while a task reads the bot's messages."""
         reader = asyncio.create_task(self._read(context, link, stream))
         reason = "stream ended"
         try:
-            await context.write(welcome.SerializeToString())
+            await context.write(self._hub.welcome(link))
             while True:
                 messages = await link.outgoing(stream)
                 if not messages:
@@ -111,56 +126,45 @@ class PlayService:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await reader
             self._streams.discard(stream)
-            link.detach(stream, reason)
+            self._hub.detach(link, stream, reason)
             self._log.info("bot disconnected", bot=link.name, reason=reason)
         if reason.startswith("malformed"):
             context.set_code(grpc.StatusCode.INVALID_ARGUMENT)
             context.set_details(reason)
 
-    def _check_hello(self, hello: nap_pb2.Hello,
-                     link: BotLink) -> tuple[nap_pb2.RefusalReason, str] | None:
+    def _check_hello(self, hello: Hello, link: BotLink) -> tuple[RefusalReason, str] | None:
         if hello.protocol_version != PROTOCOL_VERSION:
-            return (nap_pb2.REFUSAL_REASON_PROTOCOL_VERSION,
+            return (RefusalReason.PROTOCOL_VERSION,
                     (f"protocol_version {hello.protocol_version} not supported; this referee "
                      f"speaks {PROTOCOL_VERSION}"))
         if hello.max_batch < 1:
-            return nap_pb2.REFUSAL_REASON_BAD_HELLO, "max_batch must be at least 1"
+            return RefusalReason.BAD_HELLO, "max_batch must be at least 1"
         if self.stopping:
-            return nap_pb2.REFUSAL_REASON_SHUTTING_DOWN, "the referee is shutting down"
+            return RefusalReason.SHUTTING_DOWN, "the referee is shutting down"
         if link.connected:
-            return (nap_pb2.REFUSAL_REASON_ALREADY_CONNECTED,
-                    f"{link.name} already has a live connection")
+            return RefusalReason.ALREADY_CONNECTED, f"{link.name} already has a live connection"
         return None
-
-    @staticmethod
-    async def _refuse(context: grpc.aio.ServicerContext[bytes, bytes],
-                      reason: nap_pb2.RefusalReason, text: str) -> None:
-        message = nap_pb2.RefereeMessage()
-        message.refusal.reason = reason
-        message.refusal.message = text
-        await context.write(message.SerializeToString())
 
     async def _read(self, context: grpc.aio.ServicerContext[bytes, bytes], link: BotLink,
                     stream: StreamState) -> str:
         """Read the bot's messages until it leaves; return why the stream should end."""
+        hub = self._hub
         try:
             while True:
                 data = await context.read()
                 if data is grpc.aio.EOF:
                     return "the bot closed its side of the stream"
-                try:
-                    message = nap_pb2.BotMessage.FromString(data)
-                except DecodeError:
-                    link.report(FaultKind.MALFORMED, "a message that is not a BotMessage")
-                    return "malformed: a message that is not a BotMessage"
-                kind = message.WhichOneof("kind")
-                if kind == "answers":
-                    link.on_answers(message.answers.answers)
-                elif kind == "goodbye":
-                    return f"goodbye: {message.goodbye.reason}"
+                message = read_bot_message(data)
+                if isinstance(message, tuple):
+                    hub.answers(link, message)
+                elif isinstance(message, Goodbye):
+                    return f"goodbye: {message.reason}"
+                elif isinstance(message, Hello):
+                    hub.connection_fault(link, FaultKind.MALFORMED, "a second Hello")
                 else:
-                    link.report(FaultKind.MALFORMED,
-                                "a second Hello" if kind == "hello" else "an empty BotMessage")
+                    hub.connection_fault(link, FaultKind.MALFORMED, message.detail)
+                    if message.fatal:
+                        return f"malformed: {message.detail}"
         finally:
             stream.closed = True
             stream.wake.set()

@@ -1,9 +1,17 @@
 """The wire layer: protobuf code generated from `proto/nap/v1/nap.proto`, and the codec.
 
-`_gen/` is produced by `scripts/gen_protos.py` and never edited by hand. `codec` is the
-only module that knows both domain values (`referee.rules`) and these messages. The gRPC
-stubs live apart, in `referee.wire.stubs`, so that importing the messages or the codec
-never imports grpc: only the server and the SDK's connection do.
+`_gen/` is produced by `scripts/gen_protos.py` and never edited by hand. Protobuf lives
+here and nowhere else: the transport (`referee.server`) and the SDK call these modules
+and never build a message or type a wire tag themselves.
+
+- `codec`: domain values (`referee.rules`, `referee.match`) to messages and back
+- `fastcodec`: the referee's hot path written as bytes (requests, batches, notices)
+- `fastdecode`: the bot's hot path (lazy, incremental views)
+- `stream`: the messages of a stream's life (Hello, Welcome, Refusal, Answers, Goodbye)
+- `protowire`: the wire format's primitives (varints, tags read from the descriptors)
+
+The gRPC stubs live apart, in `referee.wire.stubs`, so that importing the messages or the
+codec never imports grpc: only the server and the SDK's connection do.
 """
 
 from referee.wire._gen.nap.v1 import nap_pb2

@@ -1,6 +1,8 @@
-"""The codec: domain values of `referee.rules` to protobuf messages of `nap.v1` and back.
+"""The codec: domain values to protobuf messages of `nap.v1` and back.
 
-This is the only module that knows both sides. It imports the generated message module
+This is the only module that knows both sides: the values of `referee.rules` (views,
+events, profiles) and of `referee.match` (what a seat is told, faults, closed tables) on
+one side, the generated messages on the other. It imports the generated message module
 (never grpc), so the SDK can use it to read what the referee sends.
 
 Actions travel as text (``str(action)``: ``"nap"``, ``"10S"``) and are read back with
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
+from referee.match import CloseReason, FaultKind, SeatPenalized
 from referee.rules import (
     AllPassed,
     AuctionWon,
@@ -39,16 +42,21 @@ from referee.rules import (
 from referee.wire._gen.nap.v1 import nap_pb2
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable
 
+    from referee.match import Closed, Faulted
+    from referee.rules import SeatEvent
     from referee.rules.actions import Action
 
 __all__ = [
+    "closed_to_proto",
     "event_from_proto",
-    "event_to_proto",
+    "fault_kind_from_proto",
+    "fault_kind_to_proto",
+    "fault_to_proto",
     "profile_to_proto",
     "request_to_proto",
-    "seat_penalized_to_proto",
+    "told_to_proto",
     "view_from_proto",
     "view_to_proto",
 ]
@@ -223,25 +231,35 @@ def view_from_proto(msg: nap_pb2.SeatView | nap_pb2.DecisionRequest) -> SeatView
 # ---------------------------------------------------------------------------------------
 
 
-def event_to_proto(  # noqa: C901, PLR0912, PLR0913, PLR0915 - one flat branch per event kind
-    event: Event,
+def told_to_proto(  # noqa: C901, PLR0912, PLR0915 - one flat branch per event kind
+    item: SeatEvent | SeatPenalized,
     *,
     table: str,
     seat: int,
-    deal_number: int,
-    hand: Sequence[Card] = (),
-    balances: Sequence[int] = (),
-    faulting_seat: int | None = None,
-    fault: int = nap_pb2.FAULT_KIND_UNSPECIFIED,
 ) -> nap_pb2.TableEvent:
-    """Encode ``event`` as ``seat`` at ``table`` receives it.
+    """Encode what ``seat`` at ``table`` is told: an engine event or a penalty notice.
 
-    Context the engine's events do not carry comes from the caller: ``hand`` is the
-    addressed seat's own cards (for DealStarted: only ever its own); ``balances`` are the
-    session balances after a DealSettled; ``faulting_seat`` is set on the DealSettled that
-    a penalty ended; ``fault`` is the FaultKind behind a Penalized.
+    A :class:`~referee.rules.SeatEvent` carries the context its event lacks: the deal it
+    belongs to, the addressed seat's own hand on a DealStarted (only ever its own), the
+    session balances and the faulting seat on a DealSettled. A
+    :class:`~referee.match.SeatPenalized` becomes a SeatPenalized event: PENALTY_SUBSTITUTE
+    with the action played for the seat (which also arrives as its own BidMade or
+    CardPlayed), or PENALTY_REVOKE without one. The engine's own Penalized never comes
+    here: the match core tells it as a SeatPenalized, which knows the fault's kind
+    (TypeError otherwise).
     """
-    msg = nap_pb2.TableEvent(table=table, seat=seat, deal_number=deal_number)
+    msg = nap_pb2.TableEvent(table=table, seat=seat, deal_number=item.deal)
+    if isinstance(item, SeatPenalized):
+        penalized = msg.seat_penalized
+        penalized.seat = item.seat
+        penalized.fault = _FAULT_KIND_TO[item.fault]
+        if item.substitute is None:
+            penalized.penalty = nap_pb2.PENALTY_REVOKE
+        else:
+            penalized.penalty = nap_pb2.PENALTY_SUBSTITUTE
+            penalized.substitute_action = str(item.substitute)
+        return msg
+    event = item.event
     if isinstance(event, CardPlayed):
         played = msg.card_played
         played.seat = event.seat
@@ -258,10 +276,9 @@ def event_to_proto(  # noqa: C901, PLR0912, PLR0913, PLR0915 - one flat branch p
         for played_by, card in event.plays:
             add_card(seat=played_by, card=card.text)
     elif isinstance(event, DealStarted):
-        msg.deal_number = event.deal
         started = msg.deal_started
         started.dealer = event.dealer
-        started.hand.extend(card.text for card in hand)
+        started.hand.extend([card.text for card in item.hand])
         started.seats_in_play.extend(event.seats)
     elif isinstance(event, AuctionWon):
         msg.auction_won.declarer = event.declarer
@@ -278,14 +295,9 @@ def event_to_proto(  # noqa: C901, PLR0912, PLR0913, PLR0915 - one flat branch p
         settled.tricks_taken = event.tricks
         settled.made = bool(event.made)
         settled.payments.extend(event.payments)
-        settled.balances.extend(balances)
-        if faulting_seat is not None:
-            settled.faulting_seat = faulting_seat
-    elif isinstance(event, Penalized):
-        penalized = msg.seat_penalized
-        penalized.seat = event.seat
-        penalized.fault = fault  # type: ignore[assignment]
-        penalized.penalty = nap_pb2.PENALTY_REVOKE
+        settled.balances.extend(item.balances)
+        if item.faulting_seat is not None:
+            settled.faulting_seat = item.faulting_seat
     elif isinstance(event, SeatEliminated):
         msg.seat_eliminated.seat = event.seat
         msg.seat_eliminated.reason = nap_pb2.ELIMINATION_REASON_OUT_OF_CHIPS
@@ -295,32 +307,13 @@ def event_to_proto(  # noqa: C901, PLR0912, PLR0913, PLR0915 - one flat branch p
     elif isinstance(event, SessionOver):
         msg.session_over.balances.extend(event.balances)
         msg.session_over.winners.extend(event.winners)
+    elif isinstance(event, Penalized):
+        text = (f"{event!r} is told as a referee.match.SeatPenalized, which carries the "
+                "fault's kind, not as an engine event")
+        raise TypeError(text)
     else:  # pragma: no cover - the Event union is closed
         text = f"not an event: {event!r}"
         raise TypeError(text)
-    return msg
-
-
-def seat_penalized_to_proto(  # noqa: PLR0913 - keyword-only context of one notice
-    *,
-    table: str,
-    seat: int,
-    deal_number: int,
-    faulting_seat: int,
-    fault: int,
-    substitute: Action,
-) -> nap_pb2.TableEvent:
-    """Encode the notice that the referee played ``substitute`` for ``faulting_seat`` after a fault.
-
-    Substitution is the referee's, not the engine's: it has no domain event, and the
-    substituted action also arrives as its own BidMade or CardPlayed.
-    """
-    msg = nap_pb2.TableEvent(table=table, seat=seat, deal_number=deal_number)
-    penalized = msg.seat_penalized
-    penalized.seat = faulting_seat
-    penalized.fault = fault  # type: ignore[assignment]
-    penalized.penalty = nap_pb2.PENALTY_SUBSTITUTE
-    penalized.substitute_action = str(substitute)
     return msg
 
 
@@ -372,6 +365,64 @@ def event_from_proto(msg: nap_pb2.TableEvent) -> Event | None:  # noqa: C901, PL
         over = msg.session_over
         return SessionOver(tuple(over.balances), tuple(over.winners))
     return None
+
+
+# ---------------------------------------------------------------------------------------
+# Faults and closed tables
+# ---------------------------------------------------------------------------------------
+
+_FAULT_KIND_TO: Final[dict[FaultKind, nap_pb2.FaultKind]] = {
+    FaultKind.LATE: nap_pb2.FAULT_KIND_LATE,
+    FaultKind.ILLEGAL: nap_pb2.FAULT_KIND_ILLEGAL,
+    FaultKind.MALFORMED: nap_pb2.FAULT_KIND_MALFORMED,
+    FaultKind.UNKNOWN_REQUEST: nap_pb2.FAULT_KIND_UNKNOWN_REQUEST,
+    FaultKind.DISCONNECT: nap_pb2.FAULT_KIND_DISCONNECT,
+}
+_FAULT_KIND_FROM: Final[dict[int, FaultKind]] = {
+    number: kind for kind, number in _FAULT_KIND_TO.items()}
+_CLOSE_REASON_TO: Final[dict[CloseReason, nap_pb2.TableClosedReason]] = {
+    CloseReason.SESSION_OVER: nap_pb2.TABLE_CLOSED_REASON_SESSION_OVER,
+    CloseReason.ABORTED: nap_pb2.TABLE_CLOSED_REASON_ABORTED,
+    CloseReason.DISQUALIFIED: nap_pb2.TABLE_CLOSED_REASON_DISQUALIFIED,
+}
+
+
+def fault_kind_to_proto(kind: FaultKind) -> nap_pb2.FaultKind:
+    """The nap.v1 FaultKind number of ``kind``."""
+    return _FAULT_KIND_TO[kind]
+
+
+def fault_kind_from_proto(number: int) -> FaultKind | None:
+    """The fault kind a nap.v1 FaultKind number names; None for UNSPECIFIED or an unknown one."""
+    return _FAULT_KIND_FROM.get(number)
+
+
+def fault_to_proto(faulted: Faulted) -> nap_pb2.Fault:
+    """Encode the notice of a fault to its bot.
+
+    The seat is left unset when the fault belongs to the bot's connection rather than to
+    one of its seats' decisions (``fault.seat`` None); the message is the fault's detail.
+    """
+    fault = faulted.fault
+    msg = nap_pb2.Fault(
+        kind=_FAULT_KIND_TO[fault.kind],
+        request_id=faulted.request_id,
+        table=fault.table,
+        action=faulted.action,
+        message=fault.detail,
+        fault_count=faulted.count,
+        fault_limit=faulted.limit,
+    )
+    if fault.seat is not None:
+        msg.seat = fault.seat
+    return msg
+
+
+def closed_to_proto(closed: Closed) -> nap_pb2.TableClosed:
+    """Encode the notice that nothing more will come to a bot from ``closed.table``."""
+    return nap_pb2.TableClosed(
+        table=closed.table, reason=_CLOSE_REASON_TO[closed.reason], message=closed.message
+    )
 
 
 # ---------------------------------------------------------------------------------------

@@ -14,152 +14,198 @@ reused only while the view holds an equal value, and the other caches are small
 per-value tables; nothing of another seat's view can leak into a request. The output is
 byte-for-byte what ``request_to_proto(...).SerializeToString()`` gives (fields in number
 order, defaults left out), which tests/test_codec.py checks over many random sessions.
+Every tag comes from the generated descriptors (:func:`referee.wire.protowire.field_tag`),
+read once at import.
+
+The transport's other messages are built here too, already serialized: a Batch
+(:func:`batch_message`) and the notices that go alone or inside one (:class:`Notice`,
+:func:`fault_notice`, :func:`closed_notice`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 from referee.rules import BID_NAMES, CARDS, Bid, Phase
+from referee.wire._gen.nap.v1 import nap_pb2
+from referee.wire.codec import closed_to_proto, fault_to_proto
+from referee.wire.protowire import field_tag, length_delimited, varint, zigzag
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from referee.match import Closed, Faulted
     from referee.rules import Card, SeatView, Suit, TrickWon, ViewFields
     from referee.rules.actions import Action
 
-__all__ = ["RequestEncoder", "batch_message", "encode_request", "length_delimited", "varint"]
+__all__ = [
+    "Notice",
+    "RequestEncoder",
+    "bank_field",
+    "batch_message",
+    "closed_notice",
+    "deadline_field",
+    "encode_request",
+    "fault_notice",
+    "length_delimited",
+    "varint",
+]
 
 
-def varint(value: int) -> bytes:
-    """``value`` (not negative) as a protobuf base-128 varint."""
-    if value < _SMALL:
-        return _VARINTS[value]
-    if value < _THREE_BYTES:  # request ids, once past the table: no loop
-        return bytes(((value & 0x7F) | 0x80, ((value >> 7) & 0x7F) | 0x80, value >> 14))
-    return _slow_varint(value)
+def _string(tag: bytes, text: str) -> bytes:
+    return length_delimited(tag, text.encode())
 
 
-def _slow_varint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-_SMALL: Final = 1 << 14
-_THREE_BYTES: Final = 1 << 21
-_VARINTS: Final = tuple(_slow_varint(value) for value in range(_SMALL))
-
-
-def _zigzag(value: int) -> int:
-    return value << 1 if value >= 0 else (-value << 1) - 1
-
-
-def length_delimited(tag: bytes, payload: bytes) -> bytes:
-    """One length-delimited field: its tag bytes, the payload's length, the payload."""
-    size = len(payload)
-    return tag + (_VARINTS[size] if size < _SMALL else varint(size)) + payload
-
-
-def _string(field: int, text: str) -> bytes:
-    return length_delimited(varint(field << 3 | 2), text.encode())
-
-
-def _uint(field: int, value: int) -> bytes:
+def _uint(tag: bytes, value: int) -> bytes:
     """A varint field, left out (b"") at its default 0 as proto3 does."""
-    return varint(field << 3) + varint(value) if value else b""
+    return tag + varint(value) if value else b""
 
 
-def _packed(field: int, values: bytes) -> bytes:
-    return length_delimited(varint(field << 3 | 2), values) if values else b""
+def _packed(tag: bytes, values: bytes) -> bytes:
+    return length_delimited(tag, values) if values else b""
 
+
+# -- tags, read from the generated descriptors once (protowire.field_tag) --------------------
+
+_REQUEST_ID: Final = field_tag(nap_pb2.DecisionRequest, "request_id")
+_REQUEST_TABLE: Final = field_tag(nap_pb2.DecisionRequest, "table")
+_REQUEST_SEAT_TAG: Final = field_tag(nap_pb2.DecisionRequest, "seat")
+_REQUEST_DEADLINE: Final = field_tag(nap_pb2.DecisionRequest, "deadline_ms")
+_REQUEST_VIEW: Final = field_tag(nap_pb2.DecisionRequest, "view")
+_REQUEST_LEGAL: Final = field_tag(nap_pb2.DecisionRequest, "legal_actions")
+_REQUEST_BANK: Final = field_tag(nap_pb2.DecisionRequest, "time_bank_ms")
+
+_VIEW_TABLE: Final = field_tag(nap_pb2.SeatView, "table")
+_VIEW_SEAT_TAG: Final = field_tag(nap_pb2.SeatView, "seat")
+_VIEW_SIZE: Final = field_tag(nap_pb2.SeatView, "number_of_seats")
+_VIEW_PROFILE: Final = field_tag(nap_pb2.SeatView, "profile")
+_VIEW_DEAL: Final = field_tag(nap_pb2.SeatView, "deal_number")
+_VIEW_DEALS: Final = field_tag(nap_pb2.SeatView, "deals_in_session")
+_VIEW_DEALER: Final = field_tag(nap_pb2.SeatView, "dealer")
+_VIEW_PHASE: Final = field_tag(nap_pb2.SeatView, "phase")
+_VIEW_TO_ACT: Final = field_tag(nap_pb2.SeatView, "to_act")
+_VIEW_HAND: Final = field_tag(nap_pb2.SeatView, "hand")
+_VIEW_BIDS: Final = field_tag(nap_pb2.SeatView, "bids")
+_VIEW_DECLARER: Final = field_tag(nap_pb2.SeatView, "declarer")
+_VIEW_CONTRACT: Final = field_tag(nap_pb2.SeatView, "contract")
+_VIEW_TRUMP: Final = field_tag(nap_pb2.SeatView, "trump")
+_VIEW_CURRENT: Final = field_tag(nap_pb2.SeatView, "current_trick")
+_VIEW_COMPLETED: Final = field_tag(nap_pb2.SeatView, "completed_tricks")
+_VIEW_TRICKS_WON: Final = field_tag(nap_pb2.SeatView, "tricks_won")
+_VIEW_BALANCES: Final = field_tag(nap_pb2.SeatView, "balances")
+_VIEW_ACTIVE: Final = field_tag(nap_pb2.SeatView, "active")
+
+_BID_SEAT: Final = field_tag(nap_pb2.SeatBid, "seat")
+_BID_BID: Final = field_tag(nap_pb2.SeatBid, "bid")
+_PLAYED_SEAT: Final = field_tag(nap_pb2.PlayedCard, "seat")
+_PLAYED_CARD: Final = field_tag(nap_pb2.PlayedCard, "card")
+_TRICK_LEADER: Final = field_tag(nap_pb2.Trick, "leader")
+_TRICK_CARDS: Final = field_tag(nap_pb2.Trick, "cards")
+_TRICK_WINNER: Final = field_tag(nap_pb2.Trick, "winner")
+
+_BATCH_REQUESTS: Final = field_tag(nap_pb2.Batch, "requests")
+_BATCH_EVENTS: Final = field_tag(nap_pb2.Batch, "events")
+_BATCH_CLOSED: Final = field_tag(nap_pb2.Batch, "closed")
+_BATCH_FAULTS: Final = field_tag(nap_pb2.Batch, "faults")
+_MESSAGE_BATCH: Final = field_tag(nap_pb2.RefereeMessage, "batch")
+_MESSAGE_CLOSED: Final = field_tag(nap_pb2.RefereeMessage, "table_closed")
+_MESSAGE_FAULT: Final = field_tag(nap_pb2.RefereeMessage, "fault")
 
 # -- pieces that never change ----------------------------------------------------------------
 
 _SEATS: Final = 64
 """Seats the per-seat tables below cover (a table has at most 52 seats: one card each)."""
-_HAND: Final[dict[Card, bytes]] = {card: _string(10, card.text) for card in CARDS}
-"""SeatView.hand (10) entries."""
-_LEGAL: Final[dict[Action, bytes]] = {card: _string(6, card.text) for card in CARDS}
-"""DecisionRequest.legal_actions (6) entries."""
-_LEGAL.update({Bid(name): _string(6, name) for name in BID_NAMES})
-_LEADER: Final = tuple(_uint(1, seat) for seat in range(_SEATS))
-"""Trick.leader (1) and PlayedCard.seat (1), by seat."""
+_HAND: Final[dict[Card, bytes]] = {card: _string(_VIEW_HAND, card.text) for card in CARDS}
+"""SeatView.hand entries."""
+_LEGAL: Final[dict[Action, bytes]] = {card: _string(_REQUEST_LEGAL, card.text) for card in CARDS}
+"""DecisionRequest.legal_actions entries."""
+_LEGAL.update({Bid(name): _string(_REQUEST_LEGAL, name) for name in BID_NAMES})
+_LEADER: Final = tuple(_uint(_TRICK_LEADER, seat) for seat in range(_SEATS))
+"""Trick.leader, by seat."""
 _PLAYED: Final = tuple(
-    tuple(length_delimited(b"\x12", _LEADER[seat] + _string(2, card.text)) for card in CARDS)
+    tuple(length_delimited(_TRICK_CARDS,
+                           _uint(_PLAYED_SEAT, seat) + _string(_PLAYED_CARD, card.text))
+          for card in CARDS)
     for seat in range(_SEATS))
-"""Trick.cards (2) entries: a PlayedCard, by seat then card index."""
+"""Trick.cards entries: a PlayedCard, by seat then card index."""
 _BIDS: Final = tuple(
-    {Bid(name): length_delimited(b"\x5a", _uint(1, seat) + _string(2, name)) for name in BID_NAMES}
+    {Bid(name): length_delimited(_VIEW_BIDS, _uint(_BID_SEAT, seat) + _string(_BID_BID, name))
+     for name in BID_NAMES}
     for seat in range(_SEATS))
-"""SeatView.bids (11) entries: a SeatBid, by seat then bid."""
-_REQUEST_SEAT: Final = tuple(_uint(3, seat) for seat in range(_SEATS))
-"""DecisionRequest.seat (3), by seat."""
-_VIEW_SEAT: Final = tuple(_uint(2, seat) for seat in range(_SEATS))
-"""SeatView.seat (2), by seat."""
-_STATE: Final = {(phase, to_act): _uint(8, phase) + (b"" if to_act is None else b"\x48" + varint(to_act))
-                 for phase in (1, 2, 3) for to_act in (None, *range(_SEATS))}
-"""SeatView.phase (8) and to_act (9), by phase number and seat to act."""
-_CONTRACT: dict[tuple[int | None, str | None, Suit | None], bytes] = {}
-"""SeatView.declarer (12), contract (13) and trump (14)."""
-_COUNTS: dict[tuple[int, ...], bytes] = {}
-"""SeatView.tricks_won (17), packed."""
-_BALANCES: dict[tuple[int, ...], bytes] = {}
-"""SeatView.balances (18), packed zigzag; cleared when it grows large."""
-_ACTIVE: dict[tuple[tuple[int, ...], int], bytes] = {}
-"""SeatView.active (19), packed booleans."""
-_BALANCES_CAP: Final = 50_000
+"""SeatView.bids entries: a SeatBid, by seat then bid."""
+_REQUEST_SEAT: Final = tuple(_uint(_REQUEST_SEAT_TAG, seat) for seat in range(_SEATS))
+"""DecisionRequest.seat, by seat."""
+_VIEW_SEAT: Final = tuple(_uint(_VIEW_SEAT_TAG, seat) for seat in range(_SEATS))
+"""SeatView.seat, by seat."""
+_PHASE_WIRE: Final = {Phase.BIDDING: nap_pb2.PHASE_BIDDING, Phase.PLAY: nap_pb2.PHASE_PLAY,
+                      Phase.OVER: nap_pb2.PHASE_OVER}
 
 
 def _phase_number(phase: Phase) -> int:
-    """SeatView.phase (8); by identity, as hashing an Enum member is a Python call."""
+    """A small number per phase, ``_STATE``'s key; by identity (hashing an Enum is a Python call)."""
     return 2 if phase is Phase.PLAY else 1 if phase is Phase.BIDDING else 3
+
+
+_STATE: Final = {
+    (_phase_number(phase), to_act): _uint(_VIEW_PHASE, number)
+    + (b"" if to_act is None else _VIEW_TO_ACT + varint(to_act))
+    for phase, number in _PHASE_WIRE.items() for to_act in (None, *range(_SEATS))}
+"""SeatView.phase and to_act, by :func:`_phase_number` and seat to act."""
+_CONTRACT: dict[tuple[int | None, str | None, Suit | None], bytes] = {}
+"""SeatView.declarer, contract and trump."""
+_COUNTS: dict[tuple[int, ...], bytes] = {}
+"""SeatView.tricks_won, packed."""
+_BALANCES: dict[tuple[int, ...], bytes] = {}
+"""SeatView.balances, packed zigzag; cleared when it grows large."""
+_ACTIVE: dict[tuple[tuple[int, ...], int], bytes] = {}
+"""SeatView.active, packed booleans."""
+_BALANCES_CAP: Final = 50_000
 
 
 def _contract(declarer: int | None, contract: str | None, trump: Suit | None) -> bytes:
     key = (declarer, contract, trump)
     found = _CONTRACT.get(key)
     if found is None:
-        found = b"" if declarer is None else b"\x60" + varint(declarer)
+        found = b"" if declarer is None else _VIEW_DECLARER + varint(declarer)
         if contract:
-            found += _string(13, contract)
+            found += _string(_VIEW_CONTRACT, contract)
         if trump is not None:
-            found += _string(14, trump.letter)
+            found += _string(_VIEW_TRUMP, trump.letter)
         _CONTRACT[key] = found
     return found
 
 
 def _totals(tricks_won: tuple[int, ...], balances: tuple[int, ...], seats: tuple[int, ...],
             size: int) -> bytes:
-    """SeatView.tricks_won (17), balances (18) and active (19): the view's last fields."""
+    """SeatView.tricks_won, balances and active: the view's last fields."""
     counts = _COUNTS.get(tricks_won)
     if counts is None:
-        counts = _COUNTS[tricks_won] = _packed(17, b"".join(varint(n) for n in tricks_won))
+        counts = _COUNTS[tricks_won] = _packed(_VIEW_TRICKS_WON,
+                                               b"".join(varint(n) for n in tricks_won))
     chips = _BALANCES.get(balances)
     if chips is None:
         if len(_BALANCES) > _BALANCES_CAP:
             _BALANCES.clear()
         chips = _BALANCES[balances] = _packed(
-            18, b"".join(varint(_zigzag(n)) for n in balances))
+            _VIEW_BALANCES, b"".join(varint(zigzag(n)) for n in balances))
     key = (seats, size)
     active = _ACTIVE.get(key)
     if active is None:
-        active = _ACTIVE[key] = _packed(19, bytes(1 if seat in seats else 0
-                                                  for seat in range(size)))
+        active = _ACTIVE[key] = _packed(_VIEW_ACTIVE, bytes(1 if seat in seats else 0
+                                                            for seat in range(size)))
     return counts + chips + active
 
 
 def _plays(plays: tuple[tuple[int, Card], ...]) -> bytes:
-    """Trick.cards (2) of ``plays``."""
+    """Trick.cards of ``plays``."""
     return b"".join([_PLAYED[seat][card.index] for seat, card in plays])
 
 
 def _trick(trick: TrickWon) -> bytes:
-    """A completed trick as a SeatView.completed_tricks (16) entry."""
+    """A completed trick as a SeatView.completed_tricks entry."""
     plays = trick.plays
-    body = b"".join((_LEADER[plays[0][0]], _plays(plays), b"\x18", varint(trick.winner)))
-    return length_delimited(b"\x82\x01", body)
+    body = b"".join((_LEADER[plays[0][0]], _plays(plays), _TRICK_WINNER, varint(trick.winner)))
+    return length_delimited(_VIEW_COMPLETED, body)
 
 
 class RequestEncoder:
@@ -177,8 +223,8 @@ class RequestEncoder:
                  "_tricks", "_tricks_bytes", "_view_table")
 
     def __init__(self, table: str) -> None:
-        self._view_table = _string(1, table)
-        self._request_table = _string(2, table)
+        self._view_table = _string(_VIEW_TABLE, table)
+        self._request_table = _string(_REQUEST_TABLE, table)
         self._deal_key: tuple[int, str, int, int, int] | None = None
         self._deal = b""
         self._hands: dict[int, tuple[tuple[Card, ...], bytes]] = {}
@@ -204,8 +250,9 @@ class RequestEncoder:
         deal = (size, profile, number, deals, dealer)
         if deal != self._deal_key:
             self._deal_key = deal
-            self._deal = b"".join((_uint(3, size), _string(4, profile), _uint(5, number),
-                                   _uint(6, deals), _uint(7, dealer)))
+            self._deal = b"".join((_uint(_VIEW_SIZE, size), _string(_VIEW_PROFILE, profile),
+                                   _uint(_VIEW_DEAL, number), _uint(_VIEW_DEALS, deals),
+                                   _uint(_VIEW_DEALER, dealer)))
         state = _STATE[_phase_number(phase), to_act]
         held = self._hands.get(seat)
         if held is None or held[0] != hand:
@@ -225,7 +272,7 @@ class RequestEncoder:
                          self._bids_bytes, settled, current, self._tricks_bytes, self._totals))
 
     def _bid_bytes(self, bids: tuple[tuple[int, Bid], ...]) -> None:
-        """SeatView.bids (11), extended by the new bid when the auction moved on by one."""
+        """SeatView.bids, extended by the new bid when the auction moved on by one."""
         known = self._bids
         if bids != known:
             if bids and bids[:-1] == known:
@@ -236,7 +283,7 @@ class RequestEncoder:
         self._bids = bids
 
     def _current_bytes(self, trick: tuple[tuple[int, Card], ...], to_act: int | None) -> bytes:
-        """SeatView.current_trick (15); while a lead is awaited, its leader is the seat to act."""
+        """SeatView.current_trick; while a lead is awaited, its leader is the seat to act."""
         key = (trick, to_act)
         if key == self._current_key:
             return self._current
@@ -248,11 +295,11 @@ class RequestEncoder:
             plays = _plays(trick)
         leader = _LEADER[trick[0][0] if trick else to_act or 0]
         self._trick, self._trick_plays, self._current_key = trick, plays, key
-        self._current = encoded = length_delimited(b"\x7a", leader + plays)
+        self._current = encoded = length_delimited(_VIEW_CURRENT, leader + plays)
         return encoded
 
     def _trick_bytes(self, tricks: tuple[TrickWon, ...]) -> None:
-        """SeatView.completed_tricks (16), extended by the new trick when one was won."""
+        """SeatView.completed_tricks, extended by the new trick when one was won."""
         known = self._tricks
         if tricks != known:
             if tricks and tricks[:-1] == known:
@@ -273,36 +320,36 @@ class RequestEncoder:
 
     def request_of(self, fields: ViewFields, *, request_id: int) -> tuple[bytes, bytes]:
         """:meth:`request` for the view with these fields (:func:`referee.rules.view_fields`)."""
-        head = b"".join((b"\x08", varint(request_id), self._request_table,
+        head = b"".join((_REQUEST_ID, varint(request_id), self._request_table,
                          _REQUEST_SEAT[fields[2]]))
-        tail = length_delimited(b"\x2a", self.view_of(fields)) + b"".join(
+        tail = length_delimited(_REQUEST_VIEW, self.view_of(fields)) + b"".join(
             [_LEGAL[action] for action in fields[18]])
         return head, tail
 
 
 _DEADLINES: dict[int, bytes] = {}
-"""DecisionRequest.deadline_ms (4), by ms; cleared when it grows large."""
+"""DecisionRequest.deadline_ms, by ms; cleared when it grows large."""
 _BANKS: dict[int, bytes] = {}
-"""DecisionRequest.time_bank_ms (7), by ms; cleared when it grows large."""
+"""DecisionRequest.time_bank_ms, by ms; cleared when it grows large."""
 
 
-def _millis(cache: dict[int, bytes], field: int, ms: int) -> bytes:
+def _millis(cache: dict[int, bytes], tag: bytes, ms: int) -> bytes:
     found = cache.get(ms)
     if found is None:
         if len(cache) > _BALANCES_CAP:
             cache.clear()
-        found = cache[ms] = _uint(field, ms)
+        found = cache[ms] = _uint(tag, ms)
     return found
 
 
 def deadline_field(deadline_ms: int) -> bytes:
-    """DecisionRequest.deadline_ms (4)."""
-    return _millis(_DEADLINES, 4, deadline_ms)
+    """DecisionRequest.deadline_ms."""
+    return _millis(_DEADLINES, _REQUEST_DEADLINE, deadline_ms)
 
 
 def bank_field(time_bank_ms: int) -> bytes:
-    """DecisionRequest.time_bank_ms (7)."""
-    return _millis(_BANKS, 7, time_bank_ms)
+    """DecisionRequest.time_bank_ms."""
+    return _millis(_BANKS, _REQUEST_BANK, time_bank_ms)
 
 
 def encode_request(view: SeatView, *, table: str, request_id: int, deadline_ms: int,  # noqa: PLR0913 - the request's fields, keywords
@@ -312,12 +359,45 @@ def encode_request(view: SeatView, *, table: str, request_id: int, deadline_ms: 
     return head + deadline_field(deadline_ms) + tail + bank_field(time_bank_ms)
 
 
-def batch_message(requests: list[bytes], events: list[bytes], notices: bytes = b"") -> bytes:
-    """A RefereeMessage holding a Batch of serialized DecisionRequests and TableEvents.
+def batch_message(requests: list[bytes], events: list[bytes],
+                  notices: Sequence[bytes] | bytes = ()) -> bytes:
+    """A RefereeMessage holding a Batch of serialized DecisionRequests and TableEvents, and notices.
 
-    ``notices`` are Batch.closed (3) and Batch.faults (4) fields, already encoded.
+    ``requests`` and ``events`` are serialized DecisionRequest and TableEvent messages.
+    ``notices`` are the :attr:`Notice.in_batch` bytes of the notices that ride in this
+    batch, in the order they came: a list of them, or those bytes already joined into one
+    (the Batch.closed and Batch.faults entries may come in any order).
     """
-    parts = [length_delimited(b"\x0a", request) for request in requests]
-    parts += [length_delimited(b"\x12", event) for event in events]
-    parts.append(notices)
-    return length_delimited(b"\x1a", b"".join(parts))
+    parts = [length_delimited(_BATCH_REQUESTS, request) for request in requests]
+    parts += [length_delimited(_BATCH_EVENTS, event) for event in events]
+    if isinstance(notices, bytes):
+        parts.append(notices)
+    else:
+        parts += notices
+    return length_delimited(_MESSAGE_BATCH, b"".join(parts))
+
+
+class Notice(NamedTuple):
+    """A notice (a Fault or a TableClosed) encoded both ways the transport may send it.
+
+    A bot that said ``Hello.notices_in_batch`` gets it in its next Batch: pass
+    ``in_batch`` to :func:`batch_message`; any other bot gets ``alone``, a RefereeMessage
+    of its own.
+    """
+
+    alone: bytes
+    """A whole RefereeMessage (its ``fault`` or ``table_closed``)."""
+    in_batch: bytes
+    """One Batch.faults or Batch.closed entry (field bytes, not a message)."""
+
+
+def fault_notice(faulted: Faulted) -> Notice:
+    """The Fault notice of ``faulted`` (as :func:`referee.wire.codec.fault_to_proto` encodes it)."""
+    body = fault_to_proto(faulted).SerializeToString()
+    return Notice(length_delimited(_MESSAGE_FAULT, body), length_delimited(_BATCH_FAULTS, body))
+
+
+def closed_notice(closed: Closed) -> Notice:
+    """The TableClosed notice of ``closed`` (as :func:`referee.wire.codec.closed_to_proto` encodes it)."""
+    body = closed_to_proto(closed).SerializeToString()
+    return Notice(length_delimited(_MESSAGE_CLOSED, body), length_delimited(_BATCH_CLOSED, body))

@@ -1,12 +1,9 @@
-"""Faults: what a bot did wrong, as data. A fault never stops the referee; it is recorded."""
+"""Faults: what a bot did wrong, as data. A fault never stops a table; it is recorded."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Final
-
-from referee.wire import nap_pb2
 
 
 class FaultKind(StrEnum):
@@ -19,23 +16,11 @@ class FaultKind(StrEnum):
     MALFORMED = "malformed"
     """An action that is no bid or card, or a message that is not one (or makes no sense)."""
     UNKNOWN_REQUEST = "unknown-request"
-    """An answer to a request id that is not outstanding on this bot's connection."""
+    """An answer to a request id that is not outstanding for this bot (never sent to it,
+    sent to another bot, or already answered)."""
     DISCONNECT = "disconnect"
-    """The connection was lost (or the bot said goodbye) while it held seats."""
-
-    @property
-    def wire(self) -> nap_pb2.FaultKind:
-        """The nap.v1 FaultKind number."""
-        return _WIRE[self]
-
-
-_WIRE: Final = {
-    FaultKind.LATE: nap_pb2.FAULT_KIND_LATE,
-    FaultKind.ILLEGAL: nap_pb2.FAULT_KIND_ILLEGAL,
-    FaultKind.MALFORMED: nap_pb2.FAULT_KIND_MALFORMED,
-    FaultKind.UNKNOWN_REQUEST: nap_pb2.FAULT_KIND_UNKNOWN_REQUEST,
-    FaultKind.DISCONNECT: nap_pb2.FAULT_KIND_DISCONNECT,
-}
+    """The bot went away (its connection was lost, it said goodbye, or its process died)
+    while it held seats; as a decision's fault: it did not come back in time to answer."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +29,8 @@ class Fault:
 
     ``seat``, ``deal`` and ``decision`` (the index of the action within the deal) are None
     when the fault belongs to the bot's connection rather than to one decision (an
-    unknown request id, a malformed message, a disconnect). ``elapsed_ms`` is the time
+    unknown request id, a malformed message, a disconnect); ``deal`` and ``decision`` of
+    such a fault say where the table stood when it was made. ``elapsed_ms`` is the time
     from sending the request to the answer (or to the deadline), on the referee's clock.
     """
 

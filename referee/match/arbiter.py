@@ -1,0 +1,243 @@
+r"""The referee's pure core: every table and every bot of one referee, on a clock given as values.
+
+An :class:`Arbiter` routes between the tables (one :class:`~referee.match.loop.Match`
+each) and the bots (one :class:`~referee.match.bots.BotState` each): it numbers the
+requests (unique across the referee, so an answer to another bot's request is caught),
+queues them per bot, hands each answer to its table, fails requests whose deadline
+passed or whose bot is gone for good, and reports a connection's faults at every table
+the bot sits at.
+
+Inputs: :meth:`~Arbiter.open` a table, a bot :meth:`~Arbiter.attach`\\ es or
+:meth:`~Arbiter.detach`\\ es, :meth:`~Arbiter.answers` arrive, a
+:meth:`~Arbiter.connection_fault`, time passes (:meth:`~Arbiter.tick` once
+:attr:`~Arbiter.wake_at` is reached), :meth:`~Arbiter.abort`. Each returns the outputs the
+caller carries out, in order (see :mod:`referee.match.messages`); an
+:class:`~referee.match.messages.Ask` in them means its bot has a request to send, which
+the caller takes with :meth:`~Arbiter.take` when it writes to that bot. The gRPC referee
+and the simulated-time driver are the two callers.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import deque
+from typing import TYPE_CHECKING
+
+from referee.match.bots import EARLY_MS, BotState
+from referee.match.faults import Fault, FaultKind
+from referee.match.loop import Match
+from referee.match.messages import Ask, Closed, CloseReason, Finished, Unseated
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from referee.match.messages import Output, SessionSpec
+
+
+class Arbiter:
+    """Tables and bots of one referee.
+
+    ``fault_limit``: faults of one bot at one table after which it is disqualified there
+    (0: never). ``reconnect_grace_ms``: how long a bot that went away may take to come
+    back and keep its seats. ``max_outstanding``: requests in flight to one bot at most
+    (a bot may ask for fewer).
+    """
+
+    def __init__(self, *, fault_limit: int = 10, reconnect_grace_ms: float = 5000.0,
+                 max_outstanding: int = 256) -> None:
+        self.fault_limit = fault_limit
+        self.reconnect_grace_ms = reconnect_grace_ms
+        self.max_outstanding = max_outstanding
+        self._bots: dict[str, BotState] = {}
+        self._matches: dict[str, Match] = {}
+        self._asks: dict[str, Ask] = {}
+        """Per table, its latest request."""
+        self._ids = itertools.count(1)
+        self._due: deque[tuple[Ask, float]] = deque()
+        """Withdrawn requests whose tables still wait for their reply, with its elapsed ms."""
+
+    # -- bots ------------------------------------------------------------------------------
+
+    def add_bot(self, name: str) -> BotState:
+        """Register bot ``name``; ValueError if it is already."""
+        if name in self._bots:
+            msg = f"bot {name!r} is already registered"
+            raise ValueError(msg)
+        state = self._bots[name] = BotState(name, max_outstanding=self.max_outstanding)
+        return state
+
+    def bot(self, name: str) -> BotState:
+        """Bot ``name``'s state; KeyError naming the registered bots otherwise."""
+        try:
+            return self._bots[name]
+        except KeyError:
+            msg = f"no bot called {name!r} (registered: {', '.join(sorted(self._bots))})"
+            raise KeyError(msg) from None
+
+    def attach(self, bot: str, *, max_batch: int, listening: bool) -> None:
+        """Bot ``bot`` (re)connected; what it holds in flight is sent again first."""
+        state = self._bots[bot]
+        state.attach(max_batch=max_batch, listening=listening)
+        for table in state.tables:
+            self._matches[table].listen(bot, on=listening)
+
+    def detach(self, bot: str, now: float, detail: str) -> list[Output]:
+        """Bot ``bot``'s connection ended (``detail`` says how): a disconnect where it sits."""
+        state = self._bots[bot]
+        state.detach(now, grace_ms=self.reconnect_grace_ms)
+        out: list[Output] = []
+        if state.tables:
+            self._connection_fault(state, FaultKind.DISCONNECT, detail, 0, "", now, out)
+        return out
+
+    def answers(self, bot: str, answers: Iterable[tuple[int, str]], now: float) -> list[Output]:
+        """Answers from ``bot``: (request id, action text) pairs, in the order they came."""
+        state = self._bots[bot]
+        matches = self._matches
+        out: list[Output] = []
+        for request_id, text in answers:
+            found = state.answer(request_id)
+            if found.__class__ is Ask:
+                ask: Ask = found
+                match = matches.get(ask.table)
+                if match is not None:
+                    elapsed = now - ask.sent_at  # type: ignore[operator]
+                    self._carry(match, match.answered(text, elapsed), now, out)
+            elif found is False:
+                self._connection_fault(
+                    state, FaultKind.UNKNOWN_REQUEST,
+                    f"request {request_id} is not outstanding on this connection",
+                    request_id, text, now, out)
+        if self._due:
+            self._settle(now, out)
+        return out
+
+    def connection_fault(self, bot: str, kind: FaultKind, detail: str, now: float, *,  # noqa: PLR0913 - keywords
+                         request_id: int = 0, action: str = "") -> list[Output]:
+        """A fault of ``bot``'s connection (a malformed message, say), at every table it sits at."""
+        out: list[Output] = []
+        self._connection_fault(self._bots[bot], kind, detail, request_id, action, now, out)
+        return out
+
+    def take(self, bot: str, now: float) -> list[tuple[Ask, int]]:
+        """The requests to send to ``bot`` now, each with the deadline it carries (ms)."""
+        return self._bots[bot].take(now)
+
+    # -- tables ----------------------------------------------------------------------------
+
+    def open(self, spec: SessionSpec, now: float) -> list[Output]:
+        """Start playing ``spec``; ValueError if its table is playing, KeyError for an unknown bot."""
+        if spec.table in self._matches:
+            msg = f"table {spec.table!r} is already playing"
+            raise ValueError(msg)
+        bots = [self.bot(name) for name in dict.fromkeys(spec.seats)]
+        match = Match(spec, fault_limit=self.fault_limit,
+                      listening=[state.name for state in bots if state.listening])
+        self._matches[spec.table] = match
+        for state in bots:
+            state.tables.add(spec.table)
+        out: list[Output] = []
+        self._carry(match, match.start(), now, out)
+        if self._due:
+            self._settle(now, out)
+        return out
+
+    def abort(self, table: str, now: float) -> list[Output]:
+        """Stop ``table``'s session where it stands (nothing if it is not playing)."""
+        out: list[Output] = []
+        match = self._matches.get(table)
+        if match is not None:
+            self._carry(match, match.abort(), now, out)
+        return out
+
+    @property
+    def playing(self) -> frozenset[str]:
+        """The tables playing now."""
+        return frozenset(self._matches)
+
+    # -- time ------------------------------------------------------------------------------
+
+    @property
+    def wake_at(self) -> float | None:
+        """When :meth:`tick` must run next (a deadline, or a grace period's end), if ever."""
+        return min((state.due for state in self._bots.values() if state.due is not None),
+                   default=None)
+
+    def tick(self, now: float) -> list[Output]:
+        """Time is ``now``: fail the requests past their deadline and those of bots gone for good."""
+        out: list[Output] = []
+        matches = self._matches
+        for state in self._bots.values():
+            due = state.due
+            if due is None or due > now + EARLY_MS:
+                continue
+            late, gone = state.due_now(now)
+            for ask in late:
+                match = matches.get(ask.table)
+                if match is not None:
+                    self._carry(match, match.unanswered(FaultKind.LATE, _elapsed(ask, now),
+                                                        away=not state.connected), now, out)
+            for ask in gone or ():
+                match = matches.get(ask.table)
+                if match is not None:
+                    self._carry(match, match.unanswered(FaultKind.DISCONNECT, _elapsed(ask, now),
+                                                        away=True), now, out)
+        if self._due:
+            self._settle(now, out)
+        return out
+
+    # -- carrying out what the tables decided ----------------------------------------------
+
+    def _carry(self, match: Match, outputs: list[Output], now: float, out: list[Output]) -> None:
+        """Do the arbiter's part of ``match``'s outputs and pass them all on to ``out``."""
+        for item in outputs:
+            kind = item.__class__
+            if kind is Ask:
+                ask: Ask = item  # type: ignore[assignment]
+                ask.request_id = next(self._ids)
+                self._asks[ask.table] = ask
+                state = self._bots[ask.bot]
+                if state.gone:  # fails at once, as soon as this input is handled
+                    ask.done = True
+                    self._due.append((ask, 0.0))
+                else:
+                    state.add(ask, now)
+            elif kind is Closed:
+                closed: Closed = item  # type: ignore[assignment]
+                state = self._bots[closed.bot]
+                state.tables.discard(closed.table)
+                ask = self._asks.get(closed.table)  # type: ignore[assignment]
+                if ask is not None and ask.bot == closed.bot and state.withdraw(ask) \
+                        and closed.reason is CloseReason.DISQUALIFIED:
+                    self._due.append((ask, _elapsed(ask, now)))
+            elif kind is Finished:
+                del self._matches[match.table]
+                self._asks.pop(match.table, None)
+        out.extend(outputs)
+
+    def _settle(self, now: float, out: list[Output]) -> None:
+        """Reply to the requests that ended without an answer while the input was handled."""
+        due = self._due
+        while due:
+            ask, elapsed = due.popleft()
+            match = self._matches.get(ask.table)
+            if match is not None and match.asked is ask:
+                self._carry(match, match.unanswered(FaultKind.DISCONNECT, elapsed, away=True),
+                            now, out)
+
+    def _connection_fault(self, state: BotState, kind: FaultKind, detail: str,  # noqa: PLR0913, PLR0917 - one fault's parts
+                          request_id: int, action: str, now: float, out: list[Output]) -> None:
+        if not state.tables:
+            out.append(Unseated(Fault(kind, state.name, "", None, None, None, None, detail)))
+            return
+        for table in sorted(state.tables):
+            match = self._matches[table]
+            self._carry(match, match.connection_fault(state.name, kind, detail,
+                                                      request_id=request_id, action=action),
+                        now, out)
+        if self._due:
+            self._settle(now, out)
+
+
+def _elapsed(ask: Ask, now: float) -> float:
+    return 0.0 if ask.sent_at is None else now - ask.sent_at

@@ -1,0 +1,196 @@
+"""One bot's side of the referee: its requests in flight, their clocks, and its comings and goings.
+
+A :class:`BotState` belongs to a bot identity and outlives its connections. Requests
+queue until there is room (at most :attr:`BotState.max_outstanding` in flight); a
+request's clock starts when it is sent, or at once while the bot is away, so a decision
+due meanwhile waits no longer than its deadline. When the bot goes away its requests
+stay; when it comes back within the grace period the ones still in flight are sent
+again with what is left of their deadlines; once the grace period is over every request
+for it fails at once, until it returns.
+
+Times are milliseconds on the caller's clock, given with each call; nothing here reads
+a clock or arms a timer: :class:`~referee.match.arbiter.Arbiter` asks for the next time
+something is due.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from referee.match.messages import Ask
+
+EARLY_MS = 0.1
+"""A deadline this close counts as passed (timer granularity)."""
+
+
+class BotState:
+    """Everything the referee keeps about one bot identity (pure bookkeeping)."""
+
+    __slots__ = ("_clocked", "_queue", "cap", "connected", "due", "gone", "grace_until",
+                 "listening", "max_outstanding", "name", "outstanding", "retired", "tables")
+
+    def __init__(self, name: str, *, max_outstanding: int) -> None:
+        self.name = name
+        self.cap = max_outstanding
+        """The referee's cap on requests in flight to one bot."""
+        self.max_outstanding = max_outstanding
+        """The cap for this connection: the referee's, or the bot's own max_batch if lower."""
+        self.connected = False
+        self.gone = False
+        """Away past the grace period: requests for it fail at once until it comes back."""
+        self.grace_until: float | None = None
+        self.due: float | None = None
+        """When something may be due at the latest (a deadline or the grace period's end): never
+        later than :meth:`next_due`, which :meth:`due_now` brings it back to."""
+        self.listening = False
+        """Whether the bot asked for table events in its hello."""
+        self.tables: set[str] = set()
+        """The tables it sits at now."""
+        self.outstanding: dict[int, Ask] = {}
+        """Sent and not yet answered, by request id."""
+        self.retired: set[int] = set()
+        """Ids sent and then ended without an answer (late or withdrawn): answers to them are ignored."""
+        self._queue: deque[Ask] = deque()
+        self._clocked: dict[int, Ask] = {}
+
+    @property
+    def queued(self) -> bool:
+        """Whether requests wait to be sent."""
+        return bool(self._queue)
+
+    # -- requests --------------------------------------------------------------------------
+
+    def add(self, ask: Ask, now: float) -> None:
+        """Queue ``ask`` (its request id set); while the bot is away its clock starts now."""
+        self._queue.append(ask)
+        if not self.connected:
+            self._start_clock(ask, now)
+
+    def take(self, now: float) -> list[tuple[Ask, int]]:
+        """The requests to send now, with the deadline each carries (ms from now).
+
+        As many as there is room for; a request sent again after a reconnect carries what
+        is left of its deadline.
+        """
+        room = self.max_outstanding - len(self.outstanding)
+        queue = self._queue
+        sent: list[tuple[Ask, int]] = []
+        outstanding = self.outstanding
+        while room > 0 and queue:
+            ask = queue.popleft()
+            if ask.done:
+                continue
+            outstanding[ask.request_id] = ask
+            if ask.expires_at is None:
+                self._start_clock(ask, now)
+                sent.append((ask, ask.deadline_ms))
+            else:
+                sent.append((ask, max(1, int(ask.expires_at - now))))
+            room -= 1
+        return sent
+
+    def answer(self, request_id: int) -> Ask | bool:
+        """The request an answer with ``request_id`` ends; True to ignore it, False if unknown.
+
+        Ignored: an answer to a request that already ended without one (late, withdrawn).
+        Unknown: an id never sent to this bot, or already answered.
+        """
+        ask = self.outstanding.pop(request_id, None)
+        if ask is None:
+            return request_id in self.retired
+        if ask.done:
+            return True
+        ask.done = True
+        self._clocked.pop(request_id, None)
+        return ask
+
+    def expired(self, now: float) -> list[Ask]:
+        """End every request past its deadline (they are retired): the late ones."""
+        late = [ask for ask in self._clocked.values()
+                if ask.expires_at is not None and ask.expires_at <= now + EARLY_MS]
+        for ask in late:
+            self._end(ask)
+        return late
+
+    def withdraw(self, ask: Ask) -> bool:
+        """End ``ask`` without an answer (its table closed); False if it had ended already."""
+        if ask.done:
+            return False
+        self._end(ask)
+        return True
+
+    def due_now(self, now: float) -> tuple[list[Ask], list[Ask] | None]:
+        """What is due at ``now``: the late requests, and those of a bot gone for good.
+
+        The second list is None unless the grace period is over at ``now``.
+        """
+        late = self.expired(now)
+        grace = self.grace_until
+        gone = self.give_up() if grace is not None and grace <= now + EARLY_MS else None
+        self.due = self.next_due()
+        return late, gone
+
+    def next_due(self) -> float | None:
+        """The earliest deadline of a request whose clock runs, or the end of the grace period."""
+        due = min((ask.expires_at for ask in self._clocked.values()
+                   if ask.expires_at is not None), default=None)
+        grace = self.grace_until
+        if grace is not None and (due is None or grace < due):
+            return grace
+        return due
+
+    def _start_clock(self, ask: Ask, now: float) -> None:
+        if ask.expires_at is not None:
+            return
+        if ask.sent_at is None:
+            ask.sent_at = now
+        expires = ask.expires_at = ask.sent_at + ask.deadline_ms
+        self._clocked[ask.request_id] = ask
+        due = self.due
+        if due is None or expires < due:
+            self.due = expires
+
+    def _end(self, ask: Ask) -> None:
+        ask.done = True
+        self._clocked.pop(ask.request_id, None)
+        if self.outstanding.pop(ask.request_id, None) is not None:
+            self.retired.add(ask.request_id)
+
+    # -- comings and goings ----------------------------------------------------------------
+
+    def attach(self, *, max_batch: int, listening: bool) -> None:
+        """A connection came: requests still in flight go first, with their clocks running on."""
+        self.max_outstanding = max(1, min(max_batch, self.cap))
+        self.listening = listening
+        self.connected = True
+        self.gone = False
+        self.grace_until = None
+        for ask in sorted(self.outstanding.values(), key=lambda a: a.request_id, reverse=True):
+            self._queue.appendleft(ask)
+        self.outstanding.clear()
+
+    def detach(self, now: float, *, grace_ms: float) -> None:
+        """The connection ended: every request's clock runs from now on; the grace period starts."""
+        self.connected = False
+        for ask in self.outstanding.values():
+            self._start_clock(ask, now)
+        for ask in self._queue:
+            self._start_clock(ask, now)
+        grace = self.grace_until = now + grace_ms
+        due = self.due
+        if due is None or grace < due:
+            self.due = grace
+
+    def give_up(self) -> list[Ask]:
+        """The grace period is over: the bot is gone; end and return every request for it."""
+        self.grace_until = None
+        self.gone = True
+        pending = [ask for ask in (*self.outstanding.values(), *self._queue) if not ask.done]
+        self.outstanding.clear()
+        self._queue.clear()
+        for ask in pending:
+            ask.done = True
+            self._clocked.pop(ask.request_id, None)
+        return pending

@@ -1,0 +1,321 @@
+"""One table's game loop as a pure state machine: ask, judge the answer, apply the fault policy.
+
+A :class:`Match` plays one :class:`~referee.match.messages.SessionSpec`. It advances as
+far as it can without a bot (forced moves when they are not asked, every decision of a
+disqualified bot), then hands out an :class:`~referee.match.messages.Ask` for the seat to
+act and waits for its reply: :meth:`Match.answered` with the bot's text, or
+:meth:`Match.unanswered` when none came (late, the bot gone, the request withdrawn).
+
+Judging a reply: past the seat's deadline (decision limit plus bank) it is late; text that
+is no bid or card is malformed; a bid or card the rules forbid now is illegal. A faulty
+decision is replaced by the policy: under *substitute* the referee plays
+:func:`~referee.rules.fallback_action` for the seat; under *revoke*, in play, the deal
+stops with a :class:`~referee.rules.Penalty` against the seat. A bot whose faults at this
+table reach the limit is disqualified: its table is closed to it, and the referee plays
+the fallback for its seats to the end.
+
+Every output is data; each seat is told what happened through
+:meth:`~referee.rules.Session.tell`, its one exit for hidden information. Nothing here
+reads a clock: elapsed times come in with the replies.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+from referee.match.clock import SeatClocks
+from referee.match.faults import Fault, FaultKind
+from referee.match.messages import (
+    DISQUALIFIED,
+    Ask,
+    Closed,
+    CloseReason,
+    Decision,
+    Faulted,
+    Finished,
+    SeatPenalized,
+    SessionOutcome,
+    Tell,
+)
+from referee.rules import (
+    BID_NAMES,
+    CARDS,
+    Bid,
+    DealSettled,
+    FaultPolicy,
+    IllegalActionError,
+    Penalized,
+    Penalty,
+    Phase,
+    Session,
+    fallback_action,
+    parse_action,
+    record_of,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Collection, Sequence
+
+    from referee.match.messages import Output, SessionSpec
+    from referee.rules import Action, Event, SeatEvent
+
+_ACTION_OF_TEXT: Final[dict[str, Action]] = {card.text: card for card in CARDS}
+_ACTION_OF_TEXT.update({name: Bid(name) for name in BID_NAMES})
+
+
+class Match:
+    """The state of one table's session between the bots' replies.
+
+    ``fault_limit`` is the number of faults at this table after which a bot is
+    disqualified (0: never). ``listening`` names the bots that want the table's events.
+    Each input returns the outputs it caused, in order.
+    """
+
+    def __init__(self, spec: SessionSpec, *, fault_limit: int = 0,
+                 listening: Collection[str] = ()) -> None:
+        self.spec = spec
+        self.table = spec.table
+        self._seats = spec.seats
+        self._session = Session(spec.profile, table_size=len(spec.seats), seed=spec.seed)
+        self._policy = spec.fault_policy or spec.profile.fault_policy
+        self._clocks = SeatClocks(spec.time_limits, len(spec.seats))
+        self._fault_limit = fault_limit
+        self._listening = {bot for bot in listening if bot in spec.seats}
+        self._faults: list[Fault] = []
+        self._fault_counts: dict[str, int] = {}
+        self._disqualified: set[str] = set()
+        self._decisions: list[list[Decision]] = [[]]
+        self._settled: list[DealSettled] = []
+        self._penalty_fault = FaultKind.LATE
+        """The kind of the fault behind the last penalty (told with it)."""
+        self.asked: Ask | None = None
+        """The request waiting for its reply, if any."""
+        self.finished = False
+        """Whether the session is over or was aborted (no input changes anything then)."""
+
+    @property
+    def bots(self) -> frozenset[str]:
+        """The bots seated here."""
+        return frozenset(self._seats)
+
+    # -- inputs ----------------------------------------------------------------------------
+
+    def start(self) -> list[Output]:
+        """Deal the first deal: tell the seats, then play on to the first request."""
+        out: list[Output] = []
+        self._tell(self._session.opening, 0, out)
+        self._advance(out)
+        return out
+
+    def answered(self, text: str, elapsed_ms: float) -> list[Output]:
+        """The bot of the seat asked answered ``text`` after ``elapsed_ms``."""
+        out: list[Output] = []
+        asked = self.asked
+        if asked is None or self.finished:
+            return out
+        self.asked = None
+        seat = asked.seat
+        if asked.bot in self._disqualified:  # while it was thinking
+            self._play(seat, self._fallback(), elapsed_ms, DISQUALIFIED, out)
+        else:
+            self._clocks.charge(seat, elapsed_ms)
+            self._judge(asked, text, elapsed_ms, out)
+        self._advance(out)
+        return out
+
+    def _judge(self, asked: Ask, text: str, elapsed_ms: float, out: list[Output]) -> None:
+        """Play the answer if it is in time and legal; else record the fault and apply the policy."""
+        if elapsed_ms > asked.deadline_ms:
+            self._fault(asked, FaultKind.LATE, self._no_answer(asked, away=False),
+                        asked.deadline_ms, "", out)
+            return
+        action = _ACTION_OF_TEXT.get(text)
+        if action is None:
+            try:
+                action = parse_action(text)
+            except ValueError as exc:
+                self._fault(asked, FaultKind.MALFORMED, str(exc), elapsed_ms, text, out)
+                return
+        if action in asked.view.legal_actions:
+            self._play(asked.seat, action, elapsed_ms, None, out)
+        else:
+            self._fault(asked, FaultKind.ILLEGAL, self._illegal(action, text, asked.seat),
+                        elapsed_ms, text, out)
+
+    def unanswered(self, kind: FaultKind, elapsed_ms: float, *, away: bool = False) -> list[Output]:
+        """No answer came for the seat asked: ``kind`` says why (late, or the bot gone).
+
+        ``away`` says the bot was disconnected at the time (for the fault's detail).
+        """
+        out: list[Output] = []
+        asked = self.asked
+        if asked is None or self.finished:
+            return out
+        self.asked = None
+        seat = asked.seat
+        if asked.bot in self._disqualified:
+            self._play(seat, self._fallback(), elapsed_ms, DISQUALIFIED, out)
+        else:
+            self._clocks.charge(seat, elapsed_ms)
+            self._fault(asked, kind, self._no_answer(asked, away=away), elapsed_ms, "", out)
+        self._advance(out)
+        return out
+
+    def connection_fault(self, bot: str, kind: FaultKind, detail: str, *, request_id: int = 0,
+                         action: str = "") -> list[Output]:
+        """Record a fault of ``bot``'s connection (not of one decision) at this table."""
+        out: list[Output] = []
+        if self.finished or bot in self._disqualified or bot not in self._seats:
+            return out
+        session = self._session
+        fault = Fault(kind, bot, self.table, None, len(session.deals) - 1,
+                      session.deal.action_count, None, detail)
+        self._record(fault, request_id, action, out)
+        return out
+
+    def listen(self, bot: str, *, on: bool) -> None:
+        """Whether ``bot`` wants this table's events from now on."""
+        if on and bot in self._seats and bot not in self._disqualified:
+            self._listening.add(bot)
+        else:
+            self._listening.discard(bot)
+
+    def abort(self) -> list[Output]:
+        """Stop the session where it stands: every bot still seated is told the table closed."""
+        out: list[Output] = []
+        if not self.finished:
+            self._finish(CloseReason.ABORTED, out)
+        return out
+
+    # -- the loop --------------------------------------------------------------------------
+
+    def _advance(self, out: list[Output]) -> None:
+        """Play what needs no bot, then ask the seat to act; finish at the session's end."""
+        session = self._session
+        deals = session.deals
+        seats = self._seats
+        disqualified = self._disqualified
+        ask_forced = self.spec.ask_forced
+        while not session.over:
+            deal = deals[-1]
+            seat = deal.to_act
+            assert seat is not None  # noqa: S101 - the session is not over
+            bot = seats[seat]
+            if disqualified and bot in disqualified:
+                self._play(seat, self._fallback(), 0.0, DISQUALIFIED, out)
+                continue
+            if not ask_forced:
+                legal = deal.legal_actions()
+                if len(legal) == 1:
+                    action = legal[0]
+                    self._apply(Decision(seat, str(action), 0.0, None, forced=True), action, out)
+                    continue
+            clocks = self._clocks
+            ask = self.asked = Ask(self.table, seat, bot, session.view_fields(seat),
+                                   deadline_ms=clocks.deadline_ms(seat), bank_ms=clocks.bank_ms(seat))
+            out.append(ask)
+            return
+        self._finish(CloseReason.SESSION_OVER, out)
+
+    def _play(self, seat: int, action: Action, elapsed_ms: float, fault: str | None,
+              out: list[Output]) -> None:
+        self._apply(Decision(seat, str(action), elapsed_ms, fault), action, out)
+
+    def _apply(self, decision: Decision, action: Action, out: list[Output]) -> None:
+        session = self._session
+        deal_number = len(session.deals) - 1
+        events = session.apply(action)
+        decisions = self._decisions
+        decisions[deal_number].append(decision)
+        if len(session.deals) > len(decisions):
+            decisions.append([])
+        for event in events:
+            if event.__class__ is DealSettled:
+                self._settled.append(event)
+        if self._listening:
+            self._tell(events, deal_number, out)
+
+    def _fallback(self) -> Action:
+        return fallback_action(self._session.legal_actions())
+
+    def _finish(self, reason: CloseReason, out: list[Output]) -> None:
+        self.finished = True
+        self.asked = None  # (withdrawn by its bot's Closed)
+        disqualified = self._disqualified
+        out.extend(Closed(self.table, bot, reason) for bot in dict.fromkeys(self._seats)
+                   if bot not in disqualified)
+        seats = sorted(seat for seat, bot in enumerate(self._seats) if bot in disqualified)
+        outcome = SessionOutcome(
+            record=record_of(self._session),
+            decisions=tuple(tuple(deal) for deal in self._decisions if deal),
+            faults=tuple(self._faults),
+            disqualified=tuple(seats),
+            settlements=tuple(self._settled),
+        )
+        out.append(Finished(self.table, outcome))
+
+    # -- faults ----------------------------------------------------------------------------
+
+    def _no_answer(self, asked: Ask, *, away: bool) -> str:
+        return f"no answer within {asked.deadline_ms} ms{' (bot disconnected)' if away else ''}"
+
+    def _illegal(self, action: Action, text: str, seat: int) -> str:
+        try:
+            self._session.check(action, seat=seat)
+        except IllegalActionError as exc:
+            return str(exc)
+        return f"{text} is not among the legal actions"
+
+    def _fault(self, asked: Ask, kind: FaultKind, detail: str, elapsed_ms: float,  # noqa: PLR0913, PLR0917 - one decision's fault
+               text: str, out: list[Output]) -> None:
+        """Record a fault of the decision asked; play what the policy puts in its place."""
+        seat = asked.seat
+        session = self._session
+        deal_number = len(session.deals) - 1
+        fault = Fault(kind, asked.bot, self.table, seat, deal_number, session.deal.action_count,
+                      round(elapsed_ms, 3), detail)
+        self._record(fault, asked.request_id, text, out)
+        if self._policy is FaultPolicy.REVOKE and session.deal.phase is Phase.PLAY:
+            action: Action = Penalty(seat)
+            self._penalty_fault = kind
+        else:
+            action = self._fallback()
+            self._tell_all(SeatPenalized(seat, deal_number, kind, action), out)
+        self._apply(Decision(seat, str(action), elapsed_ms, str(kind)), action, out)
+
+    def _record(self, fault: Fault, request_id: int, action: str, out: list[Output]) -> None:
+        self._faults.append(fault)
+        bot = fault.bot
+        count = self._fault_counts[bot] = self._fault_counts.get(bot, 0) + 1
+        limit = self._fault_limit
+        out.append(Faulted(fault, count, limit, request_id, action))
+        if limit and count >= limit and bot not in self._disqualified:
+            self._disqualified.add(bot)
+            self._listening.discard(bot)
+            out.append(Closed(self.table, bot, CloseReason.DISQUALIFIED,
+                              f"{count} faults: disqualified from this session"))
+
+    # -- what each seat is told ------------------------------------------------------------
+
+    def _tell(self, events: Sequence[Event], deal: int, out: list[Output]) -> None:
+        listening = self._listening
+        if not listening:
+            return
+        session = self._session
+        out.extend(
+            Tell(self.table, seat, bot, tuple(
+                self._penalized(item) if item.event.__class__ is Penalized else item
+                for item in session.tell(seat, events, deal=deal)))
+            for seat, bot in enumerate(self._seats) if bot in listening)
+
+    def _penalized(self, told: SeatEvent) -> SeatPenalized:
+        event: Penalized = told.event  # type: ignore[assignment]
+        return SeatPenalized(event.seat, told.deal, self._penalty_fault)
+
+    def _tell_all(self, notice: SeatPenalized, out: list[Output]) -> None:
+        listening = self._listening
+        if not listening:
+            return
+        for seat, bot in enumerate(self._seats):
+            if bot in listening:
+                out.append(Tell(self.table, seat, bot, (notice,)))

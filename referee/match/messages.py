@@ -1,0 +1,180 @@
+"""The values that go into the match core and come out of it.
+
+In: a :class:`SessionSpec` to play. Out, as each input is handled: an :class:`Ask` (a
+decision to request of a seat's bot), a :class:`Tell` (what one seat is told of what just
+happened), a :class:`Faulted` (a fault to record and to notify to its bot), a
+:class:`Closed` (nothing more for this bot at this table), an :class:`Unseated` (a fault of
+a bot that sits at no table) and, at the end, a :class:`Finished` with the
+:class:`SessionOutcome`. The caller (the gRPC referee, the in-process player, a test
+driver) carries them out; nothing here does IO or reads a clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from referee.match.clock import TimeLimits
+
+if TYPE_CHECKING:
+    from referee.match.faults import Fault, FaultKind
+    from referee.rules import Action, DealSettled, FaultPolicy, Profile, SeatEvent, SessionRecord, ViewFields
+
+DISQUALIFIED = "disqualified"
+"""``Decision.fault`` of a decision the referee made for a disqualified bot."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSpec:
+    """A session to play: the table id, rules, seed, bot name per seat and clocks.
+
+    ``fault_policy`` None means the profile's own. ``ask_forced`` False: a seat whose only
+    legal action is forced (exactly one legal action) is not asked; the referee plays it
+    at once and the bot sees it in its next view (and in its events).
+    """
+
+    table: str
+    profile: Profile
+    seed: int
+    seats: tuple[str, ...]
+    time_limits: TimeLimits = TimeLimits()  # noqa: RUF009 - a frozen value
+    fault_policy: FaultPolicy | None = None
+    ask_forced: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """One action of a deal, as the referee decided it.
+
+    ``action`` is its text; ``latency_ms`` how long the bot took; ``fault`` the fault kind
+    when the referee substituted or penalized it (or ``"disqualified"``), else None;
+    ``forced`` True when it was the seat's only legal action and the referee played it
+    without asking (latency 0).
+    """
+
+    seat: int
+    action: str
+    latency_ms: float
+    fault: str | None
+    forced: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SessionOutcome:
+    """A played session: its record, its decisions per deal in order, faults, disqualified seats.
+
+    ``settlements`` are the deals' settlements in order (what replaying the record gives).
+    """
+
+    record: SessionRecord
+    decisions: tuple[tuple[Decision, ...], ...]
+    faults: tuple[Fault, ...]
+    disqualified: tuple[int, ...]
+    settlements: tuple[DealSettled, ...] = ()
+
+
+class Ask:
+    """A decision asked of ``seat``'s bot at ``table``: its view (legal actions included) and clock.
+
+    The match core fills in what to ask; the arbiter gives it a ``request_id`` and keeps
+    its clock on the caller's time (milliseconds): ``sent_at`` once it left (or once the
+    bot was away, so a decision due meanwhile waits no longer than its deadline),
+    ``expires_at`` then, and ``done`` once it has had its one reply.
+    """
+
+    __slots__ = ("bank_ms", "bot", "deadline_ms", "done", "expires_at", "request_id", "seat",
+                 "sent_at", "table", "view")
+
+    def __init__(self, table: str, seat: int, bot: str, view: ViewFields, *, deadline_ms: int,  # noqa: PLR0913 - keywords
+                 bank_ms: int) -> None:
+        self.table = table
+        self.seat = seat
+        self.bot = bot
+        self.view = view
+        self.deadline_ms = deadline_ms
+        self.bank_ms = bank_ms
+        self.request_id = 0
+        self.sent_at: float | None = None
+        self.expires_at: float | None = None
+        self.done = False
+
+    def __repr__(self) -> str:
+        return (f"<Ask {self.request_id} {self.table} seat {self.seat} ({self.bot}) "
+                f"deadline {self.deadline_ms} ms>")
+
+
+@dataclass(frozen=True, slots=True)
+class SeatPenalized:
+    """``seat``'s fault changed the game (told to every seat, like an event).
+
+    The referee played ``substitute`` for it, or (``substitute`` None) stopped the deal
+    under the revoke policy.
+    """
+
+    seat: int
+    deal: int
+    fault: FaultKind
+    substitute: Action | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Tell:
+    """What ``seat`` (held by ``bot``) at ``table`` is told, in order."""
+
+    table: str
+    seat: int
+    bot: str
+    items: tuple[SeatEvent | SeatPenalized, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Faulted:
+    """A fault to record and to notify to its bot, the ``count``-th of ``limit`` (0: no limit).
+
+    ``request_id`` is the request it concerns (or the id the bot sent), 0 if none;
+    ``action`` is the action text the bot sent, verbatim, if any.
+    """
+
+    fault: Fault
+    count: int
+    limit: int
+    request_id: int = 0
+    action: str = ""
+
+
+class CloseReason(Enum):
+    """Why a table is closed to a bot."""
+
+    SESSION_OVER = "session over"
+    ABORTED = "aborted"
+    DISQUALIFIED = "disqualified"
+
+
+@dataclass(frozen=True, slots=True)
+class Closed:
+    """Nothing more will come to ``bot`` from ``table``; its request there, if any, is withdrawn."""
+
+    table: str
+    bot: str
+    reason: CloseReason
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Unseated:
+    """A fault of a bot that sits at no table: recorded by the referee, notified to nobody."""
+
+    fault: Fault
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """The table's session is over (or was aborted): what happened."""
+
+    table: str
+    outcome: SessionOutcome
+
+
+Output = Ask | Tell | Faulted | Closed | Unseated | Finished
+"""Anything the core hands out."""

@@ -1,0 +1,184 @@
+"""The messages of a Play stream's life, so that the transport never touches protobuf.
+
+A bot's stream opens with its Hello, which the referee answers with a Welcome or a
+Refusal; then the bot sends Answers until it says Goodbye or goes. :func:`read_bot_message`
+reads whatever the bot sent into a small frozen value (:class:`Hello`, :data:`Answers`,
+:class:`Goodbye`, or :class:`Malformed` with its one-line detail); :func:`welcome_message` and
+:func:`refusal_message` give the referee's replies as the bytes to write. What to do with
+a Hello (check its version, refuse it, attach the bot) is the transport's business.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Final
+
+from google.protobuf.message import DecodeError
+
+from referee.wire._gen.nap.v1 import nap_pb2
+from referee.wire.codec import profile_to_proto
+
+if TYPE_CHECKING:
+    from referee.match import TimeLimits
+    from referee.rules import Profile
+
+__all__ = [
+    "EMPTY_MESSAGE",
+    "NOT_A_BOT_MESSAGE",
+    "PROTOCOL_VERSION",
+    "Answers",
+    "BotMessage",
+    "Goodbye",
+    "Hello",
+    "Malformed",
+    "RefusalReason",
+    "read_bot_message",
+    "refusal_message",
+    "welcome_message",
+]
+
+PROTOCOL_VERSION: Final = 1
+"""The protocol version of ``nap.v1``, the package these messages belong to."""
+
+
+class RefusalReason(StrEnum):
+    """Why the referee refuses a bot's Hello (nap.v1 RefusalReason)."""
+
+    PROTOCOL_VERSION = "protocol version"
+    """The referee does not speak the Hello's protocol version."""
+    BAD_HELLO = "bad hello"
+    """The first message was not a Hello, or a Hello field is invalid (e.g. max_batch 0)."""
+    ALREADY_CONNECTED = "already connected"
+    """This identity already has a live connection."""
+    DISQUALIFIED = "disqualified"
+    """This identity was disqualified for too many faults."""
+    NO_TABLES = "no tables"
+    """The referee has no tables for this identity (e.g. the tournament is over)."""
+    SHUTTING_DOWN = "shutting down"
+    """The referee is shutting down."""
+
+
+_REFUSAL_TO: Final[dict[RefusalReason, int]] = {
+    reason: nap_pb2.RefusalReason.Value(f"REFUSAL_REASON_{reason.name}") for reason in RefusalReason
+}
+"""By name: ``BAD_HELLO`` is ``REFUSAL_REASON_BAD_HELLO`` (ValueError at import if one is missing)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Hello:
+    """A bot's introduction, the first message of its stream (see nap.v1 Hello).
+
+    ``max_batch`` is how many decisions it accepts outstanding at once (0 if it did not
+    say: invalid); ``events`` and ``notices_in_batch`` are its opt-ins.
+    """
+
+    token: str
+    bot_name: str
+    bot_version: str
+    protocol_version: int
+    max_batch: int
+    events: bool
+    notices_in_batch: bool
+
+
+Answers = tuple[tuple[int, str], ...]
+"""A bot's answers, in the order sent: (request id, action text verbatim) pairs. May be empty."""
+
+
+@dataclass(frozen=True, slots=True)
+class Goodbye:
+    """The bot is leaving, for ``reason`` (its own words, for logs)."""
+
+    reason: str
+
+
+NOT_A_BOT_MESSAGE: Final = "a message that is not a BotMessage"
+""":attr:`Malformed.detail` of bytes that do not parse as a BotMessage."""
+EMPTY_MESSAGE: Final = "an empty BotMessage"
+""":attr:`Malformed.detail` of a BotMessage with none of the kinds this version knows."""
+
+
+@dataclass(frozen=True, slots=True)
+class Malformed:
+    """What the bot sent is no message this referee can act on; ``detail`` says why, in one line.
+
+    ``fatal`` tells the two cases apart: True for bytes that are no BotMessage at all
+    (:data:`NOT_A_BOT_MESSAGE`: the bot is not speaking nap.v1, so there is no point
+    reading on), False for a BotMessage that holds none of the kinds this version knows
+    (:data:`EMPTY_MESSAGE`: perhaps a newer protocol's; the stream may go on).
+    """
+
+    detail: str
+    fatal: bool
+
+
+BotMessage = Hello | Answers | Goodbye | Malformed
+"""Anything :func:`read_bot_message` gives."""
+
+_NOT_A_BOT_MESSAGE: Final = Malformed(NOT_A_BOT_MESSAGE, fatal=True)
+_EMPTY: Final = Malformed(EMPTY_MESSAGE, fatal=False)
+_from_string: Final = nap_pb2.BotMessage.FromString
+
+
+def read_bot_message(data: bytes) -> BotMessage:
+    """Read one message a bot sent on its Play stream; never raises.
+
+    A Hello after the first message is returned like the first: whether it is a fault
+    (a second Hello) is the caller's business.
+    """
+    try:
+        message = _from_string(data)
+    except DecodeError:
+        return _NOT_A_BOT_MESSAGE
+    kind = message.WhichOneof("kind")
+    if kind == "answers":
+        return tuple([(answer.request_id, answer.action) for answer in message.answers.answers])
+    if kind == "hello":
+        hello = message.hello
+        return Hello(
+            token=hello.token,
+            bot_name=hello.bot_name,
+            bot_version=hello.bot_version,
+            protocol_version=hello.protocol_version,
+            max_batch=hello.max_batch,
+            events=hello.events,
+            notices_in_batch=hello.notices_in_batch,
+        )
+    if kind == "goodbye":
+        return Goodbye(message.goodbye.reason)
+    return _EMPTY
+
+
+def welcome_message(  # noqa: PLR0913 - the Welcome's fields, keywords
+    *,
+    bot_id: str,
+    profile: Profile,
+    time_limits: TimeLimits,
+    max_outstanding: int,
+    server_version: str,
+    protocol_version: int = PROTOCOL_VERSION,
+) -> bytes:
+    """The RefereeMessage that welcomes bot ``bot_id``: the profile and clocks of its tables.
+
+    ``max_outstanding`` is the most requests the referee will have outstanding on this
+    connection at once (min of the Hello's max_batch and the referee's own cap).
+    """
+    message = nap_pb2.RefereeMessage()
+    welcome = message.welcome
+    welcome.protocol_version = protocol_version
+    welcome.server_version = server_version
+    welcome.bot_id = bot_id
+    welcome.profile.CopyFrom(profile_to_proto(profile))
+    welcome.time_limits.decision_ms = time_limits.decision_ms
+    welcome.time_limits.session_bank_ms = time_limits.session_bank_ms
+    welcome.max_outstanding = max_outstanding
+    return message.SerializeToString()
+
+
+def refusal_message(reason: RefusalReason, text: str) -> bytes:
+    """The RefereeMessage that refuses a bot for ``reason``; ``text`` explains it to a human."""
+    message = nap_pb2.RefereeMessage()
+    message.refusal.reason = _REFUSAL_TO[reason]  # type: ignore[assignment]
+    message.refusal.message = text
+    return message.SerializeToString()
