@@ -34,24 +34,22 @@ from typing import TYPE_CHECKING
 import grpc  # type: ignore[import-untyped]  # grpcio ships no stubs
 import grpc.aio  # type: ignore[import-untyped]
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from referee.rules import Phase, Session, get_profile  # noqa: E402
-from referee.wire import nap_pb2  # noqa: E402
-from referee.wire.codec import request_to_proto  # noqa: E402
-from referee.wire.fastcodec import batch_message  # noqa: E402
+from referee.rules import DEFAULT_PROFILE, Phase, Session
+from referee.wire import nap_pb2
+from referee.wire.codec import request_to_proto
+from referee.wire.fastcodec import batch_message
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+REPO = Path(__file__).resolve().parent.parent
 METHOD = "/nap.v1.Referee/Play"
 SERVICE = "nap.v1.Referee"
 
 
 def sample_request() -> bytes:
     """A realistic DecisionRequest: heather, 4 seats, two tricks played, a seat to follow to the third."""
-    session = Session(get_profile("heather"), table_size=4, seed=7)
+    session = Session(DEFAULT_PROFILE, table_size=4, seed=7)
     while True:  # the first bidder bids highest, the others pass; the play takes the last legal card
         seat = session.to_act
         assert seat is not None  # noqa: S101 - the first deal is not over yet

@@ -34,9 +34,7 @@ from clients.bots.pimc import Budget, PimcBot, Position, Solver
 from clients.bots.random_bot import RandomBot
 from clients.sdk import Bot
 from clients.sdk.local import play_local
-from referee.rules import CARDS, PASS, PROFILES, Action, Bid, Deal, Phase, SeatView
-
-HEATHER = PROFILES["heather"]
+from referee.rules import CARDS, DEFAULT_PROFILE, PASS, PROFILES, Action, Bid, Deal, Phase, SeatView
 
 
 def solver_speed(seats: int, deals: int, seed: int, contract: str) -> tuple[float, float, float, float]:
@@ -81,7 +79,7 @@ def bot_speed(seats: int, sessions: int, budget: Budget) -> tuple[float, float, 
     for seed in range(sessions):
         pimc = Counting(PimcBot(budget=budget, seed=seed))
         bots: list[Bot] = [pimc, PeelBot(), *(RandomBot(seed=seed * 10 + i) for i in range(seats - 2))]
-        play_local(bots, seed=seed, profile=HEATHER)
+        play_local(bots, seed=seed, profile=DEFAULT_PROFILE)
         times += pimc.times
     return len(times) / sum(times), statistics.fmean(times), max(times)
 
@@ -138,7 +136,7 @@ def play_seed(seed: int, lineup: tuple[str, ...], budget: Budget, caution: float
             else PeelBot() if kind == "peel" else RandomBot(seed=seed * 10 + seat)
             for seat, kind in enumerate(kinds)
         ]
-        session = play_local(bots, seed=seed, profile=HEATHER)
+        session = play_local(bots, seed=seed, profile=DEFAULT_PROFILE)
         for seat, kind in enumerate(kinds):
             chips[kind].append(session.balances[seat])
         for deal in session.deals:
@@ -219,15 +217,16 @@ def main() -> None:
                 print(f"  {seats} seats {contract:>7}: {rate:>8,.0f} solves/s  mean {mean * 1e3:7.2f} ms  "
                       f"worst {worst * 1e3:8.1f} ms  {nodes:>8,.0f} boundaries/solve")
     if args.sessions:
-        print(f"bot: {budget.samples} samples / {budget.seconds} s per decision, profile heather")
+        print(f"bot: {budget.samples} samples / {budget.seconds} s per decision, "
+              f"profile {DEFAULT_PROFILE.name}")
         for seats in (3, 4, 5, 7):
             rate, mean, worst = bot_speed(seats, args.sessions, budget)
             print(f"  {seats} seats: {rate:6.1f} decisions/s  mean {mean * 1e3:6.1f} ms  "
                   f"worst {worst * 1e3:6.1f} ms")
     if args.match:
         lineup = LINEUPS[args.lineup]
-        print(f"match: {args.match} seeds x {len(lineup)} rotations, {'/'.join(lineup)}, heather, "
-              f"pimc at {budget.samples} samples / {budget.seconds} s")
+        print(f"match: {args.match} seeds x {len(lineup)} rotations, {'/'.join(lineup)}, "
+              f"{DEFAULT_PROFILE.name}, pimc at {budget.samples} samples / {budget.seconds} s")
         start = time.perf_counter()
         results = match(args.match, lineup, budget, jobs=args.jobs, caution=args.caution)
         print(f"  {time.perf_counter() - start:.0f} s")

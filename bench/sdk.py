@@ -21,19 +21,14 @@ import argparse
 import cProfile
 import pstats
 import random
-import sys
 import time
 from functools import partial
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from clients.bots.random_bot import RandomBot  # noqa: E402
-from clients.sdk import Dispatcher  # noqa: E402
-from referee.rules import Session, get_profile  # noqa: E402
-from referee.wire import nap_pb2  # noqa: E402
-from referee.wire.fastcodec import RequestEncoder, batch_message, encode_request  # noqa: E402
+from clients.bots.random_bot import RandomBot
+from clients.sdk import Dispatcher
+from referee.rules import DEFAULT_PROFILE, Session
+from referee.wire import nap_pb2
+from referee.wire.fastcodec import RequestEncoder, batch_message, encode_request
 
 TABLE_SIZE = 4
 
@@ -41,7 +36,7 @@ TABLE_SIZE = 4
 def record(*, tables: int, batch: int, sessions: int, seed: int) -> tuple[list[bytes], int]:
     """The RefereeMessage bytes the bot would get, and the number of requests in them."""
     rng = random.Random(seed)
-    profile = get_profile("heather")
+    profile = DEFAULT_PROFILE
     started = 0
     live: dict[str, tuple[Session, int, RequestEncoder]] = {}
     messages: list[bytes] = []

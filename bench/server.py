@@ -23,11 +23,10 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from referee.rules import DEFAULT_PROFILE
+from referee.server import Referee, ServerLimits, SessionSpec, TimeLimits, tune_collector
 
-from referee.rules import PROFILES  # noqa: E402
-from referee.server import Referee, ServerLimits, SessionSpec, TimeLimits, tune_collector  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 
 async def run(*, max_batch: int, tables: int, seconds: float, bots: int) -> None:
@@ -57,7 +56,7 @@ async def run(*, max_batch: int, tables: int, seconds: float, bots: int) -> None
             nonlocal decisions, faults
             while time.perf_counter() < deadline:
                 number = next(counter)
-                spec = SessionSpec(table=f"bench-{number}", profile=PROFILES["heather"],
+                spec = SessionSpec(table=f"bench-{number}", profile=DEFAULT_PROFILE,
                                    seed=number, seats=tuple(names[:4]),
                                    time_limits=TimeLimits(decision_ms=10_000))
                 outcome = await referee.play_session(spec)

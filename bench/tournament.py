@@ -35,17 +35,13 @@ from typing import Any, cast
 
 from rich.progress import Progress
 
-from referee.rules import get_profile
+from referee.rules import DEFAULT_PROFILE
 from referee.server import TimeLimits
 from tournaments.blocks import BlockRun, play_block_in_process
 from tournaments.bots import example_bot
+from tournaments.config import DEFAULT_CONCURRENCY, TournamentConfig
 from tournaments.logfiles import read_log
-from tournaments.runner import (
-    DEFAULT_CONCURRENCY,
-    TournamentConfig,
-    default_workers,
-    run_tournament,
-)
+from tournaments.runner import RunOptions, default_workers, run_tournament
 from tournaments.scheduler import schedule
 from tournaments.store import Store
 
@@ -93,7 +89,8 @@ def over_grpc(sessions: int, *, seed: int, concurrency: int, ask_forced: bool, p
                 if profiler is not None:
                     profiler.enable()
                 tournament = run_tournament(config, store=cast("Store", store),
-                                            logs_root=root / "logs", progress=progress)
+                                            logs_root=root / "logs",
+                                            options=RunOptions(progress=progress))
                 if profiler is not None:
                     profiler.disable()
             total = time.perf_counter() - start
@@ -174,7 +171,7 @@ def _area(filename: str, function: str) -> str:
 def in_process(sessions: int, *, seed: int) -> None:
     factories = {bot.name: bot.make_bot() for bot in BOTS}
     blocks = schedule([bot.name for bot in BOTS], table_size=4, sessions=sessions, seed=seed)
-    profile = get_profile("heather")
+    profile = DEFAULT_PROFILE
     start = time.perf_counter()
     n = decisions = 0
     for block in blocks:

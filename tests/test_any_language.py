@@ -162,7 +162,8 @@ class TestThreeLanguages:
     def test_a_tiny_tournament_through_the_runner(self, tmp_path: Path, node_bot: BotEntry,
                                                   c_bot: BotEntry) -> None:
         """The tournament runner starts all three from their entries and records faultless sessions."""
-        from tournaments.runner import TournamentConfig, run_tournament_async  # noqa: PLC0415
+        from tournaments.config import TournamentConfig  # noqa: PLC0415
+        from tournaments.runner import run_tournament_async  # noqa: PLC0415
         from tournaments.store import Store  # noqa: PLC0415
 
         config = TournamentConfig(name="any-language", bots=(example_bot("random"), node_bot, c_bot),
@@ -213,7 +214,7 @@ class TestBridgeFaults:
         assert outcome.faults == ()
 
     def test_garbage_is_forwarded_and_recorded_as_malformed(self, tmp_path: Path) -> None:
-        outcome = self._play_one(tmp_path, _stdio_bot("garbage", "garbage_bot.py"))
+        outcome = self._play_one(tmp_path, _stdio_bot("garbage", "nonsense_bot.py"))
         assert _faults_of(outcome, "garbage") == {FaultKind.MALFORMED}
         assert "I think, therefore I bid" in outcome.faults[0].detail
 

@@ -17,8 +17,9 @@ import pytest
 from referee.rules import SessionRecord, verify
 from tournaments.blocks import BlockRun, play_block_in_process
 from tournaments.bots import BotEntry, RunnerError, example_bot
+from tournaments.config import TournamentConfig
 from tournaments.logfiles import read_log
-from tournaments.runner import TournamentConfig, resume_tournament, run_tournament
+from tournaments.runner import resume_tournament, run_tournament
 from tournaments.standings import compute_standings
 from tournaments.store import Store
 
@@ -129,11 +130,7 @@ class TestResume:
         assert before <= after
         assert len(resumed) == len(after) == sessions
         with Store.open(tmp_path / "straight.db") as store:
-            sys.path.insert(0, str(HERE))
-            try:
-                from killable import config as killable_config  # noqa: PLC0415
-            finally:
-                sys.path.remove(str(HERE))
+            from killable import config as killable_config  # noqa: PLC0415
             run_tournament(killable_config(seed, sessions), store=store,
                            logs_root=tmp_path / "straight-logs")
             straight = store.session_results(1)

@@ -7,6 +7,9 @@ the log file first (in a thread), then hands the result and the log's path to
 ``deliver``: the runner commits it to the store in the same process, a worker process
 sends it to the runner (:mod:`tournaments.workers`). Whoever delivers, a session is in
 the store only once its log is on disk.
+
+:class:`Hosting` says where the referee listens and which tokens the remote bots (entries
+without a command, :func:`remote_bot`) connect with.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import asyncio
 import contextlib
 import logging
 import sys
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -22,16 +26,37 @@ import structlog
 from referee.rules import get_profile
 from referee.server import Referee
 from tournaments.blocks import BlockRun, FinishedSession, run_block
-from tournaments.bots import BotProcess, RunnerError, new_token
+from tournaments.bots import BotEntry, BotProcess, RunnerError, new_token
 from tournaments.logfiles import write_log
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from pathlib import Path
 
     from referee.server import ServerLimits
+    from tournaments.config import TournamentConfig
     from tournaments.results import SessionResult
-    from tournaments.runner import Hosting, TournamentConfig
+
+
+@dataclass(frozen=True, slots=True)
+class Hosting:
+    """Where the referee listens, and the tokens of remote bots.
+
+    An entry with an empty command is a *remote* bot: no process is started for it; it
+    must connect by itself to ``host:port`` with the token given here (or one made up and
+    reported through ``announce``) within the tournament's connect timeout.
+    ``announce(port, tokens)`` is called once the referee listens.
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 0
+    tokens: Mapping[str, str] = field(default_factory=dict)
+    announce: Callable[[int, Mapping[str, str]], None] | None = None
+
+
+def remote_bot(name: str) -> BotEntry:
+    """An entrant that runs elsewhere and connects to the referee with its token."""
+    return BotEntry(name=name, version="remote", command=(), content_hash="remote")
 
 
 def quiet_logger() -> Any:  # noqa: ANN401 - a structlog bound logger

@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from referee.rules import DEFAULT_PROFILE
 from referee.server import TimeLimits
 from tournaments.bots import BUILTIN_BOTS, RunnerError
+from tournaments.config import TournamentConfig
 from tournaments.logfiles import read_log
-from tournaments.runner import TournamentConfig, run_tournament
+from tournaments.runner import RunOptions, run_tournament
 from tournaments.store import Store
 
 if TYPE_CHECKING:
@@ -54,7 +56,7 @@ def check_bot(  # noqa: PLR0913 - keyword options of `nap bot check`
     *,
     sessions: int = 8,
     table_size: int = 3,
-    profile: str = "heather",
+    profile: str = DEFAULT_PROFILE.name,
     seed: int = 1,
     decision_ms: int = 1000,
     progress: Any = None,  # noqa: ANN401 - a rich Progress, owned by the CLI
@@ -80,7 +82,8 @@ def check_bot(  # noqa: PLR0913 - keyword options of `nap bot check`
         root = Path(scratch)
         with Store.open(root / "check.db") as store:
             try:
-                tournament = run_tournament(config, store=store, logs_root=root / "logs", progress=progress)
+                tournament = run_tournament(config, store=store, logs_root=root / "logs",
+                                            options=RunOptions(progress=progress))
             except RunnerError as exc:
                 return CheckReport(entry.name, 0, 0, error=str(exc))
             return _report(entry.name, store, tournament)

@@ -1,12 +1,19 @@
-"""The tournament's console display: a progress bar's columns and a live standings table."""
+"""The tournament's console display: a progress bar's columns and a live standings table.
+
+Everything a running tournament prints is built here; the runner only decides when
+(:class:`~tournaments.runner.RunOptions`), and calls :func:`standings_printer`'s result
+unless it is given another way to report live standings.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
+    Progress,
     ProgressColumn,
     Task,
     TextColumn,
@@ -17,6 +24,8 @@ from rich.table import Table
 from rich.text import Text
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from tournaments.standings import Standings
 
 class SpeedColumn(ProgressColumn):
@@ -52,3 +61,13 @@ def standings_table(standings: Standings, *, title: str = "Standings") -> Table:
                       "n/a" if half is None else f"±{half:.2f}",
                       f"{line.win_share:.3f}", str(line.faults))
     return table
+
+
+def standings_printer(progress: Progress | None) -> Callable[[Standings], None]:
+    """Print live standings as a table: above ``progress``'s bar, or to stderr without one."""
+    console = progress.console if progress is not None else Console(stderr=True)
+
+    def show(standings: Standings) -> None:
+        console.print(standings_table(standings, title=f"Standings after {standings.sessions} sessions"))
+
+    return show

@@ -2,13 +2,17 @@
 
 The unit of work is one duplicate block (:mod:`tournaments.blocks`);
 :func:`run_tournament` / :func:`resume_tournament` own the schedule, the store and the
-progress bar. The blocks are played by worker processes, one per core by default, each
-with its own referee on ``127.0.0.1:0`` and one process per bot entry, each serving many
-tables (:mod:`tournaments.workers`); with one worker, or with remote bots, by a referee
-in this process (:mod:`tournaments.host`). Blocks run concurrently (``concurrency`` in
-flight on each referee); each finished session's log is written first, then the session is committed
+progress bar. What a tournament is comes in as a :class:`~tournaments.config.TournamentConfig`
+(stored with it); how this run goes (progress bar, live standings, server limits, where
+the referee listens) as one :class:`RunOptions`, which is not stored. The blocks are
+played by worker processes, one per core by default, each with its own referee on
+``127.0.0.1:0`` and one process per bot entry, each serving many tables
+(:mod:`tournaments.workers`); with one worker, or with remote bots, by a referee in this
+process (:mod:`tournaments.host`). Blocks run concurrently (``concurrency`` in flight on
+each referee); each finished session's log is written first, then the session is committed
 in one transaction, so a tournament killed at any moment resumes with nothing lost,
 nothing played twice and the same deals (the board seeds come from the stored blocks).
+What is printed meanwhile is built in :mod:`tournaments.progress`.
 """
 
 from __future__ import annotations
@@ -23,24 +27,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import structlog
-from rich.console import Console
 
-from referee.rules import (
-    FaultPolicy,
-    get_profile,
-)
-from referee.server import ServerLimits, TimeLimits
+from referee.rules import get_profile
+from referee.server import ServerLimits
 from tournaments.blocks import BlockRun
 from tournaments.bots import BotEntry, RunnerError
-from tournaments.host import BlockHost
+from tournaments.config import TournamentConfig
+from tournaments.host import BlockHost, Hosting
 from tournaments.logfiles import remove_temporaries
-from tournaments.progress import standings_table
+from tournaments.progress import standings_printer
 from tournaments.scheduler import BlockSpec, schedule
 from tournaments.standings import Standings, compute_standings
 from tournaments.workers import WorkerPool, WorkerSetup
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Iterator, Sequence
 
     from rich.progress import (
         Progress,
@@ -51,15 +52,11 @@ if TYPE_CHECKING:
     from tournaments.store import Store
 
 __all__ = [
-    "Hosting", "RunnerError", "TournamentConfig", "TournamentInterrupted", "remote_bot", "resume_tournament",
+    "RunOptions", "TournamentInterrupted", "default_workers", "resume_tournament",
     "resume_tournament_async", "run_tournament", "run_tournament_async",
 ]
 
 _log = structlog.get_logger("nap.runner")
-
-DEFAULT_CONCURRENCY = 512
-"""Blocks in flight on each referee by default: enough tables for full batches to every bot
-(bench/tournament.py: 10,000 sessions take 47.5 s with 512, 54.6 s with 256)."""
 
 
 class TournamentInterrupted(RunnerError):  # noqa: N818 - a stop the user asked for, not a bug
@@ -70,90 +67,22 @@ class TournamentInterrupted(RunnerError):  # noqa: N818 - a stop the user asked 
         self.tournament = tournament
 
 
-# ---------------------------------------------------------------------------- config
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunOptions:
+    """How one run of a tournament goes, as opposed to what the tournament is (not stored).
 
-
-@dataclass(frozen=True, slots=True)
-class TournamentConfig:
-    """Everything that defines a tournament; stored with it, so a resume needs only its id.
-
-    ``sessions`` is rounded up to whole blocks of ``table_size`` sessions. ``concurrency``
-    is the number of blocks in flight at once on each worker's referee (each block plays
-    its rotations in turn); many tables in flight let a referee batch many decisions per
-    message to each bot.
-    ``ask_forced`` False (the default): a seat whose only legal action is forced is not
-    asked; the referee plays it (see docs/protocol.md).
-    ``max_restarts`` bounds the restarts of each bot process after a crash.
-    ``connect_timeout_s`` is how long a bot process may take to connect.
-    ``workers`` is the number of processes that play blocks, each with its own referee and
-    bot processes (:mod:`tournaments.workers`); None means one per core. With one worker,
-    or with remote bots, the referee runs in the runner's own process.
+    ``progress`` gets a task named after the tournament, advanced once per session.
+    Every ``standings_every`` seconds (None: never) the standings so far go to
+    ``on_standings``, or are printed as a table when it is None
+    (:func:`~tournaments.progress.standings_printer`). ``limits`` are the referee's limits
+    on each bot connection; ``hosting`` says where it listens and gives remote bots' tokens.
     """
 
-    name: str
-    bots: tuple[BotEntry, ...]
-    table_size: int
-    sessions: int
-    seed: int
-    profile: str = "heather"
-    concurrency: int = DEFAULT_CONCURRENCY
-    time_limits: TimeLimits = field(default_factory=TimeLimits)
-    max_restarts: int = 3
-    connect_timeout_s: float = 30.0
-    fault_policy: FaultPolicy | None = None
-    ask_forced: bool = False
-    workers: int | None = None
-
-    def __post_init__(self) -> None:
-        if self.workers is not None and self.workers < 1:
-            msg = f"workers must be at least 1, got {self.workers}"
-            raise RunnerError(msg)
-        if self.concurrency < 1:
-            msg = f"concurrency must be at least 1, got {self.concurrency}"
-            raise RunnerError(msg)
-        if self.max_restarts < 0:
-            msg = f"max_restarts must not be negative, got {self.max_restarts}"
-            raise RunnerError(msg)
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready data, as the store keeps it."""
-        return {
-            "name": self.name,
-            "bots": [bot.to_json() for bot in self.bots],
-            "table_size": self.table_size,
-            "sessions": self.sessions,
-            "seed": self.seed,
-            "profile": self.profile,
-            "concurrency": self.concurrency,
-            "time_limits": {"decision_ms": self.time_limits.decision_ms,
-                            "session_bank_ms": self.time_limits.session_bank_ms},
-            "max_restarts": self.max_restarts,
-            "connect_timeout_s": self.connect_timeout_s,
-            "fault_policy": None if self.fault_policy is None else self.fault_policy.value,
-            "ask_forced": self.ask_forced,
-            "workers": self.workers,
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> TournamentConfig:
-        """Read a config written by :meth:`to_json`."""
-        limits = data.get("time_limits") or {}
-        policy = data.get("fault_policy")
-        return cls(
-            name=str(data["name"]),
-            bots=tuple(BotEntry.from_json(bot) for bot in data["bots"]),
-            table_size=int(data["table_size"]),
-            sessions=int(data["sessions"]),
-            seed=int(data["seed"]),
-            profile=str(data.get("profile", "heather")),
-            concurrency=int(data.get("concurrency", DEFAULT_CONCURRENCY)),
-            time_limits=TimeLimits(**limits),
-            max_restarts=int(data.get("max_restarts", 3)),
-            connect_timeout_s=float(data.get("connect_timeout_s", 30.0)),
-            fault_policy=None if policy is None else FaultPolicy(policy),
-            ask_forced=bool(data.get("ask_forced", False)),
-            workers=None if data.get("workers") is None else int(data["workers"]),
-        )
+    progress: Progress | None = None
+    standings_every: float | None = None
+    on_standings: Callable[[Standings], None] | None = None
+    limits: ServerLimits = field(default_factory=ServerLimits)
+    hosting: Hosting = field(default_factory=Hosting)
 
 
 # ---------------------------------------------------------------------------- tournaments
@@ -193,47 +122,8 @@ def _validate(config: TournamentConfig) -> None:
         raise RunnerError(msg) from exc
 
 
-@dataclass(frozen=True, slots=True)
-class Hosting:
-    """Where the referee listens, and the tokens of remote bots.
-
-    An entry with an empty command is a *remote* bot: no process is started for it; it
-    must connect by itself to ``host:port`` with the token given here (or one made up and
-    reported through ``announce``) within the tournament's connect timeout.
-    ``announce(port, tokens)`` is called once the referee listens.
-    """
-
-    host: str = "127.0.0.1"
-    port: int = 0
-    tokens: Mapping[str, str] = field(default_factory=dict)
-    announce: Callable[[int, Mapping[str, str]], None] | None = None
-
-
-def remote_bot(name: str) -> BotEntry:
-    """An entrant that runs elsewhere and connects to the referee with its token."""
-    return BotEntry(name=name, version="remote", command=(), content_hash="remote")
-
-
-@dataclass(slots=True)
-class _Options:
-    progress: Progress | None
-    standings_every: float | None
-    on_standings: Callable[[Standings], None] | None
-    limits: ServerLimits
-    hosting: Hosting = field(default_factory=Hosting)
-
-
-async def run_tournament_async(  # noqa: PLR0913 - keyword options of the CLI
-    config: TournamentConfig,
-    *,
-    store: Store,
-    logs_root: Path,
-    progress: Progress | None = None,
-    standings_every: float | None = None,
-    on_standings: Callable[[Standings], None] | None = None,
-    limits: ServerLimits | None = None,
-    hosting: Hosting | None = None,
-) -> int:
+async def run_tournament_async(config: TournamentConfig, *, store: Store, logs_root: Path,
+                               options: RunOptions | None = None) -> int:
     """Schedule, store and play a new tournament; return its id.
 
     Raises RunnerError (one line) when a bot cannot start or connect, and
@@ -255,25 +145,14 @@ async def run_tournament_async(  # noqa: PLR0913 - keyword options of the CLI
         name=config.name, config=config.to_json(), seed=config.seed,
         blocks=[(block.index, block.board_seed, block.bots) for block in blocks],
     )
-    options = _Options(progress, standings_every, on_standings, limits or ServerLimits(),
-                       hosting or Hosting())
     await _play(tournament, config, blocks, set(), store=store, logs_root=logs_root,
-                options=options)
+                options=options or RunOptions())
     return tournament
 
 
-async def resume_tournament_async(  # noqa: PLR0913 - keyword options of the CLI
-    tournament: int,
-    *,
-    store: Store,
-    logs_root: Path,
-    progress: Progress | None = None,
-    standings_every: float | None = None,
-    on_standings: Callable[[Standings], None] | None = None,
-    limits: ServerLimits | None = None,
-    bots: Sequence[BotEntry] | None = None,
-    hosting: Hosting | None = None,
-) -> int:
+async def resume_tournament_async(tournament: int, *, store: Store, logs_root: Path,
+                                  options: RunOptions | None = None,
+                                  bots: Sequence[BotEntry] | None = None) -> int:
     """Play the sessions of a stored tournament that are not recorded yet; return its id.
 
     The blocks (and so the board seeds) come from the store. ``bots`` replaces the stored
@@ -295,25 +174,24 @@ async def resume_tournament_async(  # noqa: PLR0913 - keyword options of the CLI
         remove_temporaries(logs_root)
     if row.status != "running":
         store.set_status(tournament, "running")
-    options = _Options(progress, standings_every, on_standings, limits or ServerLimits(),
-                       hosting or Hosting())
     await _play(tournament, config, blocks, finished, store=store, logs_root=logs_root,
-                options=options)
+                options=options or RunOptions())
     return tournament
 
 
 def run_tournament(config: TournamentConfig, *, store: Store, logs_root: Path,
-                   progress: Progress | None = None, **options: Any) -> int:  # noqa: ANN401
+                   options: RunOptions | None = None) -> int:
     """:func:`run_tournament_async` in a fresh event loop (for the CLI and scripts)."""
     return asyncio.run(run_tournament_async(config, store=store, logs_root=logs_root,
-                                            progress=progress, **options))
+                                            options=options))
 
 
 def resume_tournament(tournament: int, *, store: Store, logs_root: Path,
-                      progress: Progress | None = None, **options: Any) -> int:  # noqa: ANN401
+                      options: RunOptions | None = None,
+                      bots: Sequence[BotEntry] | None = None) -> int:
     """:func:`resume_tournament_async` in a fresh event loop (for the CLI and scripts)."""
     return asyncio.run(resume_tournament_async(tournament, store=store, logs_root=logs_root,
-                                               progress=progress, **options))
+                                               options=options, bots=bots))
 
 
 async def _play(  # noqa: PLR0913 - the pieces of one run
@@ -324,7 +202,7 @@ async def _play(  # noqa: PLR0913 - the pieces of one run
     *,
     store: Store,
     logs_root: Path,
-    options: _Options,
+    options: RunOptions,
 ) -> None:
     """Start the referee and the bots, play what is left, and leave the status right."""
     profile = get_profile(config.profile)
@@ -339,47 +217,41 @@ async def _play(  # noqa: PLR0913 - the pieces of one run
     total = sum(block.table_size for block in blocks)
     done = total - sum(len(run.rotations) for run in runs)
     log = _log.bind(tournament=tournament)
-    signalled: list[str] = []
     main = asyncio.current_task()
-    loop = asyncio.get_running_loop()
-    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-        loop.add_signal_handler(signal.SIGTERM, _on_signal, signalled, main)
-    progress = options.progress
-    commit = _Committer(store, progress,
-                        None if progress is None else
-                        progress.add_task(config.name, total=total, completed=done))
-    commit.count = done
-    try:
-        if runs:
-            watcher = (asyncio.create_task(_show_standings(store, tournament, options))
-                       if options.standings_every else None)
-            try:
-                await _run_blocks(tournament, config, runs, commit, logs_root=logs_root,
-                                  options=options)
-            finally:
-                if watcher is not None:
-                    watcher.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await watcher
-        store.set_status(tournament, "finished")
-        log.info("tournament finished", sessions=commit.count)
-    except BaseException as exc:
-        with contextlib.suppress(Exception):
-            store.set_status(tournament, "interrupted")
-        if isinstance(exc, asyncio.CancelledError) and signalled:
-            if main is not None:
-                main.uncancel()
-            msg = (f"tournament {tournament} interrupted by {signalled[0]} after {commit.count} of "
-                   f"{total} sessions; resume it to play the rest")
-            raise TournamentInterrupted(msg, tournament=tournament) from None
-        if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError):
-            msg = (f"tournament {tournament} interrupted after {commit.count} of {total} "
-                   "sessions; resume it to play the rest")
-            raise TournamentInterrupted(msg, tournament=tournament) from exc
-        raise
-    finally:
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.remove_signal_handler(signal.SIGTERM)
+    with _sigterm_cancels(main) as signalled:
+        progress = options.progress
+        commit = _Committer(store, progress,
+                            None if progress is None else
+                            progress.add_task(config.name, total=total, completed=done))
+        commit.count = done
+        try:
+            if runs:
+                watcher = (asyncio.create_task(_report_standings(store, tournament, options))
+                           if options.standings_every else None)
+                try:
+                    await _run_blocks(tournament, config, runs, commit, logs_root=logs_root,
+                                      options=options)
+                finally:
+                    if watcher is not None:
+                        watcher.cancel()
+                        with contextlib.suppress(asyncio.CancelledError):
+                            await watcher
+            store.set_status(tournament, "finished")
+            log.info("tournament finished", sessions=commit.count)
+        except BaseException as exc:
+            with contextlib.suppress(Exception):
+                store.set_status(tournament, "interrupted")
+            if isinstance(exc, asyncio.CancelledError) and signalled:
+                if main is not None:
+                    main.uncancel()
+                msg = (f"tournament {tournament} interrupted by {signalled[0]} after {commit.count} "
+                       f"of {total} sessions; resume it to play the rest")
+                raise TournamentInterrupted(msg, tournament=tournament) from None
+            if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError):
+                msg = (f"tournament {tournament} interrupted after {commit.count} of {total} "
+                       "sessions; resume it to play the rest")
+                raise TournamentInterrupted(msg, tournament=tournament) from exc
+            raise
 
 
 def default_workers() -> int:
@@ -394,7 +266,7 @@ async def _run_blocks(  # noqa: PLR0913 - the pieces of one run
     commit: Callable[[SessionResult, Path], None],
     *,
     logs_root: Path,
-    options: _Options,
+    options: RunOptions,
 ) -> None:
     """Play ``runs`` in worker processes, or here when one worker is enough or bots are remote."""
     workers = config.workers or default_workers()
@@ -431,22 +303,35 @@ class _Committer:
             self.progress.advance(self.task_id)
 
 
-def _on_signal(signalled: list[str], main: asyncio.Task[Any] | None) -> None:
-    signalled.append("SIGTERM")
-    if main is not None:
-        main.cancel()
+@contextlib.contextmanager
+def _sigterm_cancels(task: asyncio.Task[Any] | None) -> Iterator[list[str]]:
+    """While open, SIGTERM cancels ``task`` as Ctrl-C would, and is named in the list yielded.
+
+    Where the event loop cannot take signals (not the main thread, Windows) nothing changes.
+    """
+    signalled: list[str] = []
+
+    def cancel() -> None:
+        signalled.append("SIGTERM")
+        if task is not None:
+            task.cancel()
+
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+        loop.add_signal_handler(signal.SIGTERM, cancel)
+    try:
+        yield signalled
+    finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.remove_signal_handler(signal.SIGTERM)
 
 
-async def _show_standings(store: Store, tournament: int, options: _Options) -> None:
+async def _report_standings(store: Store, tournament: int, options: RunOptions) -> None:
+    """Every ``options.standings_every`` seconds, hand the standings so far to their reporter."""
     every = options.standings_every or 0.0
-    console = options.progress.console if options.progress is not None else Console(stderr=True)
+    report = options.on_standings or standings_printer(options.progress)
     while True:
         await asyncio.sleep(every)
         results = store.session_results(tournament)
-        if not results:
-            continue
-        standings = compute_standings(results)
-        if options.on_standings is not None:
-            options.on_standings(standings)
-        else:
-            console.print(standings_table(standings, title=f"Standings after {len(results)} sessions"))
+        if results:
+            report(compute_standings(results))

@@ -44,8 +44,8 @@ if TYPE_CHECKING:
 
     from referee.server import ServerLimits
     from tournaments.blocks import BlockRun
+    from tournaments.config import TournamentConfig
     from tournaments.results import SessionResult
-    from tournaments.runner import TournamentConfig
 
 __all__ = ["WorkerPool", "WorkerSetup", "main"]
 

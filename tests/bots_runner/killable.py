@@ -9,7 +9,8 @@ import argparse
 from pathlib import Path
 
 from tournaments.bots import example_bot
-from tournaments.runner import TournamentConfig, resume_tournament, run_tournament
+from tournaments.config import TournamentConfig
+from tournaments.runner import resume_tournament, run_tournament
 from tournaments.store import Store
 
 ENTRANTS = (("random", "random"), ("peel", "peel"), ("random", "random-2"), ("peel", "peel-2"))

@@ -6,12 +6,13 @@ error becomes a one-line message and a non-zero exit.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 import click
 import structlog
@@ -23,12 +24,14 @@ from tournaments.bots import RunnerError
 from tournaments.logfiles import LogError
 from tournaments.progress import progress_columns, standings_table
 from tournaments.publish import publish
-from tournaments.runner import TournamentConfig, run_tournament
+from tournaments.runner import RunOptions, run_tournament
 from tournaments.standings import compute_standings
 from tournaments.store import Store, StoreError, TournamentRow
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
+
+    from tournaments.config import TournamentConfig
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -131,11 +134,16 @@ def seats_for(entrants: Sequence[object], table_size: int | None) -> int:
     return size
 
 
-def play_and_publish(config: TournamentConfig, *, store: Store, out: Path, **options: Any) -> None:  # noqa: ANN401
-    """Run a tournament with a progress bar, then print and publish its standings."""
+def play_and_publish(config: TournamentConfig, *, store: Store, out: Path,
+                     options: RunOptions | None = None) -> None:
+    """Run a tournament with a progress bar, then print and publish its standings.
+
+    The progress bar is this command's own: it takes the place of any in ``options``.
+    """
     tune_collector()  # for the referee, when it plays here (one worker, or remote bots)
     with Progress(*progress_columns(), console=console) as progress:
         tournament_id = run_tournament(
-            config, store=store, logs_root=(out / "logs").resolve(), progress=progress, **options
+            config, store=store, logs_root=(out / "logs").resolve(),
+            options=dataclasses.replace(options or RunOptions(), progress=progress),
         )
     publish_standings(store, tournament_id, out)

@@ -8,6 +8,7 @@ import click
 from rich.progress import Progress
 from rich.table import Table
 
+from referee.rules import DEFAULT_PROFILE
 from tournaments.bots import RunnerError
 from tournaments.cli.app import console, db_option, friendly, main, open_store
 from tournaments.entrants import build, entry_from_manifest
@@ -42,7 +43,7 @@ def bot_new(name: str, parent: Path) -> None:
 @click.argument("folder", type=click.Path(path_type=Path))
 @click.option("--sessions", "-n", type=click.IntRange(1), default=6, show_default=True)
 @click.option("--table-size", "-k", type=click.IntRange(3, 7), default=3, show_default=True)
-@click.option("--profile", "-p", default="heather", show_default=True)
+@click.option("--profile", "-p", default=DEFAULT_PROFILE.name, show_default=True)
 @click.option("--decision-ms", type=click.IntRange(1), default=1000, show_default=True)
 @friendly
 def bot_check(folder: Path, sessions: int, table_size: int, profile: str, decision_ms: int) -> None:
@@ -69,7 +70,8 @@ def bot_check(folder: Path, sessions: int, table_size: int, profile: str, decisi
 def bot_submit(folder: Path, db_path: Path, sessions: int) -> None:
     """Validate, check, and register a bot folder as a new version (by content hash)."""
     manifest = read_manifest(folder)
-    report = _check(folder, sessions=sessions, table_size=3, profile="heather", decision_ms=1000)
+    report = _check(folder, sessions=sessions, table_size=3, profile=DEFAULT_PROFILE.name,
+                    decision_ms=1000)
     if not report.passed:
         msg = f"bot {manifest.name} did not pass its check; not registered"
         raise RunnerError(msg)

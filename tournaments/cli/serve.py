@@ -6,11 +6,12 @@ from typing import TYPE_CHECKING
 
 import click
 
-from referee.rules import get_profile
-from referee.server import TimeLimits
-from referee.server.app import port_in_use
+from referee.rules import DEFAULT_PROFILE, get_profile
+from referee.server import TimeLimits, port_in_use
+from tournaments.config import TournamentConfig
 from tournaments.entrants import resolve_all
-from tournaments.runner import Hosting, TournamentConfig, remote_bot
+from tournaments.host import Hosting, remote_bot
+from tournaments.runner import RunOptions
 from tournaments.store import Store
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ from tournaments.cli.app import (
 )
 @click.option("--sessions", "-n", type=click.IntRange(1), default=40, show_default=True)
 @click.option("--seed", type=int, default=1, show_default=True)
-@click.option("--profile", "-p", default="heather", show_default=True)
+@click.option("--profile", "-p", default=DEFAULT_PROFILE.name, show_default=True)
 @click.option("--decision-ms", type=click.IntRange(1), default=1000, show_default=True)
 @click.option(
     "--wait",
@@ -113,7 +114,7 @@ def serve(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
             tokens={n: t for n, t in tokens.items() if t},
             announce=_announce(host, rules.name),
         )
-        play_and_publish(config, store=store, out=out, hosting=hosting)
+        play_and_publish(config, store=store, out=out, options=RunOptions(hosting=hosting))
 
 
 def _name_token(spec: str) -> tuple[str, str]:

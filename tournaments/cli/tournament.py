@@ -9,7 +9,7 @@ import click
 from rich.progress import Progress
 from rich.table import Table
 
-from referee.rules import get_profile
+from referee.rules import DEFAULT_PROFILE, get_profile
 from referee.server import TimeLimits
 from tournaments.cli.app import (
     console,
@@ -23,10 +23,11 @@ from tournaments.cli.app import (
     publish_standings,
     seats_for,
 )
+from tournaments.config import TournamentConfig
 from tournaments.entrants import DEFAULT_ENTRANTS, resolve_all
 from tournaments.progress import progress_columns
 from tournaments.publish import publish, render_markdown
-from tournaments.runner import TournamentConfig, resume_tournament
+from tournaments.runner import RunOptions, resume_tournament
 from tournaments.standings import compute_standings
 from tournaments.store import Store
 
@@ -67,7 +68,7 @@ def tournament() -> None:
 @click.option(
     "--profile",
     "-p",
-    default="heather",
+    default=DEFAULT_PROFILE.name,
     show_default=True,
     help="Rules profile: a built-in name or a house-rules .toml file.",
 )
@@ -140,7 +141,7 @@ def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line o
             workers=workers,
             **options,
         )
-        play_and_publish(config, store=store, out=out, standings_every=live)
+        play_and_publish(config, store=store, out=out, options=RunOptions(standings_every=live))
 
 
 @tournament.command("resume")
@@ -154,7 +155,8 @@ def tournament_resume(tournament_id: int, db_path: Path, out: Path) -> None:
         store.tournament(tournament_id)
         with Progress(*progress_columns(), console=console) as progress:
             resume_tournament(
-                tournament_id, store=store, logs_root=(out / "logs").resolve(), progress=progress
+                tournament_id, store=store, logs_root=(out / "logs").resolve(),
+                options=RunOptions(progress=progress),
             )
         publish_standings(store, tournament_id, out)
 

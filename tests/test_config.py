@@ -1,0 +1,68 @@
+"""A tournament's config and its JSON form in the store: round trip, old configs, defaults."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import MISSING, fields
+
+import pytest
+
+from referee.rules import DEFAULT_PROFILE, FaultPolicy
+from referee.server import TimeLimits
+from tournaments.bots import RunnerError, example_bot
+from tournaments.config import TournamentConfig
+
+BOTS = (example_bot("peel"), example_bot("random"), example_bot("peel", name="peel-2"))
+REQUIRED = {"name": "t", "bots": BOTS, "table_size": 3, "sessions": 6, "seed": 9}
+
+
+def required_json() -> dict[str, object]:
+    return {**REQUIRED, "bots": [bot.to_json() for bot in BOTS]}
+
+
+class TestJson:
+    def test_every_field_survives_the_round_trip_through_json_text(self) -> None:
+        """Non-default values in every field come back equal after json.dumps / json.loads."""
+        config = TournamentConfig(**REQUIRED, profile="full-ladder", concurrency=7,  # type: ignore[arg-type]
+                                  time_limits=TimeLimits(decision_ms=50, session_bank_ms=500),
+                                  max_restarts=0, connect_timeout_s=1.5,
+                                  fault_policy=FaultPolicy.REVOKE, ask_forced=True, workers=2)
+        stored = json.loads(json.dumps(config.to_json()))
+        assert TournamentConfig.from_json(stored) == config
+
+    def test_the_stored_form_has_one_key_per_field_in_order(self) -> None:
+        """The store's JSON keeps its shape: field names as keys, plain values, nested limits."""
+        data = TournamentConfig(**REQUIRED).to_json()  # type: ignore[arg-type]
+        assert list(data) == [f.name for f in fields(TournamentConfig)]
+        assert data["profile"] == "heather"
+        assert data["time_limits"] == {"decision_ms": 1000, "session_bank_ms": 0}
+        assert data["fault_policy"] is None
+        assert data["workers"] is None
+
+    def test_an_old_config_without_newer_keys_takes_the_field_defaults(self) -> None:
+        """A config stored before a field existed loads with that field's dataclass default."""
+        loaded = TournamentConfig.from_json(required_json())
+        assert loaded == TournamentConfig(**REQUIRED)  # type: ignore[arg-type]
+        for f in fields(TournamentConfig):
+            if f.default is not MISSING:
+                assert getattr(loaded, f.name) == f.default, f.name
+        assert loaded.profile == DEFAULT_PROFILE.name
+
+    def test_null_limits_policy_and_workers_read_as_their_defaults(self) -> None:
+        """Nulls where an older writer left them read as no limits given, no policy, one per core."""
+        loaded = TournamentConfig.from_json({**required_json(), "time_limits": None,
+                                             "fault_policy": None, "workers": None})
+        assert loaded.time_limits == TimeLimits()
+        assert loaded.fault_policy is None
+        assert loaded.workers is None
+
+    def test_unknown_keys_are_ignored(self) -> None:
+        """A key this version does not know (from a newer one) does not stop a resume."""
+        assert TournamentConfig.from_json({**required_json(), "later": 1}) == TournamentConfig(**REQUIRED)  # type: ignore[arg-type]
+
+
+def test_bad_settings_are_one_line_errors() -> None:
+    """Workers, concurrency and restarts out of range fail at once, naming the setting."""
+    for setting, value in (("workers", 0), ("concurrency", 0), ("max_restarts", -1)):
+        with pytest.raises(RunnerError, match=setting):
+            TournamentConfig(**REQUIRED, **{setting: value})  # type: ignore[arg-type]
