@@ -56,6 +56,7 @@ class Watch(Bot):
         return action
 
 
+@pytest.mark.slow
 class TestEveryDecisionIsLegal:
     @pytest.mark.parametrize("profile", sorted(PROFILES))
     def test_thousands_of_seeded_deals(self, profile: str) -> None:
@@ -75,6 +76,7 @@ class TestEveryDecisionIsLegal:
         assert deals >= 1000
 
 
+@pytest.mark.slow
 class TestPeelBeatsRandom:
     def test_mean_result_at_four_seats(self) -> None:
         """One Peel bot against three random bots, Peel's seat rotating: Peel wins chips.

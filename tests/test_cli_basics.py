@@ -6,6 +6,7 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING
 
+import pytest
 from click.testing import CliRunner
 
 from tournaments.cli import main
@@ -124,6 +125,7 @@ def test_a_file_that_is_not_our_database_is_refused(tmp_path: Path) -> None:
     assert db.read_bytes() == b"this is not sqlite at all" * 100
 
 
+@pytest.mark.slow
 def test_nap_help_runs_as_a_real_process() -> None:
     """The installed entry point answers --help as a subprocess."""
     done = subprocess.run(

@@ -225,6 +225,7 @@ def test_bot_check_fails_a_bot_that_answers_illegally(tmp_path: Path) -> None:
     assert "verdict: FAIL" in out
 
 
+@pytest.mark.slow
 def test_nap_tournament_run_help_is_useful() -> None:
     """`--help` names every flag a user needs: bots, table size, sessions, seed, profile, db, out."""
     done = subprocess.run(

@@ -246,6 +246,7 @@ def quick(seed: int) -> PimcBot:
 class TestPimcBot:
     """Seeded in-process sessions: every decision legal, the same seed the same game."""
 
+    @pytest.mark.slow
     @pytest.mark.parametrize(("profile", "seats"), [("heather", 3), ("full-ladder", 4), ("two-to-five", 5),
                                                     ("heather", 7)])
     def test_decisions_are_legal(self, profile: str, seats: int) -> None:

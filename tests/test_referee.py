@@ -13,19 +13,20 @@ import subprocess
 import sys
 from collections import defaultdict
 from dataclasses import replace
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-import grpc
+import grpc  # type: ignore[import-untyped]  # grpcio ships no stubs
 import pytest
-from grpc_health.v1 import health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc  # type: ignore[import-untyped]
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc  # type: ignore[import-untyped]
+from harness import REPO, arena, read_dump, script, sdk_random_bot, spec
 
 from referee.rules import PROFILES, Card, SessionRecord, replay, verify
-from referee.server import ServerLimits
+from referee.server import ServerLimits, SessionOutcome
 from referee.wire import nap_pb2
 
-sys.path.insert(0, str(Path(__file__).parent / "bots"))
-from harness import REPO, arena, read_dump, script, sdk_random_bot, spec
+if TYPE_CHECKING:
+    from pathlib import Path
 
 pytestmark = pytest.mark.slow
 
@@ -84,7 +85,7 @@ def test_no_message_shows_a_hidden_card(tmp_path: Path) -> None:  # noqa: C901, 
     names = ("h0", "h1", "h2")
     dumps = {name: tmp_path / f"{name}.bin" for name in names}
 
-    async def scenario() -> list:
+    async def scenario() -> list[SessionOutcome]:
         async with arena() as ring:
             for index, name in enumerate(names):
                 await ring.bot(name, script("random_bot", "--events", "--seed", str(index),
@@ -156,6 +157,7 @@ def _plays(record: SessionRecord, number: int) -> list[tuple[int, Card]]:
     for action in deal_record.actions:
         seat = deal.to_act
         if isinstance(action, Card):
+            assert seat is not None  # someone is to play while cards are played
             out.append((seat, action))
         deal.apply(action)
     return out
@@ -207,7 +209,7 @@ def test_health_reflection_auth_and_hello_checks() -> None:
                     message.hello.protocol_version = version
                     message.hello.max_batch = 4
                     await call.write(message)
-                    first = await call.read()
+                    first: nap_pb2.RefereeMessage = await call.read()
                     if version == 1 and token == "good-token":  # noqa: S105
                         return first
                     call.cancel()
@@ -249,7 +251,7 @@ def test_forced_moves_are_played_without_asking(tmp_path: Path) -> None:
     """With ask_forced False no request has a single legal action; the referee plays those."""
     dump = tmp_path / "forced.bin"
 
-    async def scenario() -> list:
+    async def scenario() -> list[SessionOutcome]:
         async with arena() as ring:
             await ring.bot("f0", script("random_bot", "--dump", str(dump)))
             await ring.bot("f1", sdk_random_bot("--seed", "1"))

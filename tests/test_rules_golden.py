@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from rules_helpers import deal_of, play
 
 from referee.rules import (
     PROFILES,
@@ -15,6 +14,7 @@ from referee.rules import (
     Suit,
     TrumpChosen,
 )
+from tests.rules_helpers import deal_of, play
 
 HEATHER = PROFILES["heather"]
 FULL = PROFILES["full-ladder"]

@@ -13,12 +13,12 @@ import struct
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import grpc
+import grpc  # type: ignore[import-untyped]  # grpcio ships no stubs
 
 from referee.wire import nap_pb2
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Awaitable, Callable, Coroutine
 
 METHOD = "/nap.v1.Referee/Play"
 
@@ -110,6 +110,6 @@ async def serve(args: argparse.Namespace,
     await stream.close()
 
 
-def run(main: Callable[[], Awaitable[None]]) -> None:
+def run(main: Callable[[], Coroutine[Any, Any, None]]) -> None:
     """Run a bot until its stream ends (or it is killed)."""
     asyncio.run(main())
