@@ -181,7 +181,7 @@ class TestToldEvents:
                                       for card in session.view(other).hand}
                             assert not others & set(wire.deal_started.hand)
                         elif isinstance(item.event, DealSettled):
-                            assert list(wire.deal_settled.balances) == session.balances
+                            assert tuple(wire.deal_settled.balances) == session.balances
                             assert wire.deal_settled.HasField("faulting_seat") == (penalized is not None)
                             assert wire.deal_settled.faulting_seat == (penalized or 0)
                         elif isinstance(told, SeatPenalized):

@@ -207,7 +207,7 @@ def test_all_pass_scores_zero_and_counts_toward_the_eight_deals() -> None:
         while not deal.over:
             session.apply(Bid("pass"))
     assert len(session.deals) == 8
-    assert session.balances == [0, 0, 0, 0]
+    assert session.balances == (0, 0, 0, 0)
     assert session.winners == (0, 1, 2, 3)
     assert dealers == [(dealers[0] + i) % 4 for i in range(8)]
 

@@ -55,6 +55,9 @@ class Arbiter:
         self._ids = itertools.count(1)
         self._due: deque[tuple[Ask, float]] = deque()
         """Withdrawn requests whose tables still wait for their reply, with its elapsed ms."""
+        self.wake_at: float | None = None
+        """When :meth:`tick` must run next (a deadline, or a grace period's end), if ever:
+        never later than the first thing due."""
 
     # -- bots ------------------------------------------------------------------------------
 
@@ -85,6 +88,7 @@ class Arbiter:
         """Bot ``bot``'s connection ended (``detail`` says how): a disconnect where it sits."""
         state = self._bots[bot]
         state.detach(now, grace_ms=self.reconnect_grace_ms)
+        self._watch(state)
         out: list[Output] = []
         if state.tables:
             self._connection_fault(state, FaultKind.DISCONNECT, detail, 0, "", now, out)
@@ -121,7 +125,10 @@ class Arbiter:
 
     def take(self, bot: str, now: float) -> list[tuple[Ask, int]]:
         """The requests to send to ``bot`` now, each with the deadline it carries (ms)."""
-        return self._bots[bot].take(now)
+        state = self._bots[bot]
+        sent = state.take(now)
+        self._watch(state)
+        return sent
 
     # -- tables ----------------------------------------------------------------------------
 
@@ -157,12 +164,6 @@ class Arbiter:
 
     # -- time ------------------------------------------------------------------------------
 
-    @property
-    def wake_at(self) -> float | None:
-        """When :meth:`tick` must run next (a deadline, or a grace period's end), if ever."""
-        return min((state.due for state in self._bots.values() if state.due is not None),
-                   default=None)
-
     def tick(self, now: float) -> list[Output]:
         """Time is ``now``: fail the requests past their deadline and those of bots gone for good."""
         out: list[Output] = []
@@ -184,7 +185,15 @@ class Arbiter:
                                                         away=True), now, out)
         if self._due:
             self._settle(now, out)
+        self.wake_at = min((state.due for state in self._bots.values() if state.due is not None),
+                           default=None)
         return out
+
+    def _watch(self, state: BotState) -> None:
+        """``state``'s clocks may have started: wake no later than its first deadline."""
+        due = state.due
+        if due is not None and (self.wake_at is None or due < self.wake_at):
+            self.wake_at = due
 
     # -- carrying out what the tables decided ----------------------------------------------
 
@@ -202,6 +211,8 @@ class Arbiter:
                     self._due.append((ask, 0.0))
                 else:
                     state.add(ask, now)
+                    if not state.connected:
+                        self._watch(state)
             elif kind is Closed:
                 closed: Closed = item  # type: ignore[assignment]
                 state = self._bots[closed.bot]

@@ -204,6 +204,7 @@ class Match:
             if disqualified and bot in disqualified:
                 self._play(seat, self._fallback(), 0.0, DISQUALIFIED, out)
                 continue
+            legal = None
             if not ask_forced:
                 legal = deal.legal_actions()
                 if len(legal) == 1:
@@ -211,8 +212,9 @@ class Match:
                     self._apply(Decision(seat, str(action), 0.0, None, forced=True), action, out)
                     continue
             clocks = self._clocks
-            ask = self.asked = Ask(self.table, seat, bot, session.view_fields(seat),
-                                   deadline_ms=clocks.deadline_ms(seat), bank_ms=clocks.bank_ms(seat))
+            ask = self.asked = Ask(self.table, seat, bot,
+                                   session.view_fields(seat, legal_actions=legal),
+                                   clocks.deadline_ms(seat), clocks.bank_ms(seat))
             out.append(ask)
             return
         self._finish(CloseReason.SESSION_OVER, out)
@@ -227,11 +229,10 @@ class Match:
         events = session.apply(action)
         decisions = self._decisions
         decisions[deal_number].append(decision)
-        if len(session.deals) > len(decisions):
-            decisions.append([])
-        for event in events:
-            if event.__class__ is DealSettled:
-                self._settled.append(event)
+        if session.deals[deal_number].over:
+            self._settled.extend(e for e in events if e.__class__ is DealSettled)
+            if len(session.deals) > len(decisions):
+                decisions.append([])
         if self._listening:
             self._tell(events, deal_number, out)
 

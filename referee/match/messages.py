@@ -86,7 +86,7 @@ class Ask:
     __slots__ = ("bank_ms", "bot", "deadline_ms", "done", "expires_at", "request_id", "seat",
                  "sent_at", "table", "view")
 
-    def __init__(self, table: str, seat: int, bot: str, view: ViewFields, *, deadline_ms: int,  # noqa: PLR0913 - keywords
+    def __init__(self, table: str, seat: int, bot: str, view: ViewFields, deadline_ms: int,  # noqa: PLR0913, PLR0917 - built once per decision: positional
                  bank_ms: int) -> None:
         self.table = table
         self.seat = seat

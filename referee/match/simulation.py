@@ -90,7 +90,8 @@ class Simulation:
         self._bots: dict[str, _Bot] = {}
         self._events: list[tuple[float, int, str, Reaction | None]] = []
         self._order = itertools.count()
-        self._to_write: set[str] = set()
+        self._to_write: dict[str, None] = {}
+        """Bots with requests waiting to be sent, in the order they got them (so a run replays)."""
         self._outcomes: dict[str, SessionOutcome] = {}
 
     def add_bot(self, name: str, respond: Callable[[Ask, int, float], Iterable[Reaction]], *,
@@ -114,7 +115,7 @@ class Simulation:
         for spec in specs:
             self._handle(self.arbiter.open(spec, self.now))
         tables = [spec.table for spec in specs]
-        while any(table not in self._outcomes for table in tables):
+        while len(self._outcomes) < len(tables):
             self._write()
             self._step()
         return [self._outcomes.pop(table) for table in tables]
@@ -139,7 +140,8 @@ class Simulation:
     def _write(self) -> None:
         """Send each connected bot what it has waiting, and schedule its reactions."""
         while self._to_write:
-            name = self._to_write.pop()
+            name = next(iter(self._to_write))
+            del self._to_write[name]
             bot = self._bots[name]
             if not self.arbiter.bot(name).connected:
                 continue
@@ -156,14 +158,14 @@ class Simulation:
         if reaction is None:  # back after a Leave
             bot = self._bots[name]
             arbiter.attach(name, max_batch=bot.max_batch, listening=bot.listening)
-            self._to_write.add(name)
+            self._to_write[name] = None
             return
         if not state.connected:
             return  # nothing reaches the referee from a bot that is away
         if isinstance(reaction, Answer):
             self._handle(arbiter.answers(name, ((reaction.request_id, reaction.text),), now))
             if state.queued:
-                self._to_write.add(name)
+                self._to_write[name] = None
         elif isinstance(reaction, Leave):
             self._handle(arbiter.detach(name, now, reaction.detail))
             if reaction.back_after_ms is not None:
@@ -176,7 +178,7 @@ class Simulation:
         for item in outputs:
             kind = item.__class__
             if kind is Ask:
-                self._to_write.add(item.bot)  # type: ignore[union-attr]
+                self._to_write[item.bot] = None  # type: ignore[union-attr]
             elif kind is Finished:
                 self._outcomes[item.table] = item.outcome  # type: ignore[union-attr]
             elif kind is Unseated:

@@ -75,7 +75,8 @@ class Session:
         self.seed = seed
         self.first_dealer = first_dealer(seed, table_size) if dealer is None else dealer
         self._decks = decks
-        self.balances = [0] * table_size
+        self.balances: tuple[int, ...] = (0,) * table_size
+        """Net chips per seat after the deals settled so far (a new tuple after each)."""
         self.rebuys = [0] * table_size
         self.in_play = list(range(table_size))
         self.deals: list[Deal] = []
@@ -116,15 +117,19 @@ class Session:
         """What ``seat`` sees now."""
         return SeatView(*self.view_fields(seat))
 
-    def view_fields(self, seat: int) -> ViewFields:
-        """The fields of :meth:`view`, in order, without building the :class:`SeatView`."""
+    def view_fields(self, seat: int, *, legal_actions: tuple[Action, ...] | None = None) -> ViewFields:
+        """The fields of :meth:`view`, in order, without building the :class:`SeatView`.
+
+        ``legal_actions``: the seat's legal actions when the caller has them already.
+        """
         deals = self.deals
         return view_fields(
             deals[-1],
             seat,
             deal_number=len(deals) - 1,
             deals_in_session=self.profile.deals_per_session + self._tie_break,
-            balances=tuple(self.balances),
+            balances=self.balances,
+            legal_actions=legal_actions,
         )
 
     def tell(self, seat: int, events: Sequence[Event], *, deal: int) -> tuple[SeatEvent, ...]:
@@ -132,7 +137,7 @@ class Session:
 
         ``deal`` is the number of the deal the transition was applied to (0 for the opening).
         """
-        return seat_events(seat, events, deal=deal, deals=self.deals, balances=tuple(self.balances))
+        return seat_events(seat, events, deal=deal, deals=self.deals, balances=self.balances)
 
     def apply(self, action: Action) -> tuple[Event, ...]:
         """Apply the action to the current deal; when the deal ends, move the session on."""
@@ -143,9 +148,8 @@ class Session:
         return events + self._after_deal(events[-1])  # type: ignore[arg-type]
 
     def _after_deal(self, settled: DealSettled) -> tuple[Event, ...]:
-        balances = self.balances
-        for seat, amount in enumerate(settled.payments):
-            balances[seat] += amount
+        balances = self.balances = tuple(
+            balance + amount for balance, amount in zip(self.balances, settled.payments, strict=True))
         events: list[Event] = []
         start = self.profile.starting_chips
         if start is not None and not self._tie_break:
@@ -193,7 +197,7 @@ class Session:
     def _end(self, contenders: tuple[int, ...]) -> SessionOver:
         best = max(self.balances[seat] for seat in contenders)
         self.winners = tuple(seat for seat in contenders if self.balances[seat] == best)
-        return SessionOver(tuple(self.balances), self.winners)
+        return SessionOver(self.balances, self.winners)
 
     def __repr__(self) -> str:
         return (

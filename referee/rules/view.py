@@ -143,17 +143,20 @@ def seat_view(
     )
 
 
-def view_fields(
+def view_fields(  # noqa: PLR0913 - the view and what only a session knows, keywords
     deal: Deal,
     seat: int,
     *,
     deal_number: int = 0,
     deals_in_session: int = 1,
     balances: tuple[int, ...] | None = None,
+    legal_actions: tuple[Action, ...] | None = None,
 ) -> ViewFields:
     """The fields of :func:`seat_view`'s view, without the dataclass around them.
 
-    Of the cards not yet played, only ``seat``'s own hand is read.
+    Of the cards not yet played, only ``seat``'s own hand is read. ``legal_actions`` are
+    the deal's, when the caller has them already (the view holds them only if ``seat``
+    is the one to act).
     """
     size = deal.table_size
     if not 0 <= seat < size:
@@ -180,7 +183,7 @@ def view_fields(
         deal.tricks,
         deal.tricks_won,
         balances if balances is not None else (0,) * size,
-        deal.legal_actions() if to_act == seat else (),
+        (deal.legal_actions() if legal_actions is None else legal_actions) if to_act == seat else (),
     ))
 
 
