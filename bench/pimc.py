@@ -132,8 +132,11 @@ def play_seed(seed: int, lineup: tuple[str, ...], budget: Budget, caution: float
     for shift in range(seats):
         kinds = lineup[shift:] + lineup[:shift]
         bots: list[Bot] = [
-            Recording(PimcBot(budget=budget, seed=seed, caution=caution)) if kind == "pimc"
-            else PeelBot() if kind == "peel" else RandomBot(seed=seed * 10 + seat)
+            Recording(PimcBot(budget=budget, seed=seed, caution=caution))
+            if kind == "pimc"
+            else PeelBot()
+            if kind == "peel"
+            else RandomBot(seed=seed * 10 + seat)
             for seat, kind in enumerate(kinds)
         ]
         session = play_local(bots, seed=seed, profile=DEFAULT_PROFILE)
@@ -150,12 +153,14 @@ def play_seed(seed: int, lineup: tuple[str, ...], budget: Budget, caution: float
                     deal = session.deals[number]
                     if deal.declarer == seat and deal.contract is not None and deal.contract.name == name:
                         estimates.append((name, chance, (deal.payments or (0,) * seats)[seat] > 0))
-    return SeedResult({kind: statistics.fmean(values) for kind, values in chips.items()}, seats, declared,
-                      estimates)
+    return SeedResult(
+        {kind: statistics.fmean(values) for kind, values in chips.items()}, seats, declared, estimates
+    )
 
 
-def match(seeds: int, lineup: tuple[str, ...], budget: Budget, *, jobs: int = 1,
-          caution: float | None = None) -> list[SeedResult]:
+def match(
+    seeds: int, lineup: tuple[str, ...], budget: Budget, *, jobs: int = 1, caution: float | None = None
+) -> list[SeedResult]:
     """Each seed played in every rotation of the seats; seeds spread over ``jobs`` processes."""
     task = partial(play_seed, lineup=lineup, budget=budget, caution=caution)
     results: list[SeedResult] = []
@@ -181,8 +186,10 @@ def report(results: list[SeedResult]) -> None:
             tally[kind, name] = (count + 1, hits + made)
     sessions = sum(result.sessions for result in results)
     for (kind, name), (count, hits) in sorted(tally.items()):
-        print(f"  {kind:>5} declared {name:>10}: {count:5d} ({count / sessions:.2f}/session), "
-              f"made {hits / count:.0%}")
+        print(
+            f"  {kind:>5} declared {name:>10}: {count:5d} ({count / sessions:.2f}/session), "
+            f"made {hits / count:.0%}"
+        )
     buckets: dict[tuple[str, int], tuple[int, float, int]] = {}
     for result in results:
         for name, chance, made in result.estimates:
@@ -200,12 +207,20 @@ def main() -> None:
     parser.add_argument("--deals", type=int, default=200, help="deals solved per table size (0: skip)")
     parser.add_argument("--sessions", type=int, default=2, help="sessions timed per table size (0: skip)")
     parser.add_argument("--match", type=int, default=0, metavar="N", help="seeds of the duplicate match")
-    parser.add_argument("--lineup", choices=sorted(LINEUPS), default="pprr",
-                        help="match lineup: pprr = pimc/peel/random/random, pppr = pimc/peel/peel/random")
+    parser.add_argument(
+        "--lineup",
+        choices=sorted(LINEUPS),
+        default="pprr",
+        help="match lineup: pprr = pimc/peel/random/random, pppr = pimc/peel/peel/random",
+    )
     parser.add_argument("--jobs", type=int, default=1, help="processes playing the match's seeds")
     parser.add_argument("--caution", type=float, default=None, help="pimc's caution (default: the bot's)")
-    parser.add_argument("--seconds", type=float, default=Budget().seconds,
-                        help="bot time per decision, 0 for none (reproducible)")
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        default=Budget().seconds,
+        help="bot time per decision, 0 for none (reproducible)",
+    )
     parser.add_argument("--samples", type=int, default=Budget().samples, help="bot samples per decision")
     args = parser.parse_args()
     budget = Budget(samples=args.samples, seconds=args.seconds or None)
@@ -214,19 +229,26 @@ def main() -> None:
         for seats in (3, 5, 7):
             for contract in ("three", "misere"):
                 rate, mean, worst, nodes = solver_speed(seats, args.deals, seats, contract)
-                print(f"  {seats} seats {contract:>7}: {rate:>8,.0f} solves/s  mean {mean * 1e3:7.2f} ms  "
-                      f"worst {worst * 1e3:8.1f} ms  {nodes:>8,.0f} boundaries/solve")
+                print(
+                    f"  {seats} seats {contract:>7}: {rate:>8,.0f} solves/s  mean {mean * 1e3:7.2f} ms  "
+                    f"worst {worst * 1e3:8.1f} ms  {nodes:>8,.0f} boundaries/solve"
+                )
     if args.sessions:
-        print(f"bot: {budget.samples} samples / {budget.seconds} s per decision, "
-              f"profile {DEFAULT_PROFILE.name}")
+        print(
+            f"bot: {budget.samples} samples / {budget.seconds} s per decision, profile {DEFAULT_PROFILE.name}"
+        )
         for seats in (3, 4, 5, 7):
             rate, mean, worst = bot_speed(seats, args.sessions, budget)
-            print(f"  {seats} seats: {rate:6.1f} decisions/s  mean {mean * 1e3:6.1f} ms  "
-                  f"worst {worst * 1e3:6.1f} ms")
+            print(
+                f"  {seats} seats: {rate:6.1f} decisions/s  mean {mean * 1e3:6.1f} ms  "
+                f"worst {worst * 1e3:6.1f} ms"
+            )
     if args.match:
         lineup = LINEUPS[args.lineup]
-        print(f"match: {args.match} seeds x {len(lineup)} rotations, {'/'.join(lineup)}, "
-              f"{DEFAULT_PROFILE.name}, pimc at {budget.samples} samples / {budget.seconds} s")
+        print(
+            f"match: {args.match} seeds x {len(lineup)} rotations, {'/'.join(lineup)}, "
+            f"{DEFAULT_PROFILE.name}, pimc at {budget.samples} samples / {budget.seconds} s"
+        )
         start = time.perf_counter()
         results = match(args.match, lineup, budget, jobs=args.jobs, caution=args.caution)
         print(f"  {time.perf_counter() - start:.0f} s")

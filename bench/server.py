@@ -38,9 +38,18 @@ async def run(*, max_batch: int, tables: int, seconds: float, bots: int) -> None
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     processes = [
         await asyncio.create_subprocess_exec(
-            sys.executable, str(REPO / "tests" / "bots" / "random_bot.py"),
-            "--address", f"127.0.0.1:{port}", "--token", f"t-{name}",
-            "--max-batch", str(max_batch), "--seed", str(index), env=env)
+            sys.executable,
+            str(REPO / "tests" / "bots" / "random_bot.py"),
+            "--address",
+            f"127.0.0.1:{port}",
+            "--token",
+            f"t-{name}",
+            "--max-batch",
+            str(max_batch),
+            "--seed",
+            str(index),
+            env=env,
+        )
         for index, name in enumerate(names)
     ]
     try:
@@ -56,9 +65,13 @@ async def run(*, max_batch: int, tables: int, seconds: float, bots: int) -> None
             nonlocal decisions, faults
             while time.perf_counter() < deadline:
                 number = next(counter)
-                spec = SessionSpec(table=f"bench-{number}", profile=DEFAULT_PROFILE,
-                                   seed=number, seats=tuple(names[:4]),
-                                   time_limits=TimeLimits(decision_ms=10_000))
+                spec = SessionSpec(
+                    table=f"bench-{number}",
+                    profile=DEFAULT_PROFILE,
+                    seed=number,
+                    seats=tuple(names[:4]),
+                    time_limits=TimeLimits(decision_ms=10_000),
+                )
                 outcome = await referee.play_session(spec)
                 faults += len(outcome.faults)
                 for deal in outcome.decisions:
@@ -73,9 +86,11 @@ async def run(*, max_batch: int, tables: int, seconds: float, bots: int) -> None
         latencies.sort()
         p50 = statistics.median(latencies)
         p99 = latencies[int(len(latencies) * 0.99)]
-        print(f"max_batch {max_batch:>2}: {decisions / elapsed:>8.0f} decisions/s "
-              f"({decisions} in {elapsed:.1f} s, {tables} tables at once, {bots} bot processes), "
-              f"latency p50 {p50:.2f} ms, p99 {p99:.2f} ms, faults {faults}")
+        print(
+            f"max_batch {max_batch:>2}: {decisions / elapsed:>8.0f} decisions/s "
+            f"({decisions} in {elapsed:.1f} s, {tables} tables at once, {bots} bot processes), "
+            f"latency p50 {p50:.2f} ms, p99 {p99:.2f} ms, faults {faults}"
+        )
     finally:
         before = _cpu(resource.RUSAGE_CHILDREN)
         for process in processes:
@@ -83,8 +98,10 @@ async def run(*, max_batch: int, tables: int, seconds: float, bots: int) -> None
             await process.wait()
         await referee.stop(0.2)
     bots_cpu = _cpu(resource.RUSAGE_CHILDREN) - before
-    print(f"             CPU per decision: referee {referee_cpu / decisions * 1e6:.1f} us, "
-          f"bot processes {bots_cpu / decisions * 1e6:.1f} us (with their start-up)")
+    print(
+        f"             CPU per decision: referee {referee_cpu / decisions * 1e6:.1f} us, "
+        f"bot processes {bots_cpu / decisions * 1e6:.1f} us (with their start-up)"
+    )
 
 
 def _cpu(who: int) -> float:
@@ -105,8 +122,7 @@ def main() -> None:
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.ERROR))
     tune_collector()  # as every process that hosts a referee does
     for max_batch in (64, 1):
-        asyncio.run(run(max_batch=max_batch, tables=args.tables, seconds=args.seconds,
-                        bots=args.bots))
+        asyncio.run(run(max_batch=max_batch, tables=args.tables, seconds=args.seconds, bots=args.bots))
 
 
 if __name__ == "__main__":

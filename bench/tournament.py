@@ -73,11 +73,27 @@ class _TimedStore:
         return getattr(self._store, name)
 
 
-def over_grpc(sessions: int, *, seed: int, concurrency: int, ask_forced: bool, profile: bool,  # noqa: PLR0913 - the options
-              store_dir: str | None, workers: int) -> None:
-    config = TournamentConfig(name="bench", bots=BOTS, table_size=4, sessions=sessions,
-                              seed=seed, concurrency=concurrency, ask_forced=ask_forced,
-                              time_limits=TimeLimits(decision_ms=5000), workers=workers)
+def over_grpc(  # noqa: PLR0913 - the options
+    sessions: int,
+    *,
+    seed: int,
+    concurrency: int,
+    ask_forced: bool,
+    profile: bool,
+    store_dir: str | None,
+    workers: int,
+) -> None:
+    config = TournamentConfig(
+        name="bench",
+        bots=BOTS,
+        table_size=4,
+        sessions=sessions,
+        seed=seed,
+        concurrency=concurrency,
+        ask_forced=ask_forced,
+        time_limits=TimeLimits(decision_ms=5000),
+        workers=workers,
+    )
     with tempfile.TemporaryDirectory(prefix="nap-bench-", dir=store_dir) as folder:
         root = Path(folder)
         with Store.open(root / "nap.db") as raw_store:
@@ -88,9 +104,12 @@ def over_grpc(sessions: int, *, seed: int, concurrency: int, ask_forced: bool, p
             with Progress(disable=True) as progress:
                 if profiler is not None:
                     profiler.enable()
-                tournament = run_tournament(config, store=cast("Store", store),
-                                            logs_root=root / "logs",
-                                            options=RunOptions(progress=progress))
+                tournament = run_tournament(
+                    config,
+                    store=cast("Store", store),
+                    logs_root=root / "logs",
+                    options=RunOptions(progress=progress),
+                )
                 if profiler is not None:
                     profiler.disable()
             total = time.perf_counter() - start
@@ -108,20 +127,33 @@ def over_grpc(sessions: int, *, seed: int, concurrency: int, ask_forced: bool, p
     faults = sum(len(r.faults) for r in results)
     n = len(rows)
     mode = "asked" if ask_forced else "played by the referee, not asked"
-    print(f"over gRPC, forced moves {mode}: {n:,} sessions, {decisions:,} decisions "
-          f"({asked:,} asked), concurrency {concurrency}, {workers} worker(s), {faults} faults")
-    print(f"  whole run (bots start, play, stop): {total:6.1f} s  {n / total:8.1f} sessions/s  "
-          f"{decisions / total:10,.0f} decisions/s")
+    print(
+        f"over gRPC, forced moves {mode}: {n:,} sessions, {decisions:,} decisions "
+        f"({asked:,} asked), concurrency {concurrency}, {workers} worker(s), {faults} faults"
+    )
+    print(
+        f"  whole run (bots start, play, stop): {total:6.1f} s  {n / total:8.1f} sessions/s  "
+        f"{decisions / total:10,.0f} decisions/s"
+    )
     if playing > 0:
-        print(f"  first to last commit:               {playing:6.1f} s  {(n - 1) / playing:8.1f} "
-              f"sessions/s  {decisions * (n - 1) / n / playing:10,.0f} decisions/s")
-    here, children = (("referee", "four bot processes") if workers == 1 else
-                      ("runner (store, progress)", "workers (referees) and their bot processes"))
-    print(f"  CPU per asked decision: {here} {referee_cpu / asked * 1e6:.1f} us, {children} "
-          f"{bots_cpu / asked * 1e6:.1f} us (with their start-up); per session "
-          f"{(referee_cpu + bots_cpu) / n * 1e3:.1f} ms")
-    print(f"  store commits on the event loop: {store.seconds:.1f} s "
-          f"({store.seconds / max(1, store.commits) * 1e3:.2f} ms each)")
+        print(
+            f"  first to last commit:               {playing:6.1f} s  {(n - 1) / playing:8.1f} "
+            f"sessions/s  {decisions * (n - 1) / n / playing:10,.0f} decisions/s"
+        )
+    here, children = (
+        ("referee", "four bot processes")
+        if workers == 1
+        else ("runner (store, progress)", "workers (referees) and their bot processes")
+    )
+    print(
+        f"  CPU per asked decision: {here} {referee_cpu / asked * 1e6:.1f} us, {children} "
+        f"{bots_cpu / asked * 1e6:.1f} us (with their start-up); per session "
+        f"{(referee_cpu + bots_cpu) / n * 1e3:.1f} ms"
+    )
+    print(
+        f"  store commits on the event loop: {store.seconds:.1f} s "
+        f"({store.seconds / max(1, store.commits) * 1e3:.2f} ms each)"
+    )
     if profiler is not None:
         _print_profile(profiler)
 
@@ -130,13 +162,11 @@ def _print_profile(profiler: cProfile.Profile) -> None:
     out = io.StringIO()
     stats = pstats.Stats(profiler, stream=out)
     areas: dict[str, float] = defaultdict(float)
-    raw = cast("dict[tuple[str, int, str], tuple[int, int, float, float, Any]]",
-               stats.stats)  # type: ignore[attr-defined]
+    raw = cast("dict[tuple[str, int, str], tuple[int, int, float, float, Any]]", stats.stats)  # type: ignore[attr-defined]
     for (filename, _, function), (_, _, own, _, _) in raw.items():
         areas[_area(filename, function)] += own
     whole = sum(areas.values()) or 1.0
-    print("\nreferee process, where the time goes (own time under cProfile, which inflates "
-          "Python calls):")
+    print("\nreferee process, where the time goes (own time under cProfile, which inflates Python calls):")
     for area, seconds in sorted(areas.items(), key=lambda item: -item[1]):
         print(f"  {area:<52} {seconds:7.2f} s  {seconds / whole:6.1%}")
     stats.sort_stats("tottime").print_stats(25)
@@ -175,39 +205,61 @@ def in_process(sessions: int, *, seed: int) -> None:
     start = time.perf_counter()
     n = decisions = 0
     for block in blocks:
-        spec = BlockRun(tournament=1, index=block.index, board_seed=block.board_seed,
-                        bots=block.bots, profile=profile, time_limits=TimeLimits(),
-                        rotations=tuple(block.rotations))
+        spec = BlockRun(
+            tournament=1,
+            index=block.index,
+            board_seed=block.board_seed,
+            bots=block.bots,
+            profile=profile,
+            time_limits=TimeLimits(),
+            rotations=tuple(block.rotations),
+        )
         for finished in play_block_in_process(spec, factories):
             n += 1
             decisions += sum(len(deal) for deal in finished.log["decisions"])
     elapsed = time.perf_counter() - start
-    print(f"in-process (same bots and blocks, no gRPC, no store): {n:,} sessions in "
-          f"{elapsed:.1f} s  {n / elapsed:8.1f} sessions/s  {decisions / elapsed:10,.0f} "
-          "decisions/s")
+    print(
+        f"in-process (same bots and blocks, no gRPC, no store): {n:,} sessions in "
+        f"{elapsed:.1f} s  {n / elapsed:8.1f} sessions/s  {decisions / elapsed:10,.0f} "
+        "decisions/s"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=2000)
-    parser.add_argument("--concurrency", type=int, default=DEFAULT_CONCURRENCY,
-                        help="blocks in flight")
+    parser.add_argument("--concurrency", type=int, default=DEFAULT_CONCURRENCY, help="blocks in flight")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--forced", choices=("skip", "ask", "both"), default="both",
-                        help="forced moves: played by the referee (skip), asked, or both runs")
-    parser.add_argument("--store-dir", default=None,
-                        help="folder for the store and logs (default: the system's temp)")
-    parser.add_argument("--workers", type=int, default=default_workers(),
-                        help="worker processes, each a referee with its own bots "
-                             "(default: one per core)")
-    parser.add_argument("--profile", action="store_true",
-                        help="cProfile the referee (played in this process: one worker)")
+    parser.add_argument(
+        "--forced",
+        choices=("skip", "ask", "both"),
+        default="both",
+        help="forced moves: played by the referee (skip), asked, or both runs",
+    )
+    parser.add_argument(
+        "--store-dir", default=None, help="folder for the store and logs (default: the system's temp)"
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=default_workers(),
+        help="worker processes, each a referee with its own bots (default: one per core)",
+    )
+    parser.add_argument(
+        "--profile", action="store_true", help="cProfile the referee (played in this process: one worker)"
+    )
     parser.add_argument("--skip-in-process", action="store_true")
     args = parser.parse_args()
     for ask_forced in {"skip": (False,), "ask": (True,), "both": (False, True)}[args.forced]:
-        over_grpc(args.sessions, seed=args.seed, concurrency=args.concurrency,
-                  ask_forced=ask_forced, profile=args.profile, store_dir=args.store_dir,
-                  workers=1 if args.profile else args.workers)
+        over_grpc(
+            args.sessions,
+            seed=args.seed,
+            concurrency=args.concurrency,
+            ask_forced=ask_forced,
+            profile=args.profile,
+            store_dir=args.store_dir,
+            workers=1 if args.profile else args.workers,
+        )
     if not args.skip_in_process:
         in_process(args.sessions, seed=args.seed)
 

@@ -69,11 +69,13 @@ def node_bot() -> BotEntry:
     for tool in ("node", build[0]):
         if shutil.which(tool) is None:
             _skip(f"{tool!r} is not on PATH: the Node.js bot cannot be installed or run")
-    done = subprocess.run(build, cwd=manifest.folder, capture_output=True, text=True, check=False,
-                          timeout=600)
+    done = subprocess.run(
+        build, cwd=manifest.folder, capture_output=True, text=True, check=False, timeout=600
+    )
     assert done.returncode == 0, f"{' '.join(build)} failed:\n{done.stdout}{done.stderr}"
-    return BotEntry(name=manifest.name, version=manifest.version, command=manifest.argv(),
-                    cwd=manifest.folder)
+    return BotEntry(
+        name=manifest.name, version=manifest.version, command=manifest.argv(), cwd=manifest.folder
+    )
 
 
 def _stdio_bot(name: str, script: str, *bridge_options: str) -> BotEntry:
@@ -102,15 +104,33 @@ async def _play(
         for entry in entries:
             token = f"token-{entry.name}"
             referee.add_bot(name=entry.name, token=token)
-            processes.append(BotProcess(entry, address=f"127.0.0.1:{port}", token=token,
-                                        log_path=logs / f"{entry.name}.log",
-                                        max_restarts=max_restarts))
+            processes.append(
+                BotProcess(
+                    entry,
+                    address=f"127.0.0.1:{port}",
+                    token=token,
+                    log_path=logs / f"{entry.name}.log",
+                    max_restarts=max_restarts,
+                )
+            )
         await asyncio.gather(*(process.start(referee, connect_timeout=60) for process in processes))
-        outcomes = await asyncio.wait_for(asyncio.gather(*(
-            referee.play_session(SessionSpec(table=f"table-{number}", profile=get_profile(profile),
-                                             seed=seed, seats=seats, time_limits=time_limits))
-            for number, (profile, seed, seats) in enumerate(specs)
-        )), timeout=120)
+        outcomes = await asyncio.wait_for(
+            asyncio.gather(
+                *(
+                    referee.play_session(
+                        SessionSpec(
+                            table=f"table-{number}",
+                            profile=get_profile(profile),
+                            seed=seed,
+                            seats=seats,
+                            time_limits=time_limits,
+                        )
+                    )
+                    for number, (profile, seed, seats) in enumerate(specs)
+                )
+            ),
+            timeout=120,
+        )
     finally:
         await asyncio.gather(*(process.stop() for process in processes), return_exceptions=True)
         await referee.stop()
@@ -132,8 +152,9 @@ def _check_complete(outcome: SessionOutcome, profile: str) -> None:
 
 
 class TestThreeLanguages:
-    def test_python_node_and_c_play_sessions_without_a_fault(self, tmp_path: Path, node_bot: BotEntry,
-                                                             c_bot: BotEntry) -> None:
+    def test_python_node_and_c_play_sessions_without_a_fault(
+        self, tmp_path: Path, node_bot: BotEntry, c_bot: BotEntry
+    ) -> None:
         """The random bot (Python SDK), the Node.js bot and the C bot (bridge) share tables.
 
         Every seat order of one board set, a four-seat table where the Node.js bot holds
@@ -159,16 +180,24 @@ class TestThreeLanguages:
         bridge_log = (tmp_path / f"{c_bot.name}.log").read_text()
         assert "0 left unanswered, 0 restarts" in bridge_log
 
-    def test_a_tiny_tournament_through_the_runner(self, tmp_path: Path, node_bot: BotEntry,
-                                                  c_bot: BotEntry) -> None:
+    def test_a_tiny_tournament_through_the_runner(
+        self, tmp_path: Path, node_bot: BotEntry, c_bot: BotEntry
+    ) -> None:
         """The tournament runner starts all three from their entries and records faultless sessions."""
         from tournaments.config import TournamentConfig  # noqa: PLC0415
         from tournaments.runner import run_tournament_async  # noqa: PLC0415
         from tournaments.store import Store  # noqa: PLC0415
 
-        config = TournamentConfig(name="any-language", bots=(example_bot("random"), node_bot, c_bot),
-                                  table_size=3, sessions=3, seed=5, concurrency=2,
-                                  time_limits=TimeLimits(decision_ms=3000), max_restarts=0)
+        config = TournamentConfig(
+            name="any-language",
+            bots=(example_bot("random"), node_bot, c_bot),
+            table_size=3,
+            sessions=3,
+            seed=5,
+            concurrency=2,
+            time_limits=TimeLimits(decision_ms=3000),
+            max_restarts=0,
+        )
         with Store.open(tmp_path / "nap.db") as store:
             tournament = asyncio.run(run_tournament_async(config, store=store, logs_root=tmp_path / "logs"))
             results = store.session_results(tournament)
@@ -202,8 +231,9 @@ class TestBridgeFaults:
     def _play_one(self, tmp_path: Path, bot: BotEntry, time_limits: TimeLimits = ROOMY) -> SessionOutcome:
         others = [example_bot("random"), example_bot("random", name="random-2")]
         seats = (bot.name, others[0].name, others[1].name)
-        outcomes, _ = asyncio.run(_play([bot, *others], [("heather", 21, seats)], logs=tmp_path,
-                                        time_limits=time_limits))
+        outcomes, _ = asyncio.run(
+            _play([bot, *others], [("heather", 21, seats)], logs=tmp_path, time_limits=time_limits)
+        )
         outcome = outcomes[0]
         _check_complete(outcome, "heather")
         assert all(fault.bot == bot.name for fault in outcome.faults)
@@ -245,8 +275,9 @@ def _request(seed: int = 3) -> bytes:
     for _ in range(6):  # into the play phase, or through a passed deal
         session.apply(session.view(session.to_act).legal_actions[-1])  # type: ignore[arg-type]
     view = session.view(session.to_act)  # type: ignore[arg-type]
-    return encode_request(request_to_proto(view, table="t1", request_id=2**40 + 7, deadline_ms=900,
-                                           time_bank_ms=100))
+    return encode_request(
+        request_to_proto(view, table="t1", request_id=2**40 + 7, deadline_ms=900, time_bank_ms=100)
+    )
 
 
 class TestJsonLines:
@@ -256,26 +287,54 @@ class TestJsonLines:
         assert line.count(b"\n") == 1
         request = json.loads(line)
         assert request["request_id"] == 2**40 + 7
-        assert set(request) == {"version", "request_id", "table", "seat", "deadline_ms",
-                                "time_bank_ms", "view", "legal_actions"}
+        assert set(request) == {
+            "version",
+            "request_id",
+            "table",
+            "seat",
+            "deadline_ms",
+            "time_bank_ms",
+            "view",
+            "legal_actions",
+        }
         assert set(request["view"]) == {
-            "table", "seat", "number_of_seats", "profile", "deal_number", "deals_in_session",
-            "dealer", "phase", "to_act", "hand", "bids", "declarer", "contract", "trump",
-            "current_trick", "completed_tricks", "tricks_won", "balances", "active"}
+            "table",
+            "seat",
+            "number_of_seats",
+            "profile",
+            "deal_number",
+            "deals_in_session",
+            "dealer",
+            "phase",
+            "to_act",
+            "hand",
+            "bids",
+            "declarer",
+            "contract",
+            "trump",
+            "current_trick",
+            "completed_tricks",
+            "tricks_won",
+            "balances",
+            "active",
+        }
         assert request["view"]["phase"] in {"bidding", "play"}
         assert all(parse_action(action) for action in request["legal_actions"])
 
-    @pytest.mark.parametrize(("line", "action"), [
-        (b'{"action": "QH"}\n', "QH"),
-        (b'{"request_id": 9, "action": "10S"}', "10S"),
-        (b'{"request_id": "9", "action": "pass"}', "pass"),
-        (b'"nap"\r\n', "nap"),
-        (b"  three  \n", "three"),
-        (b"hello world", "hello world"),
-        (b'{"act": "QH"}', '{"act": "QH"}'),
-        (b'{"action": 7}', '{"action": 7}'),
-        (b"{not json", "{not json"),
-    ])
+    @pytest.mark.parametrize(
+        ("line", "action"),
+        [
+            (b'{"action": "QH"}\n', "QH"),
+            (b'{"request_id": 9, "action": "10S"}', "10S"),
+            (b'{"request_id": "9", "action": "pass"}', "pass"),
+            (b'"nap"\r\n', "nap"),
+            (b"  three  \n", "three"),
+            (b"hello world", "hello world"),
+            (b'{"act": "QH"}', '{"act": "QH"}'),
+            (b'{"action": 7}', '{"action": 7}'),
+            (b"{not json", "{not json"),
+        ],
+    )
     def test_a_reply_gives_the_action_to_forward(self, line: bytes, action: str) -> None:
         assert decode_reply(line, request_id=9) == action
 
@@ -291,14 +350,19 @@ class TestJsonLines:
 class TestChild:
     def test_replies_match_requests_in_order_and_late_ones_are_dropped(self) -> None:
         """A reply that comes after its deadline is thrown away; the next one still matches."""
-        program = ("import sys, time\n"
-                   "for n, line in enumerate(sys.stdin):\n"
-                   "    time.sleep(0.4 if n == 0 else 0)\n"
-                   "    print('reply', n, flush=True)\n")
+        program = (
+            "import sys, time\n"
+            "for n, line in enumerate(sys.stdin):\n"
+            "    time.sleep(0.4 if n == 0 else 0)\n"
+            "    print('reply', n, flush=True)\n"
+        )
 
         async def run() -> tuple[list[bytes | None], int]:
-            child = ChildBot([sys.executable, "-c", program], log=lambda _line: None,
-                             stderr=StderrTail(log=lambda _line: None))
+            child = ChildBot(
+                [sys.executable, "-c", program],
+                log=lambda _line: None,
+                stderr=StderrTail(log=lambda _line: None),
+            )
             await child.start()
             loop = asyncio.get_running_loop()
             replies = [await child.ask(b"{}\n", table="t", expires_at=loop.time() + 0.2)]
@@ -311,15 +375,21 @@ class TestChild:
         assert stale == 1
 
     def test_a_hung_program_is_killed_and_restarted(self) -> None:
-        program = ("import sys, time\n"
-                   "for line in sys.stdin:\n"
-                   "    time.sleep(60 if 'hang' in line else 0)\n"
-                   "    print('ok', flush=True)\n")
+        program = (
+            "import sys, time\n"
+            "for line in sys.stdin:\n"
+            "    time.sleep(60 if 'hang' in line else 0)\n"
+            "    print('ok', flush=True)\n"
+        )
         logged: list[str] = []
 
         async def run() -> tuple[bytes | None, int]:
-            child = ChildBot([sys.executable, "-c", program], log=logged.append,
-                             stderr=StderrTail(log=logged.append), hang_timeout_s=0.3)
+            child = ChildBot(
+                [sys.executable, "-c", program],
+                log=logged.append,
+                stderr=StderrTail(log=logged.append),
+                hang_timeout_s=0.3,
+            )
             await child.start()
             loop = asyncio.get_running_loop()
             assert await child.ask(b'{"hang": 1}\n', table="t", expires_at=loop.time() + 0.1) is None
@@ -336,15 +406,22 @@ class TestChild:
 
     def test_a_missing_program_is_one_clear_error(self) -> None:
         async def run() -> None:
-            child = ChildBot(["./no-such-bot"], log=lambda _line: None,
-                             stderr=StderrTail(log=lambda _line: None))
+            child = ChildBot(
+                ["./no-such-bot"], log=lambda _line: None, stderr=StderrTail(log=lambda _line: None)
+            )
             await child.start()
 
         with pytest.raises(ChildError, match=r"bot program not found: \./no-such-bot"):
             asyncio.run(run())
 
     def test_the_bridge_exits_1_when_its_program_cannot_start(self) -> None:
-        done = subprocess.run([*BRIDGE, "--address", "127.0.0.1:1", "--token", "x", "--", "./no-such-bot"],
-                              capture_output=True, text=True, check=False, timeout=60, cwd=ROOT)
+        done = subprocess.run(
+            [*BRIDGE, "--address", "127.0.0.1:1", "--token", "x", "--", "./no-such-bot"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+            cwd=ROOT,
+        )
         assert done.returncode == 1
         assert "bot program not found" in done.stderr

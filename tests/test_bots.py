@@ -36,8 +36,7 @@ FULL_LADDER = get_profile("full-ladder")
 
 def _bots(kinds: str, seed: int) -> list[Bot]:
     """``"prpr"``: a Peel bot for each p, a random bot (seeded per seat) for each r."""
-    return [PeelBot() if kind == "p" else RandomBot(seed=seed * 10 + seat)
-            for seat, kind in enumerate(kinds)]
+    return [PeelBot() if kind == "p" else RandomBot(seed=seed * 10 + seat) for seat, kind in enumerate(kinds)]
 
 
 class Watch(Bot):
@@ -107,8 +106,12 @@ class TestPeelBeatsRandom:
 
 
 def _dealt(hands: dict[int, str], *, dealer: int = 3) -> Deal:
-    return Deal.from_hands(HEATHER, {seat: parse_cards(text) for seat, text in hands.items()},
-                           dealer=dealer, table_size=len(hands))
+    return Deal.from_hands(
+        HEATHER,
+        {seat: parse_cards(text) for seat, text in hands.items()},
+        dealer=dealer,
+        table_size=len(hands),
+    )
 
 
 def _apply(deal: Deal, *actions: str) -> None:
@@ -127,8 +130,7 @@ HANDS = {  # seat 0 declares; seats 1-3 defend
 class TestPeelDefends:
     def test_never_overtakes_a_fellow_defenders_winning_card(self) -> None:
         """Seat 1 (a defender) is winning with 9D; seat 2 holds KD and 3D: it plays 3D."""
-        deal = _dealt({0: "2D AH KH 7H 4H", 1: "9D 3S 4S 5S 6S", 2: "KD 3D 7C 8C 9C",
-                       3: "8D 10C JC QC KC"})
+        deal = _dealt({0: "2D AH KH 7H 4H", 1: "9D 3S 4S 5S 6S", 2: "KD 3D 7C 8C 9C", 3: "8D 10C JC QC KC"})
         _apply(deal, "three", "pass", "pass", "pass", "AH", "3S", "7C", "10C")
         # the declarer won trick 1 (hearts trump); it leads 2D, seat 1 wins it so far with 9D
         _apply(deal, "2D", "9D")
@@ -138,15 +140,13 @@ class TestPeelDefends:
 
     def test_wins_cheaply_over_the_declarer(self) -> None:
         """The declarer's 8D is winning; seat 2 holds KD, 9D: it wins with the 9D."""
-        deal = _dealt({0: "8D AH KH 7H 4H", 1: "2D 3S 4S 5S 6S", 2: "KD 9D 7C 8C 9C",
-                       3: "3D 10C JC QC KC"})
+        deal = _dealt({0: "8D AH KH 7H 4H", 1: "2D 3S 4S 5S 6S", 2: "KD 9D 7C 8C 9C", 3: "3D 10C JC QC KC"})
         _apply(deal, "three", "pass", "pass", "pass", "AH", "3S", "7C", "10C", "8D", "2D")
         assert choose_card(seat_view(deal, 2)) == Card("9D")
 
     def test_discards_low_rather_than_trumping_a_partner(self) -> None:
         """Void in the suit led, with a fellow defender winning: the lowest side card, no trump."""
-        deal = _dealt({0: "2D AH KH 7H 4H", 1: "9D 3S 4S 5S 6S", 2: "5H 6H 7C 8C 9C",
-                       3: "8D 10C JC QC KC"})
+        deal = _dealt({0: "2D AH KH 7H 4H", 1: "9D 3S 4S 5S 6S", 2: "5H 6H 7C 8C 9C", 3: "8D 10C JC QC KC"})
         _apply(deal, "three", "pass", "pass", "pass", "AH", "3S", "5H", "10C", "2D", "9D")
         view = seat_view(deal, 2)
         assert Card("6H") in view.legal_actions
@@ -158,14 +158,17 @@ class TestPeelDefends:
 
         def check(view: SeatView, action: Action) -> None:
             nonlocal checked
-            if (view.phase is not Phase.PLAY or not view.trick or view.declarer == view.seat
-                    or view.contract == "misere"):
+            if (
+                view.phase is not Phase.PLAY
+                or not view.trick
+                or view.declarer == view.seat
+                or view.contract == "misere"
+            ):
                 return
             winner, best = trick_winner(view.trick, view.trump)
             if winner == view.declarer:
                 return
-            under = [c for c in view.legal_actions
-                     if isinstance(c, Card) and not beats(c, best, view.trump)]
+            under = [c for c in view.legal_actions if isinstance(c, Card) and not beats(c, best, view.trump)]
             if under:
                 checked += 1
                 assert isinstance(action, Card)
@@ -179,8 +182,7 @@ class TestPeelDefends:
 
 class TestPeelDeclares:
     def test_leads_the_strongest_suit_then_trumps_from_the_top(self) -> None:
-        deal = _dealt({0: "AH KH 7H 4H 2C", 1: "9D 3S 4S 5S 6S", 2: "KD 3D 7C 8C 9C",
-                       3: "8D 10C JC QC KC"})
+        deal = _dealt({0: "AH KH 7H 4H 2C", 1: "9D 3S 4S 5S 6S", 2: "KD 3D 7C 8C 9C", 3: "8D 10C JC QC KC"})
         _apply(deal, "four", "pass", "pass", "pass")
         view = seat_view(deal, 0)
         assert best_trump(view.hand, opponents=3)[0].letter == "H"
@@ -191,18 +193,16 @@ class TestPeelDeclares:
         assert choose_card(seat_view(deal, 0)) == Card("7H")
 
     def test_bids_the_highest_contract_it_expects_to_make(self) -> None:
-        deal = _dealt({0: "AH KH QH JH 10H", 1: "9D 3S 4S 5S 6S", 2: "KD 3D 7C 8C 9C",
-                       3: "8D 10C JC QC KC"})
+        deal = _dealt({0: "AH KH QH JH 10H", 1: "9D 3S 4S 5S 6S", 2: "KD 3D 7C 8C 9C", 3: "8D 10C JC QC KC"})
         assert choose_bid(seat_view(deal, 0)) == Bid("nap")
-        weak = _dealt({0: "2H 5D 7S 2C 4C", 1: "9D 3S 4S 5S 6S", 2: "KD 3D 7C 8C 9C",
-                       3: "8D 10C JC QC KC"})
+        weak = _dealt({0: "2H 5D 7S 2C 4C", 1: "9D 3S 4S 5S 6S", 2: "KD 3D 7C 8C 9C", 3: "8D 10C JC QC KC"})
         assert choose_bid(seat_view(weak, 0)) is PASS
 
     def test_bids_misere_on_a_very_low_hand_where_the_profile_has_it(self) -> None:
-        hands = {0: "2H 3D 4S 2C 6H", 1: "9D 3S 10S 5S 6S", 2: "KD 3C 7C 8C 9C",
-                 3: "8D 10C JC QC KC"}
-        full = Deal.from_hands(FULL_LADDER, {s: parse_cards(t) for s, t in hands.items()},
-                               dealer=3, table_size=4)
+        hands = {0: "2H 3D 4S 2C 6H", 1: "9D 3S 10S 5S 6S", 2: "KD 3C 7C 8C 9C", 3: "8D 10C JC QC KC"}
+        full = Deal.from_hands(
+            FULL_LADDER, {s: parse_cards(t) for s, t in hands.items()}, dealer=3, table_size=4
+        )
         assert choose_bid(seat_view(full, 0)) == Bid("misere")
         heather = _dealt(hands)
         assert choose_bid(seat_view(heather, 0)) is PASS
@@ -213,8 +213,7 @@ class TestPeelDeclares:
 
         def check(view: SeatView, action: Action) -> None:
             nonlocal checked
-            if (view.phase is not Phase.PLAY or view.trick or view.declarer != view.seat
-                    or view.trump is None):
+            if view.phase is not Phase.PLAY or view.trick or view.declarer != view.seat or view.trump is None:
                 return
             trumps = [c for c in view.hand if c.suit is view.trump]
             out = 13 - len(trumps) - sum(1 for c in view.played if c.suit is view.trump)

@@ -100,8 +100,7 @@ def test_views_round_trip_over_random_sessions() -> None:
             for seat in range(size):
                 view = session.view(seat)
                 if seat == session.to_act:
-                    msg = request_to_proto(view, table="t", request_id=9, deadline_ms=100,
-                                           time_bank_ms=50)
+                    msg = request_to_proto(view, table="t", request_id=9, deadline_ms=100, time_bank_ms=50)
                     wire = nap_pb2.DecisionRequest.FromString(msg.SerializeToString())
                     assert wire.legal_actions == [str(a) for a in view.legal_actions]
                     assert view_from_proto(wire) == view
@@ -133,8 +132,7 @@ def test_view_marks_the_current_trick_and_optional_seats() -> None:
 
 def _chip_profile(*, rebuy: bool) -> Profile:
     """A finite-chip profile with a short stack, so that seats run out (and are eliminated or rebuy)."""
-    return dataclasses.replace(PROFILES["full-ladder"], name="short-stack", starting_chips=8,
-                               rebuy=rebuy)
+    return dataclasses.replace(PROFILES["full-ladder"], name="short-stack", starting_chips=8, rebuy=rebuy)
 
 
 TOLD_PROFILES = [*PROFILES.values(), _chip_profile(rebuy=False), _chip_profile(rebuy=True)]
@@ -168,7 +166,8 @@ class TestToldEvents:
                     for item in session.tell(seat, events, deal=deal):
                         told = _as_told(item, fault)
                         wire = nap_pb2.TableEvent.FromString(
-                            told_to_proto(told, table=table, seat=seat).SerializeToString())
+                            told_to_proto(told, table=table, seat=seat).SerializeToString()
+                        )
                         assert (wire.table, wire.seat, wire.deal_number) == (table, seat, item.deal)
                         assert event_from_proto(wire) == item.event
                         kinds.add(type(item.event).__name__)
@@ -177,8 +176,12 @@ class TestToldEvents:
                             assert item.deal == item.event.deal == len(session.deals) - 1
                             hand = [card.text for card in session.view(seat).hand]
                             assert list(wire.deal_started.hand) == hand
-                            others = {card.text for other in range(size) if other != seat
-                                      for card in session.view(other).hand}
+                            others = {
+                                card.text
+                                for other in range(size)
+                                if other != seat
+                                for card in session.view(other).hand
+                            }
                             assert not others & set(wire.deal_started.hand)
                         elif isinstance(item.event, DealSettled):
                             assert tuple(wire.deal_settled.balances) == session.balances
@@ -196,9 +199,20 @@ class TestToldEvents:
                     events = session.apply(Penalty(session.to_act))  # type: ignore[arg-type]
                 else:
                     events = session.apply(rng.choice(session.legal_actions()))
-        assert kinds == {"DealStarted", "BidMade", "AuctionWon", "AllPassed", "CardPlayed",
-                         "TrumpChosen", "TrickWon", "Penalized", "DealSettled", "SeatEliminated",
-                         "SeatRebought", "SessionOver"}
+        assert kinds == {
+            "DealStarted",
+            "BidMade",
+            "AuctionWon",
+            "AllPassed",
+            "CardPlayed",
+            "TrumpChosen",
+            "TrickWon",
+            "Penalized",
+            "DealSettled",
+            "SeatEliminated",
+            "SeatRebought",
+            "SessionOver",
+        }
         assert checked > 20_000
 
     def test_context_comes_from_the_seat_event(self) -> None:
@@ -209,14 +223,21 @@ class TestToldEvents:
         assert list(started.deal_started.hand) == ["AS", "10H"]
         assert list(started.deal_started.seats_in_play) == [0, 1, 2]
         settled = told_to_proto(
-            SeatEvent(3, DealSettled(0, "nap", 2, made=False, payments=(-10, 5, 5)),
-                      balances=(1, 2, -3), faulting_seat=0),
-            table="t", seat=1)
+            SeatEvent(
+                3,
+                DealSettled(0, "nap", 2, made=False, payments=(-10, 5, 5)),
+                balances=(1, 2, -3),
+                faulting_seat=0,
+            ),
+            table="t",
+            seat=1,
+        )
         assert list(settled.deal_settled.balances) == [1, 2, -3]
         assert settled.deal_settled.HasField("faulting_seat")
         assert settled.deal_settled.faulting_seat == 0
-        no_declarer = told_to_proto(SeatEvent(0, DealSettled(None, None, 0, None, (0, 0, 0))),
-                                    table="t", seat=1)
+        no_declarer = told_to_proto(
+            SeatEvent(0, DealSettled(None, None, 0, None, (0, 0, 0))), table="t", seat=1
+        )
         assert not no_declarer.deal_settled.HasField("declarer")
         assert not no_declarer.deal_settled.HasField("faulting_seat")
         assert event_from_proto(no_declarer) == DealSettled(None, None, 0, None, (0, 0, 0))
@@ -231,13 +252,19 @@ class TestToldEvents:
         assert (substituted.seat, substituted.deal_number) == (0, 4)
         penalty = substituted.seat_penalized
         assert (penalty.seat, penalty.fault, penalty.penalty, penalty.substitute_action) == (
-            2, fault_kind_to_proto(kind), nap_pb2.PENALTY_SUBSTITUTE, "10S")
+            2,
+            fault_kind_to_proto(kind),
+            nap_pb2.PENALTY_SUBSTITUTE,
+            "10S",
+        )
         assert event_from_proto(substituted) is None
         revoked = told_to_proto(SeatPenalized(0, 1, kind), table="t", seat=1)
         assert revoked.WhichOneof("event") == "seat_penalized"
         assert revoked.seat_penalized.substitute_action == ""
         assert (revoked.seat_penalized.penalty, revoked.seat_penalized.fault) == (
-            nap_pb2.PENALTY_REVOKE, fault_kind_to_proto(kind))
+            nap_pb2.PENALTY_REVOKE,
+            fault_kind_to_proto(kind),
+        )
         assert event_from_proto(revoked) == Penalized(0)
         assert event_from_proto(nap_pb2.TableEvent(table="t")) is None
 
@@ -265,9 +292,16 @@ class TestFaultsAndClosedTables:
         fault = Fault(FaultKind.ILLEGAL, "bot-a", "t7", seat, 2, 5, 12.5, "must follow suit: hearts")
         msg = fault_to_proto(Faulted(fault, count=2, limit=3, request_id=300_000, action="QS"))
         assert msg.HasField("seat") == (seat is not None)
-        assert msg == nap_pb2.Fault(kind=nap_pb2.FAULT_KIND_ILLEGAL, request_id=300_000, table="t7",
-                                    seat=seat, action="QS", message="must follow suit: hearts",
-                                    fault_count=2, fault_limit=3)
+        assert msg == nap_pb2.Fault(
+            kind=nap_pb2.FAULT_KIND_ILLEGAL,
+            request_id=300_000,
+            table="t7",
+            seat=seat,
+            action="QS",
+            message="must follow suit: hearts",
+            fault_count=2,
+            fault_limit=3,
+        )
 
     @pytest.mark.parametrize("reason", list(CloseReason))
     def test_closed_to_proto(self, reason: CloseReason) -> None:
@@ -285,8 +319,10 @@ class TestFaultsAndClosedTables:
         wire = fault_to_proto(faulted)
         assert notice.alone == nap_pb2.RefereeMessage(fault=wire).SerializeToString()
         assert notice.in_batch == nap_pb2.Batch(faults=[wire]).SerializeToString()
-        assert batch_message([], [], notice.in_batch) == nap_pb2.RefereeMessage(
-            batch=nap_pb2.Batch(faults=[wire])).SerializeToString()
+        assert (
+            batch_message([], [], notice.in_batch)
+            == nap_pb2.RefereeMessage(batch=nap_pb2.Batch(faults=[wire])).SerializeToString()
+        )
 
     @pytest.mark.parametrize("message", ["", "session over", "x" * 300])
     @pytest.mark.parametrize("reason", list(CloseReason))
@@ -308,7 +344,10 @@ def test_profile_to_proto(name: str) -> None:
     assert msg.parameters["deals_per_session"] == str(profile.deals_per_session)
     assert msg.parameters["deal_pattern"] == "3,2"
     assert (msg.min_seats, msg.max_seats, msg.hand_size) == (
-        profile.min_players, profile.max_players, profile.hand_size)
+        profile.min_players,
+        profile.max_players,
+        profile.hand_size,
+    )
 
 
 def test_bad_texts_raise_value_error() -> None:
@@ -335,10 +374,17 @@ def test_fast_encoder_writes_the_codec_bytes() -> None:
             view = session.view(session.to_act)  # type: ignore[arg-type]
             request_id = rng.choice([1, 127, 128, 300_000, 2**40])
             deadline_ms, bank = rng.choice([(0, 0), (1000, 0), (70_000, 3000)])
-            expected = request_to_proto(view, table=table, request_id=request_id,
-                                        deadline_ms=deadline_ms, time_bank_ms=bank)
-            fast = encode_request(view, table=table, request_id=request_id,
-                                  deadline_ms=deadline_ms, time_bank_ms=bank, encoder=encoder)
+            expected = request_to_proto(
+                view, table=table, request_id=request_id, deadline_ms=deadline_ms, time_bank_ms=bank
+            )
+            fast = encode_request(
+                view,
+                table=table,
+                request_id=request_id,
+                deadline_ms=deadline_ms,
+                time_bank_ms=bank,
+                encoder=encoder,
+            )
             assert fast == expected.SerializeToString()
             checked += 1
             if session.deal.phase is Phase.PLAY and rng.random() < 0.02:
@@ -351,8 +397,12 @@ def test_fast_encoder_writes_the_codec_bytes() -> None:
 def test_fast_encoder_writes_the_codec_bytes_from_view_fields() -> None:
     """The referee's path (a view's fields, no SeatView built) gives the same fields and bytes."""
     for session, _ in SESSIONS[:20]:
-        replayed = Session(session.profile, table_size=session.table_size, seed=session.seed,
-                           decks=[deal.deck for deal in session.deals])
+        replayed = Session(
+            session.profile,
+            table_size=session.table_size,
+            seed=session.seed,
+            decks=[deal.deck for deal in session.deals],
+        )
         encoder = RequestEncoder("t")
         for deal in session.deals:
             for action in deal.actions:
@@ -363,8 +413,9 @@ def test_fast_encoder_writes_the_codec_bytes_from_view_fields() -> None:
                 assert fields == view.fields()
                 assert SeatView(*fields) == view
                 head, tail = encoder.request_of(fields, request_id=300_000)
-                assert head + tail == encode_request(view, table="t", request_id=300_000,
-                                                     deadline_ms=0, time_bank_ms=0)
+                assert head + tail == encode_request(
+                    view, table="t", request_id=300_000, deadline_ms=0, time_bank_ms=0
+                )
                 replayed.apply(action)
 
 
@@ -377,34 +428,51 @@ def test_fast_batches_write_the_codec_bytes() -> None:
         for number in range(size):
             seat = session.to_act
             assert seat is not None
-            requests.append(request_to_proto(session.view(seat), table="t", request_id=number + 1,
-                                             deadline_ms=500, time_bank_ms=number))
+            requests.append(
+                request_to_proto(
+                    session.view(seat), table="t", request_id=number + 1, deadline_ms=500, time_bank_ms=number
+                )
+            )
             deal = len(session.deals) - 1
-            events += [told_to_proto(item, table="t", seat=1)
-                       for item in session.tell(1, session.apply(rng.choice(session.legal_actions())),
-                                                deal=deal)]
+            events += [
+                told_to_proto(item, table="t", seat=1)
+                for item in session.tell(1, session.apply(rng.choice(session.legal_actions())), deal=deal)
+            ]
             if session.over:
                 session = Session(PROFILES["heather"], table_size=4, seed=number)
-        faults = [fault_to_proto(Faulted(Fault(kind, "b", "t", seat, 0, 0, 1.0, kind.value), 1, 3))
-                  for kind, seat in zip(FaultKind, [None, 0, 1, 2, 3], strict=True)]
+        faults = [
+            fault_to_proto(Faulted(Fault(kind, "b", "t", seat, 0, 0, 1.0, kind.value), 1, 3))
+            for kind, seat in zip(FaultKind, [None, 0, 1, 2, 3], strict=True)
+        ]
         closed = [closed_to_proto(Closed(f"t{n}", "b", reason)) for n, reason in enumerate(CloseReason)]
         notices = [closed_notice(Closed(f"t{n}", "b", reason)) for n, reason in enumerate(CloseReason)]
-        notices += [fault_notice(Faulted(Fault(kind, "b", "t", seat, 0, 0, 1.0, kind.value), 1, 3))
-                    for kind, seat in zip(FaultKind, [None, 0, 1, 2, 3], strict=True)]
-        data = batch_message([r.SerializeToString() for r in requests],
-                             [e.SerializeToString() for e in events],
-                             b"".join(notice.in_batch for notice in notices))
+        notices += [
+            fault_notice(Faulted(Fault(kind, "b", "t", seat, 0, 0, 1.0, kind.value), 1, 3))
+            for kind, seat in zip(FaultKind, [None, 0, 1, 2, 3], strict=True)
+        ]
+        data = batch_message(
+            [r.SerializeToString() for r in requests],
+            [e.SerializeToString() for e in events],
+            b"".join(notice.in_batch for notice in notices),
+        )
         batch = nap_pb2.Batch(requests=requests, events=events, closed=closed, faults=faults)
         assert data == nap_pb2.RefereeMessage(batch=batch).SerializeToString()
-        assert data == batch_message([r.SerializeToString() for r in requests],  # or as a list
-                                     [e.SerializeToString() for e in events],
-                                     [notice.in_batch for notice in notices])
-        assert batch_message([r.SerializeToString() for r in requests], []) == nap_pb2.RefereeMessage(
-            batch=nap_pb2.Batch(requests=requests)).SerializeToString()
+        assert data == batch_message(
+            [r.SerializeToString() for r in requests],  # or as a list
+            [e.SerializeToString() for e in events],
+            [notice.in_batch for notice in notices],
+        )
+        assert (
+            batch_message([r.SerializeToString() for r in requests], [])
+            == nap_pb2.RefereeMessage(batch=nap_pb2.Batch(requests=requests)).SerializeToString()
+        )
         # in the order they came (faults and closed tables mixed), the same Batch
         rng.shuffle(notices)
-        mixed = nap_pb2.RefereeMessage.FromString(batch_message(
-            [r.SerializeToString() for r in requests], [], b"".join(n.in_batch for n in notices)))
+        mixed = nap_pb2.RefereeMessage.FromString(
+            batch_message(
+                [r.SerializeToString() for r in requests], [], b"".join(n.in_batch for n in notices)
+            )
+        )
         assert sorted(mixed.batch.closed, key=str) == sorted(closed, key=str)
         assert sorted(mixed.batch.faults, key=str) == sorted(faults, key=str)
         assert list(mixed.batch.requests) == requests
@@ -412,8 +480,7 @@ def test_fast_batches_write_the_codec_bytes() -> None:
 
 def _message_types() -> list[type[Message]]:
     """Every message class of nap.v1, nested ones (map entries) included, and a few with fixed-size fields."""
-    out: list[type[Message]] = [wrappers_pb2.DoubleValue, wrappers_pb2.FloatValue,
-                                descriptor_pb2.FileOptions]
+    out: list[type[Message]] = [wrappers_pb2.DoubleValue, wrappers_pb2.FloatValue, descriptor_pb2.FileOptions]
     pending = [getattr(nap_pb2, name) for name in nap_pb2.DESCRIPTOR.message_types_by_name]
     while pending:
         message = pending.pop()
@@ -423,8 +490,12 @@ def _message_types() -> list[type[Message]]:
 
 
 _SAMPLES = {
-    FieldDescriptor.TYPE_STRING: "x", FieldDescriptor.TYPE_BYTES: b"x", FieldDescriptor.TYPE_BOOL: True,
-    FieldDescriptor.TYPE_DOUBLE: 1.5, FieldDescriptor.TYPE_FLOAT: 1.5, FieldDescriptor.TYPE_SINT32: -3,
+    FieldDescriptor.TYPE_STRING: "x",
+    FieldDescriptor.TYPE_BYTES: b"x",
+    FieldDescriptor.TYPE_BOOL: True,
+    FieldDescriptor.TYPE_DOUBLE: 1.5,
+    FieldDescriptor.TYPE_FLOAT: 1.5,
+    FieldDescriptor.TYPE_SINT32: -3,
     FieldDescriptor.TYPE_SINT64: -3,
 }
 
@@ -495,9 +566,15 @@ def test_fast_decoder_gives_the_codec_views() -> None:
         table = f"d{index % 3}"  # tables ids come back after forget()
         while not session.over:
             view = session.view(session.to_act)  # type: ignore[arg-type]
-            wire = nap_pb2.DecisionRequest.FromString(request_to_proto(
-                view, table=table, request_id=1, deadline_ms=10, time_bank_ms=0,
-            ).SerializeToString())
+            wire = nap_pb2.DecisionRequest.FromString(
+                request_to_proto(
+                    view,
+                    table=table,
+                    request_id=1,
+                    deadline_ms=10,
+                    time_bank_ms=0,
+                ).SerializeToString()
+            )
             assert decoder.request(wire) == view_from_proto(wire) == view
             checked += 1
             session.apply(rng.choice(session.legal_actions()))
@@ -511,8 +588,9 @@ def _wire_requests(session: Session, table: str) -> list[tuple[nap_pb2.DecisionR
     out: list[tuple[nap_pb2.DecisionRequest, SeatView]] = []
     while not session.over:
         view = session.view(session.to_act)  # type: ignore[arg-type]
-        data = request_to_proto(view, table=table, request_id=len(out) + 1, deadline_ms=10,
-                                time_bank_ms=0).SerializeToString()
+        data = request_to_proto(
+            view, table=table, request_id=len(out) + 1, deadline_ms=10, time_bank_ms=0
+        ).SerializeToString()
         out.append((nap_pb2.DecisionRequest.FromString(data), view))
         session.apply(rng.choice(session.legal_actions()))
     return out
@@ -548,7 +626,8 @@ class TestLazyViews:
                 if number == len(kept) // 2:
                     decoder.forget(table)  # the session is over: its table id comes back
                 assert [getattr(lazy, name) for name in FIELD_NAMES] == [
-                    getattr(view, name) for name in FIELD_NAMES]
+                    getattr(view, name) for name in FIELD_NAMES
+                ]
                 assert lazy == view
                 checked += 1
             decoder.forget(table)

@@ -23,10 +23,17 @@ def required_json() -> dict[str, object]:
 class TestJson:
     def test_every_field_survives_the_round_trip_through_json_text(self) -> None:
         """Non-default values in every field come back equal after json.dumps / json.loads."""
-        config = TournamentConfig(**REQUIRED, profile="full-ladder", concurrency=7,  # type: ignore[arg-type]
-                                  time_limits=TimeLimits(decision_ms=50, session_bank_ms=500),
-                                  max_restarts=0, connect_timeout_s=1.5,
-                                  fault_policy=FaultPolicy.REVOKE, ask_forced=True, workers=2)
+        config = TournamentConfig(
+            **REQUIRED,  # type: ignore[arg-type]
+            profile="full-ladder",
+            concurrency=7,
+            time_limits=TimeLimits(decision_ms=50, session_bank_ms=500),
+            max_restarts=0,
+            connect_timeout_s=1.5,
+            fault_policy=FaultPolicy.REVOKE,
+            ask_forced=True,
+            workers=2,
+        )
         stored = json.loads(json.dumps(config.to_json()))
         assert TournamentConfig.from_json(stored) == config
 
@@ -50,8 +57,9 @@ class TestJson:
 
     def test_null_limits_policy_and_workers_read_as_their_defaults(self) -> None:
         """Nulls where an older writer left them read as no limits given, no policy, one per core."""
-        loaded = TournamentConfig.from_json({**required_json(), "time_limits": None,
-                                             "fault_policy": None, "workers": None})
+        loaded = TournamentConfig.from_json(
+            {**required_json(), "time_limits": None, "fault_policy": None, "workers": None}
+        )
         assert loaded.time_limits == TimeLimits()
         assert loaded.fault_policy is None
         assert loaded.workers is None

@@ -74,14 +74,32 @@ def silent(ask: Ask, deadline_ms: int, now: float) -> list[Reaction]:
     return []
 
 
-def spec(seats: tuple[str, ...], *, table: str = "t", seed: int = 3, decision_ms: int = 1000,
-         bank_ms: int = 0, profile=HEATHER, policy: FaultPolicy | None = None) -> SessionSpec:
-    return SessionSpec(table=table, profile=profile, seed=seed, seats=seats,
-                       time_limits=TimeLimits(decision_ms, bank_ms), fault_policy=policy)
+def spec(
+    seats: tuple[str, ...],
+    *,
+    table: str = "t",
+    seed: int = 3,
+    decision_ms: int = 1000,
+    bank_ms: int = 0,
+    profile=HEATHER,
+    policy: FaultPolicy | None = None,
+) -> SessionSpec:
+    return SessionSpec(
+        table=table,
+        profile=profile,
+        seed=seed,
+        seats=seats,
+        time_limits=TimeLimits(decision_ms, bank_ms),
+        fault_policy=policy,
+    )
 
 
-def play(bots: dict[str, Callable[[Ask, int, float], list[Reaction]]], *specs: SessionSpec,
-         fault_limit: int = 3, grace_ms: float = 5000.0) -> tuple[Simulation, list[SessionOutcome]]:
+def play(
+    bots: dict[str, Callable[[Ask, int, float], list[Reaction]]],
+    *specs: SessionSpec,
+    fault_limit: int = 3,
+    grace_ms: float = 5000.0,
+) -> tuple[Simulation, list[SessionOutcome]]:
     simulation = Simulation(fault_limit=fault_limit, reconnect_grace_ms=grace_ms)
     for name, respond in bots.items():
         simulation.add_bot(name, respond, listening=True)
@@ -98,8 +116,12 @@ def bad_decisions(outcome: SessionOutcome, seat: int = 0) -> list[Decision]:
 
 def told(simulation: Simulation, bot: str, seat: int | None = None) -> list[SeatEvent | SeatPenalized]:
     """Everything ``bot`` was told (at ``seat``, or at all its seats), in order."""
-    return [item for tell in simulation.received(bot) if isinstance(tell, Tell)
-            and seat in (None, tell.seat) for item in tell.items]
+    return [
+        item
+        for tell in simulation.received(bot)
+        if isinstance(tell, Tell) and seat in (None, tell.seat)
+        for item in tell.items
+    ]
 
 
 def events(items: list[SeatEvent | SeatPenalized]) -> list[SeatEvent]:
@@ -154,8 +176,9 @@ class TestClocks:
             assert ask.bank_ms == deadline_ms - 100
             return [Answer(ask.request_id, str(ask.view.legal_actions[0]), 200.0)]
 
-        _, [outcome] = play({"bad": slow, "good": GOOD},
-                            spec(SEATS, decision_ms=100, bank_ms=250), fault_limit=0)
+        _, [outcome] = play(
+            {"bad": slow, "good": GOOD}, spec(SEATS, decision_ms=100, bank_ms=250), fault_limit=0
+        )
         assert deadlines[:4] == [350, 250, 150, 100]
         assert outcome.faults[0].kind is FaultKind.LATE
         assert outcome.faults[0].detail == "no answer within 150 ms"
@@ -168,8 +191,11 @@ class TestAnswers:
         def illegal(ask: Ask, deadline_ms: int, now: float) -> list[Reaction]:
             del deadline_ms, now
             legal = ask.view.legal_actions
-            wrong = next(card for card in CARDS if card not in legal) if ask.view.phase is Phase.PLAY \
+            wrong = (
+                next(card for card in CARDS if card not in legal)
+                if ask.view.phase is Phase.PLAY
                 else Bid("blucher")
+            )
             return [Answer(ask.request_id, str(wrong), 1.0)]
 
         simulation, [outcome] = play({"bad": illegal, "good": GOOD}, spec(SEATS))
@@ -201,8 +227,10 @@ class TestAnswers:
     def test_an_answer_to_an_id_never_sent_is_an_unknown_request(self) -> None:
         def stranger(ask: Ask, deadline_ms: int, now: float) -> list[Reaction]:
             del deadline_ms, now
-            return [Answer(ask.request_id + 10_000, "pass", 0.5),
-                    Answer(ask.request_id, str(ask.view.legal_actions[0]), 1.0)]
+            return [
+                Answer(ask.request_id + 10_000, "pass", 0.5),
+                Answer(ask.request_id, str(ask.view.legal_actions[0]), 1.0),
+            ]
 
         _, [outcome] = play({"bad": stranger, "good": GOOD}, spec(SEATS), fault_limit=0)
         assert set(kinds(outcome)) == {FaultKind.UNKNOWN_REQUEST}
@@ -235,10 +263,16 @@ class TestAnswers:
             stolen = [Answer(theirs[-1], "pass", 0.5)] if theirs else []
             return [*stolen, Answer(ask.request_id, str(ask.view.legal_actions[0]), 1.0)]
 
-        _, [outcome] = play({"bad": thief, "victim": victim, "good": GOOD},
-                            spec(("bad", "victim", "good", "good")), fault_limit=0)
-        _, [honest] = play({"bad": GOOD, "victim": victim, "good": GOOD},
-                           spec(("bad", "victim", "good", "good")), fault_limit=0)
+        _, [outcome] = play(
+            {"bad": thief, "victim": victim, "good": GOOD},
+            spec(("bad", "victim", "good", "good")),
+            fault_limit=0,
+        )
+        _, [honest] = play(
+            {"bad": GOOD, "victim": victim, "good": GOOD},
+            spec(("bad", "victim", "good", "good")),
+            fault_limit=0,
+        )
         assert set(kinds(outcome)) == {FaultKind.UNKNOWN_REQUEST}
         assert {f.bot for f in outcome.faults} == {"bad"}
         assert outcome.record == honest.record  # the stolen answers moved nothing
@@ -274,8 +308,12 @@ class TestComingsAndGoings:
                 return [Leave(after_ms=10.0, back_after_ms=1500.0)]
             return [Answer(ask.request_id, str(ask.view.legal_actions[0]), 1.0)]
 
-        _, [outcome] = play({"bad": leaver, "good": first_legal(50.0)},
-                            spec(SEATS, decision_ms=10_000), grace_ms=1000.0, fault_limit=0)
+        _, [outcome] = play(
+            {"bad": leaver, "good": first_legal(50.0)},
+            spec(SEATS, decision_ms=10_000),
+            grace_ms=1000.0,
+            fault_limit=0,
+        )
         faults = outcome.faults
         assert (faults[0].kind, faults[0].seat) == (FaultKind.DISCONNECT, None)
         assert (faults[1].kind, faults[1].seat) == (FaultKind.DISCONNECT, 0)
@@ -314,8 +352,10 @@ class TestDisqualification:
 
         def spammer(ask: Ask, deadline_ms: int, now: float) -> list[Reaction]:
             del deadline_ms, now
-            return [*(Answer(ask.request_id + 1000 + i, "pass", 1.0) for i in range(3)),
-                    Answer(ask.request_id, str(ask.view.legal_actions[0]), 50.0)]
+            return [
+                *(Answer(ask.request_id + 1000 + i, "pass", 1.0) for i in range(3)),
+                Answer(ask.request_id, str(ask.view.legal_actions[0]), 50.0),
+            ]
 
         _, [outcome] = play({"bad": spammer, "good": GOOD}, spec(SEATS))
         assert kinds(outcome) == [FaultKind.UNKNOWN_REQUEST] * 3
@@ -333,8 +373,9 @@ class TestDisqualification:
 def bold(ask: Ask, deadline_ms: int, now: float) -> list[Reaction]:
     """Bids the highest contract it may; plays its first legal card."""
     del deadline_ms, now
-    return [Answer(ask.request_id, str(ask.view.legal_actions[-1 if ask.view.phase is Phase.BIDDING
-                                                                else 0]), 1.0)]
+    return [
+        Answer(ask.request_id, str(ask.view.legal_actions[-1 if ask.view.phase is Phase.BIDDING else 0]), 1.0)
+    ]
 
 
 def revoking(*, when_declarer: bool) -> Callable[[Ask, int, float], list[Reaction]]:
@@ -343,8 +384,7 @@ def revoking(*, when_declarer: bool) -> Callable[[Ask, int, float], list[Reactio
     def respond(ask: Ask, deadline_ms: int, now: float) -> list[Reaction]:
         view = ask.view
         if view.phase is Phase.BIDDING:
-            return bold(ask, deadline_ms, now) if when_declarer else \
-                [Answer(ask.request_id, "pass", 1.0)]
+            return bold(ask, deadline_ms, now) if when_declarer else [Answer(ask.request_id, "pass", 1.0)]
         missing = next(card for card in CARDS if card not in view.hand)
         return [Answer(ask.request_id, str(missing), 1.0)]
 
@@ -361,12 +401,16 @@ class TestRevokePenalty:
     LADDER = PROFILES["full-ladder"]
 
     def test_a_faulting_declarer_settles_as_failed(self) -> None:
-        _, [outcome] = play({"bad": revoking(when_declarer=True), "good": passer},
-                            spec(SEATS, profile=self.LADDER, policy=FaultPolicy.REVOKE),
-                            fault_limit=0)
-        penalized = [(deal, settled) for deal, settled in zip(outcome.record.deals, outcome.settlements,
-                                                               strict=True)
-                     if deal.actions and deal.actions[-1] == Penalty(0)]
+        _, [outcome] = play(
+            {"bad": revoking(when_declarer=True), "good": passer},
+            spec(SEATS, profile=self.LADDER, policy=FaultPolicy.REVOKE),
+            fault_limit=0,
+        )
+        penalized = [
+            (deal, settled)
+            for deal, settled in zip(outcome.record.deals, outcome.settlements, strict=True)
+            if deal.actions and deal.actions[-1] == Penalty(0)
+        ]
         assert penalized
         for deal, settled in penalized:
             assert settled.declarer == 0
@@ -377,12 +421,16 @@ class TestRevokePenalty:
         assert set(kinds(outcome)) == {FaultKind.ILLEGAL}
 
     def test_a_faulting_defender_alone_pays_the_declarer_a_made_contract(self) -> None:
-        _, [outcome] = play({"bad": revoking(when_declarer=False), "good": bold},
-                            spec(SEATS, profile=self.LADDER, policy=FaultPolicy.REVOKE),
-                            fault_limit=0)
-        penalized = [(deal, settled) for deal, settled in zip(outcome.record.deals, outcome.settlements,
-                                                               strict=True)
-                     if deal.actions and deal.actions[-1] == Penalty(0)]
+        _, [outcome] = play(
+            {"bad": revoking(when_declarer=False), "good": bold},
+            spec(SEATS, profile=self.LADDER, policy=FaultPolicy.REVOKE),
+            fault_limit=0,
+        )
+        penalized = [
+            (deal, settled)
+            for deal, settled in zip(outcome.record.deals, outcome.settlements, strict=True)
+            if deal.actions and deal.actions[-1] == Penalty(0)
+        ]
         assert penalized
         for deal, settled in penalized:
             assert settled.declarer != 0
@@ -393,9 +441,11 @@ class TestRevokePenalty:
             assert sum(1 for p in settled.payments if p) == 2
 
     def test_the_penalty_is_told_with_its_fault_and_the_faulting_seat(self) -> None:
-        simulation, [outcome] = play({"bad": revoking(when_declarer=True), "good": passer},
-                                     spec(SEATS, profile=self.LADDER, policy=FaultPolicy.REVOKE),
-                                     fault_limit=0)
+        simulation, [outcome] = play(
+            {"bad": revoking(when_declarer=True), "good": passer},
+            spec(SEATS, profile=self.LADDER, policy=FaultPolicy.REVOKE),
+            fault_limit=0,
+        )
         seen = told(simulation, "good")
         penalties = [item for item in seen if isinstance(item, SeatPenalized)]
         assert penalties
@@ -411,9 +461,11 @@ class TestRevokePenalty:
                 return [Answer(ask.request_id, "a pony", 1.0)]
             return passer(ask, deadline_ms, now)
 
-        _, [outcome] = play({"bad": bad_bidder, "good": passer},
-                            spec(SEATS, profile=self.LADDER, policy=FaultPolicy.REVOKE),
-                            fault_limit=0)
+        _, [outcome] = play(
+            {"bad": bad_bidder, "good": passer},
+            spec(SEATS, profile=self.LADDER, policy=FaultPolicy.REVOKE),
+            fault_limit=0,
+        )
         assert {d.action for d in bad_decisions(outcome) if d.fault} == {"pass"}
         assert not any(isinstance(a, Penalty) for deal in outcome.record.deals for a in deal.actions)
 
@@ -433,9 +485,12 @@ class TestWhatSeatsAreTold:
                         assert item.hand == ()
 
     def test_tables_play_at_once_without_waiting_on_each_other(self) -> None:
-        simulation, outcomes = play({"bad": silent, "good": GOOD},
-                                    spec(SEATS, table="slow"), spec(("good",) * 4, table="fast"),
-                                    fault_limit=0)
+        simulation, outcomes = play(
+            {"bad": silent, "good": GOOD},
+            spec(SEATS, table="slow"),
+            spec(("good",) * 4, table="fast"),
+            fault_limit=0,
+        )
         assert outcomes[1].faults == ()
         assert len(outcomes[0].faults) > 3
         del simulation
@@ -445,8 +500,13 @@ def _dealt(outcome: SessionOutcome, deal_number: int, seat: int) -> set[Card]:
     from referee.rules import Deal  # noqa: PLC0415
 
     record = outcome.record.deals[deal_number]
-    deal = Deal(outcome.record.profile, deck=record.deck, dealer=record.dealer,
-                table_size=outcome.record.table_size, seats=record.seats)
+    deal = Deal(
+        outcome.record.profile,
+        deck=record.deck,
+        dealer=record.dealer,
+        table_size=outcome.record.table_size,
+        seats=record.seats,
+    )
     return set(deal.hands[seat])
 
 
@@ -472,7 +532,8 @@ class TestMatchAlone:
         out = match.unanswered(FaultKind.LATE, 1000.0)
         faulted = [item for item in out if isinstance(item, Faulted)]
         assert [(f.fault.kind, f.fault.seat, f.fault.bot) for f in faulted] == [
-            (FaultKind.LATE, ask.seat, ask.bot)]
+            (FaultKind.LATE, ask.seat, ask.bot)
+        ]
         assert match._session.deal.bids == ((ask.seat, PASS),)  # noqa: SLF001
         assert fallback_action((PASS, Bid("nap"))) is PASS
         assert fallback_action((Card("AS"), Card("2H"), Card("2C"))) == Card("2C")

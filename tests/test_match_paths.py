@@ -29,15 +29,25 @@ pytestmark = pytest.mark.slow
 LIMITS = ServerLimits(fault_limit=4, reconnect_grace_s=0.3)
 CLOCK = TimeLimits(decision_ms=10_000)
 """Generous: nothing in these sessions may depend on how fast the machine is."""
-CASES = [(policy, fault_policy) for policy in ("steady", "illegal", "garbage", "dies")
-         for fault_policy in (FaultPolicy.SUBSTITUTE, FaultPolicy.REVOKE)]
+CASES = [
+    (policy, fault_policy)
+    for policy in ("steady", "illegal", "garbage", "dies")
+    for fault_policy in (FaultPolicy.SUBSTITUTE, FaultPolicy.REVOKE)
+]
 
 
 def _specs(policy: str, fault_policy: FaultPolicy) -> list[SessionSpec]:
-    return [SessionSpec(table=f"{policy}-{fault_policy.value}-{seed}", profile=PROFILES["full-ladder"],
-                        seed=seed, seats=("x", "steady", "steady", "steady"), time_limits=CLOCK,
-                        fault_policy=fault_policy)
-            for seed in (1, 2)]
+    return [
+        SessionSpec(
+            table=f"{policy}-{fault_policy.value}-{seed}",
+            profile=PROFILES["full-ladder"],
+            seed=seed,
+            seats=("x", "steady", "steady", "steady"),
+            time_limits=CLOCK,
+            fault_policy=fault_policy,
+        )
+        for seed in (1, 2)
+    ]
 
 
 def _over_grpc(policy: str, specs: list[SessionSpec]) -> list[SessionOutcome]:
@@ -49,9 +59,14 @@ def _over_grpc(policy: str, specs: list[SessionSpec]) -> list[SessionOutcome]:
                 name = f"x-{spec.table}"
                 await ring.bot(name, script("scripted_bot", "--policy", policy))
                 seats = (name, *spec.seats[1:])
-                outcome = await asyncio.wait_for(ring.referee.play_session(
-                    SessionSpec(spec.table, spec.profile, spec.seed, seats, spec.time_limits,
-                                spec.fault_policy)), 120)
+                outcome = await asyncio.wait_for(
+                    ring.referee.play_session(
+                        SessionSpec(
+                            spec.table, spec.profile, spec.seed, seats, spec.time_limits, spec.fault_policy
+                        )
+                    ),
+                    120,
+                )
                 outcomes.append(outcome)
         return outcomes
 
@@ -72,29 +87,45 @@ def _in_process(policy: str, specs: list[SessionSpec]) -> list[SessionOutcome]:
 
     outcomes = []
     for spec in specs:
-        simulation = Simulation(fault_limit=LIMITS.fault_limit,
-                                reconnect_grace_ms=LIMITS.reconnect_grace_s * 1000)
+        simulation = Simulation(
+            fault_limit=LIMITS.fault_limit, reconnect_grace_ms=LIMITS.reconnect_grace_s * 1000
+        )
         name = f"x-{spec.table}"
         simulation.add_bot(name, bot(policy))  # type: ignore[arg-type]
         simulation.add_bot("steady", bot("steady"))  # type: ignore[arg-type]
-        [outcome] = simulation.play(SessionSpec(spec.table, spec.profile, spec.seed,
-                                                (name, *spec.seats[1:]), spec.time_limits,
-                                                spec.fault_policy))
+        [outcome] = simulation.play(
+            SessionSpec(
+                spec.table,
+                spec.profile,
+                spec.seed,
+                (name, *spec.seats[1:]),
+                spec.time_limits,
+                spec.fault_policy,
+            )
+        )
         outcomes.append(outcome)
     return outcomes
 
 
 def _comparable(outcome: SessionOutcome) -> tuple[object, ...]:
     decisions = [[(d.seat, d.action, d.fault, d.forced) for d in deal] for deal in outcome.decisions]
-    faults = [(f.kind, f.bot, f.table, f.seat, f.deal, f.decision,
-               # how a connection ended is the transport's to say
-               "" if f.kind is FaultKind.DISCONNECT and f.seat is None else f.detail)
-              for f in outcome.faults]
+    faults = [
+        (
+            f.kind,
+            f.bot,
+            f.table,
+            f.seat,
+            f.deal,
+            f.decision,
+            # how a connection ended is the transport's to say
+            "" if f.kind is FaultKind.DISCONNECT and f.seat is None else f.detail,
+        )
+        for f in outcome.faults
+    ]
     return outcome.record, decisions, faults, outcome.disqualified, outcome.settlements
 
 
-@pytest.mark.parametrize(("policy", "fault_policy"), CASES,
-                         ids=[f"{p}-{f.value}" for p, f in CASES])
+@pytest.mark.parametrize(("policy", "fault_policy"), CASES, ids=[f"{p}-{f.value}" for p, f in CASES])
 def test_both_paths_give_the_same_records_and_faults(policy: str, fault_policy: FaultPolicy) -> None:
     specs = _specs(policy, fault_policy)
     remote = _over_grpc(policy, specs)

@@ -79,8 +79,20 @@ def random_position(rng: random.Random, profile: Profile, seats: int, contract: 
 
 
 # (seats, cards left in the hands): the last two or three tricks, at and between trick boundaries
-CASES = [(3, 9), (3, 8), (3, 7), (4, 12), (4, 10), (4, 9), (5, 10), (5, 9), (5, 13), (7, 14), (7, 12),
-         (7, 11)]
+CASES = [
+    (3, 9),
+    (3, 8),
+    (3, 7),
+    (4, 12),
+    (4, 10),
+    (4, 9),
+    (5, 10),
+    (5, 9),
+    (5, 13),
+    (7, 14),
+    (7, 12),
+    (7, 11),
+]
 
 
 class TestSolverAgreesWithBruteForce:
@@ -117,8 +129,12 @@ class TestSolverAgreesWithBruteForce:
 
     def test_a_card_played_to_the_trick_separates_ranks(self) -> None:
         """K and J of hearts are not equivalent while the Q lies on the current trick."""
-        deal = Deal.from_hands(SMALL, {0: parse_cards("QH 2C 3C"), 1: parse_cards("KH JH 5C"),
-                                       2: parse_cards("2H 6C 7C")}, dealer=2, table_size=3)
+        deal = Deal.from_hands(
+            SMALL,
+            {0: parse_cards("QH 2C 3C"), 1: parse_cards("KH JH 5C"), 2: parse_cards("2H 6C 7C")},
+            dealer=2,
+            table_size=3,
+        )
         for bid in ("two", "pass", "pass"):
             deal.apply(Bid(bid))
         deal.apply(Card("QH"))
@@ -182,8 +198,9 @@ class TestSampling:
 
     def test_voids_come_from_failures_to_follow(self) -> None:
         hands = {0: "AS KS QS JS 10S", 1: "2H 3H 4H 5H 6H", 2: "2S 7H 8H 9H 10H"}
-        deal = Deal.from_hands(FULL_LADDER, {seat: parse_cards(text) for seat, text in hands.items()},
-                               dealer=2, table_size=3)
+        deal = Deal.from_hands(
+            FULL_LADDER, {seat: parse_cards(text) for seat, text in hands.items()}, dealer=2, table_size=3
+        )
         for action in ("three", "pass", "pass", "AS", "2H", "2S"):
             deal.apply(Bid(action) if action in {"three", "pass"} else Card(action))
         knowledge = Knowledge.of(seat_view(deal, 0))
@@ -205,12 +222,16 @@ class TestSampling:
     def test_hard_voids_fall_back_to_a_constrained_deal(self) -> None:
         """Seats 1 and 2 void in three suits: rejection rarely succeeds, the greedy deal still fits."""
         hands = {0: "2C 3C 4C 5C 6C", 1: "2D 3D 4D 5D 6D", 2: "2H 3H 4H 5H 6H"}
-        deal = Deal.from_hands(FULL_LADDER, {seat: parse_cards(text) for seat, text in hands.items()},
-                               dealer=2, table_size=3)
+        deal = Deal.from_hands(
+            FULL_LADDER, {seat: parse_cards(text) for seat, text in hands.items()}, dealer=2, table_size=3
+        )
         view = seat_view(deal, 0)
-        knowledge = Knowledge(seat=0, unseen=tuple(c for c in CARDS if c not in view.visible_cards),
-                              holding=((1, 5), (2, 5)),
-                              voids={1: frozenset(SUITS[:3]), 2: frozenset(SUITS[:3])})
+        knowledge = Knowledge(
+            seat=0,
+            unseen=tuple(c for c in CARDS if c not in view.visible_cards),
+            holding=((1, 5), (2, 5)),
+            voids={1: frozenset(SUITS[:3]), 2: frozenset(SUITS[:3])},
+        )
         for seed in range(5):
             sample = knowledge.sample(random.Random(seed))
             for hand in sample.values():
@@ -247,8 +268,9 @@ class TestPimcBot:
     """Seeded in-process sessions: every decision legal, the same seed the same game."""
 
     @pytest.mark.slow
-    @pytest.mark.parametrize(("profile", "seats"), [("heather", 3), ("full-ladder", 4), ("two-to-five", 5),
-                                                    ("heather", 7)])
+    @pytest.mark.parametrize(
+        ("profile", "seats"), [("heather", 3), ("full-ladder", 4), ("two-to-five", 5), ("heather", 7)]
+    )
     def test_decisions_are_legal(self, profile: str, seats: int) -> None:
         for seed in range(4):
             bots: list[Bot] = [Checked(quick(seed)), Checked(PeelBot()), Checked(quick(seed + 7))]
@@ -258,14 +280,24 @@ class TestPimcBot:
             assert sum(session.balances) == 0
 
     def test_a_fixed_seed_replays(self) -> None:
-        runs = [play_local([quick(3), PeelBot(), quick(4), RandomBot(seed=1)], seed=5,
-                           profile=FULL_LADDER) for _ in range(2)]
+        runs = [
+            play_local([quick(3), PeelBot(), quick(4), RandomBot(seed=1)], seed=5, profile=FULL_LADDER)
+            for _ in range(2)
+        ]
         assert [d.actions for d in runs[0].deals] == [d.actions for d in runs[1].deals]
 
     def test_bids_nap_on_a_cold_hand_and_passes_a_hopeless_one(self) -> None:
         profile = PROFILES["heather"]
-        deal = Deal.from_hands(profile, {0: parse_cards("AS KS QS JS 10S"), 1: parse_cards("2C 3D 4H 7C 8D"),
-                                         2: parse_cards("2D 5C 6H 9C 3H")}, dealer=2, table_size=3)
+        deal = Deal.from_hands(
+            profile,
+            {
+                0: parse_cards("AS KS QS JS 10S"),
+                1: parse_cards("2C 3D 4H 7C 8D"),
+                2: parse_cards("2D 5C 6H 9C 3H"),
+            },
+            dealer=2,
+            table_size=3,
+        )
         bot = quick(0)
         assert bot.bid(seat_view(deal, 0)) == Bid("nap")
         deal.apply(Bid("nap"))
@@ -274,8 +306,16 @@ class TestPimcBot:
     def test_the_declarer_draws_the_last_trump_to_make_nap(self) -> None:
         """Declarer holds AS KS QS JS and 2C; with one trump still out it keeps leading trumps."""
         profile = PROFILES["heather"]
-        deal = Deal.from_hands(profile, {0: parse_cards("AS KS QS JS 2C"), 1: parse_cards("2D 3D 4H 7C 8D"),
-                                         2: parse_cards("10S 5C 6H 9C 3H")}, dealer=2, table_size=3)
+        deal = Deal.from_hands(
+            profile,
+            {
+                0: parse_cards("AS KS QS JS 2C"),
+                1: parse_cards("2D 3D 4H 7C 8D"),
+                2: parse_cards("10S 5C 6H 9C 3H"),
+            },
+            dealer=2,
+            table_size=3,
+        )
         for action in ("nap", "pass", "pass"):
             deal.apply(Bid(action))
         bot = PimcBot(budget=Budget(samples=12, seconds=None), seed=1)
@@ -308,8 +348,7 @@ class Fixed(PimcBot):
         self.fixed = chances
         self.standing_chance = standing
 
-    def estimate(self, view: SeatView, targets: object, *, misere: bool,
-                 standing: object) -> _Estimate:
+    def estimate(self, view: SeatView, targets: object, *, misere: bool, standing: object) -> _Estimate:
         del view, targets, misere
         return _Estimate(chances=self.fixed, standing=None if standing is None else self.standing_chance)
 

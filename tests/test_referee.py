@@ -47,14 +47,18 @@ def test_full_sessions_at_three_four_and_seven_seats() -> None:
             for index, name in enumerate(names):
                 await ring.bot(name, sdk_random_bot("--seed", str(index)))
             specs = [
-                spec(f"s{size}-{seed}", tuple(names[i % 4] for i in range(size)), seed=seed,
-                     profile=profile)
-                for size, profile in ((3, PROFILES["heather"]), (4, PROFILES["two-to-five"]),
-                                      (7, PROFILES["heather"]), (5, PROFILES["full-ladder"]))
+                spec(f"s{size}-{seed}", tuple(names[i % 4] for i in range(size)), seed=seed, profile=profile)
+                for size, profile in (
+                    (3, PROFILES["heather"]),
+                    (4, PROFILES["two-to-five"]),
+                    (7, PROFILES["heather"]),
+                    (5, PROFILES["full-ladder"]),
+                )
                 for seed in range(3)
             ]
             outcomes = await asyncio.wait_for(
-                asyncio.gather(*(ring.referee.play_session(s) for s in specs)), 60)
+                asyncio.gather(*(ring.referee.play_session(s) for s in specs)), 60
+            )
             for session_spec, outcome in zip(specs, outcomes, strict=True):
                 record = outcome.record
                 assert record.table_size == len(session_spec.seats)
@@ -63,14 +67,18 @@ def test_full_sessions_at_three_four_and_seven_seats() -> None:
                 assert outcome.disqualified == ()
                 _check_replays(record)
                 assert [[d.action for d in deal] for deal in outcome.decisions] == [
-                    [str(a) for a in deal.actions] for deal in record.deals]
+                    [str(a) for a in deal.actions] for deal in record.deals
+                ]
                 assert all(d.fault is None for deal in outcome.decisions for d in deal)
 
     asyncio.run(scenario())
 
 
-def _check_view(view: nap_pb2.SeatView, dealt: dict[tuple[str, int, int], set[str]],
-                plays: dict[tuple[str, int], list[tuple[int, str]]]) -> None:
+def _check_view(
+    view: nap_pb2.SeatView,
+    dealt: dict[tuple[str, int, int], set[str]],
+    plays: dict[tuple[str, int], list[tuple[int, str]]],
+) -> None:
     """The view's played cards are a prefix of the deal's plays; its hand is the seat's rest."""
     key = (view.table, view.deal_number)
     seen = [(p.seat, p.card) for t in view.completed_tricks for p in t.cards]
@@ -88,14 +96,32 @@ def test_no_message_shows_a_hidden_card(tmp_path: Path) -> None:  # noqa: C901, 
     async def scenario() -> list[SessionOutcome]:
         async with arena() as ring:
             for index, name in enumerate(names):
-                await ring.bot(name, script("random_bot", "--events", "--seed", str(index),
-                                            "--max-batch", "8", "--dump", str(dumps[name])))
-            specs = [spec(f"hid-{seed}", tuple(names[(seed + i) % 3] for i in range(size)),
-                          seed=seed, profile=profile)
-                     for seed in range(12)
-                     for size, profile in ((3 + seed % 3, PROFILES["full-ladder"]),)]
-            return list(await asyncio.wait_for(
-                asyncio.gather(*(ring.referee.play_session(s) for s in specs)), 60))
+                await ring.bot(
+                    name,
+                    script(
+                        "random_bot",
+                        "--events",
+                        "--seed",
+                        str(index),
+                        "--max-batch",
+                        "8",
+                        "--dump",
+                        str(dumps[name]),
+                    ),
+                )
+            specs = [
+                spec(
+                    f"hid-{seed}",
+                    tuple(names[(seed + i) % 3] for i in range(size)),
+                    seed=seed,
+                    profile=profile,
+                )
+                for seed in range(12)
+                for size, profile in ((3 + seed % 3, PROFILES["full-ladder"]),)
+            ]
+            return list(
+                await asyncio.wait_for(asyncio.gather(*(ring.referee.play_session(s) for s in specs)), 60)
+            )
 
     outcomes = asyncio.run(scenario())
     dealt: dict[tuple[str, int, int], set[str]] = {}
@@ -119,8 +145,10 @@ def test_no_message_shows_a_hidden_card(tmp_path: Path) -> None:  # noqa: C901, 
             for request in message.batch.requests:
                 assert request.seat in seats_of[request.table][name]
                 _check_view(request.view, dealt, plays)
-                assert set(request.legal_actions) <= set(request.view.hand) or \
-                    request.view.phase == nap_pb2.PHASE_BIDDING
+                assert (
+                    set(request.legal_actions) <= set(request.view.hand)
+                    or request.view.phase == nap_pb2.PHASE_BIDDING
+                )
                 checked += 1
             for event in message.batch.events:
                 assert event.seat in seats_of[event.table][name]
@@ -142,8 +170,13 @@ def _dealt_hands(record: SessionRecord, number: int) -> dict[int, set[str]]:
     from referee.rules import Deal  # noqa: PLC0415
 
     deal_record = record.deals[number]
-    deal = Deal(record.profile, deck=deal_record.deck, dealer=deal_record.dealer,
-                table_size=record.table_size, seats=deal_record.seats)
+    deal = Deal(
+        record.profile,
+        deck=deal_record.deck,
+        dealer=deal_record.dealer,
+        table_size=record.table_size,
+        seats=deal_record.seats,
+    )
     return {seat: {str(card) for card in deal.hands[seat]} for seat in deal_record.seats}
 
 
@@ -151,8 +184,13 @@ def _plays(record: SessionRecord, number: int) -> list[tuple[int, Card]]:
     from referee.rules import Deal  # noqa: PLC0415
 
     deal_record = record.deals[number]
-    deal = Deal(record.profile, deck=deal_record.deck, dealer=deal_record.dealer,
-                table_size=record.table_size, seats=deal_record.seats)
+    deal = Deal(
+        record.profile,
+        deck=deal_record.deck,
+        dealer=deal_record.dealer,
+        table_size=record.table_size,
+        seats=deal_record.seats,
+    )
     out = []
     for action in deal_record.actions:
         seat = deal.to_act
@@ -194,16 +232,17 @@ def test_health_reflection_auth_and_hello_checks() -> None:
                 assert reply.status == health_pb2.HealthCheckResponse.SERVING
                 stub = reflection_pb2_grpc.ServerReflectionStub(channel)
                 responses = stub.ServerReflectionInfo(
-                    iter([reflection_pb2.ServerReflectionRequest(list_services="")]))
-                names = [s.name async for r in responses
-                         for s in r.list_services_response.service]
+                    iter([reflection_pb2.ServerReflectionRequest(list_services="")])
+                )
+                names = [s.name async for r in responses for s in r.list_services_response.service]
                 assert "nap.v1.Referee" in names
 
                 async def hello(token: str, version: int = 1) -> nap_pb2.RefereeMessage:
                     call = channel.stream_stream(
                         "/nap.v1.Referee/Play",
                         request_serializer=nap_pb2.BotMessage.SerializeToString,
-                        response_deserializer=nap_pb2.RefereeMessage.FromString)()
+                        response_deserializer=nap_pb2.RefereeMessage.FromString,
+                    )()
                     message = nap_pb2.BotMessage()
                     message.hello.token = token
                     message.hello.protocol_version = version
@@ -241,7 +280,12 @@ def test_a_port_in_use_is_one_line_and_exit_2() -> None:
         port = busy.getsockname()[1]
         result = subprocess.run(
             [sys.executable, "-m", "referee.server", "--port", str(port), "--token", "a=b"],
-            capture_output=True, text=True, timeout=30, cwd=REPO, check=False)
+            capture_output=True,
+            text=True,
+            timeout=30,
+            cwd=REPO,
+            check=False,
+        )
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0
     assert f"127.0.0.1:{port}" in result.stderr
@@ -255,10 +299,13 @@ def test_forced_moves_are_played_without_asking(tmp_path: Path) -> None:
         async with arena() as ring:
             await ring.bot("f0", script("random_bot", "--dump", str(dump)))
             await ring.bot("f1", sdk_random_bot("--seed", "1"))
-            specs = [replace(spec(f"forced-{seed}", ("f0", "f1", "f0", "f1"), seed=seed),
-                             ask_forced=False) for seed in range(4)]
-            return list(await asyncio.wait_for(
-                asyncio.gather(*(ring.referee.play_session(s) for s in specs)), 60))
+            specs = [
+                replace(spec(f"forced-{seed}", ("f0", "f1", "f0", "f1"), seed=seed), ask_forced=False)
+                for seed in range(4)
+            ]
+            return list(
+                await asyncio.wait_for(asyncio.gather(*(ring.referee.play_session(s) for s in specs)), 60)
+            )
 
     outcomes = asyncio.run(scenario())
     forced = 0
@@ -266,7 +313,8 @@ def test_forced_moves_are_played_without_asking(tmp_path: Path) -> None:
         assert outcome.faults == ()
         _check_replays(outcome.record)
         assert [[d.action for d in deal] for deal in outcome.decisions] == [
-            [str(a) for a in deal.actions] for deal in outcome.record.deals]
+            [str(a) for a in deal.actions] for deal in outcome.record.deals
+        ]
         for decision in (d for deal in outcome.decisions for d in deal):
             if decision.forced:
                 forced += 1

@@ -26,19 +26,26 @@ pytestmark = pytest.mark.slow
 LIMITS = ServerLimits(fault_limit=3, reconnect_grace_s=0.5)
 
 
-def _play_with(command: list[str], *, limits: ServerLimits = LIMITS,
-               decision_ms: int = 5000) -> SessionOutcome:
+def _play_with(
+    command: list[str], *, limits: ServerLimits = LIMITS, decision_ms: int = 5000
+) -> SessionOutcome:
     """Seat the bad bot at seat 0 of a 4-seat table and run a normal table alongside."""
 
     async def scenario() -> SessionOutcome:
         async with arena(limits) as ring:
             await ring.bot("good", script("random_bot"))
             await ring.bot("bad", command)
-            faulty = spec("faulty", ("bad", "good", "good", "good"), seed=3,
-                          decision_ms=decision_ms, profile=PROFILES["heather"])
+            faulty = spec(
+                "faulty",
+                ("bad", "good", "good", "good"),
+                seed=3,
+                decision_ms=decision_ms,
+                profile=PROFILES["heather"],
+            )
             normal = replace(faulty, table="normal", seats=("good",) * 4)
-            outcome, clean = await asyncio.wait_for(asyncio.gather(
-                ring.referee.play_session(faulty), ring.referee.play_session(normal)), 120)
+            outcome, clean = await asyncio.wait_for(
+                asyncio.gather(ring.referee.play_session(faulty), ring.referee.play_session(normal)), 120
+            )
             assert clean.faults == ()
             return outcome
 
@@ -101,8 +108,11 @@ def test_a_bot_that_dies_mid_trick_is_a_disconnect() -> None:
 
 def test_a_bot_that_reconnects_takes_its_seat_back() -> None:
     """Away for 200 ms with a 10 s clock and 5 s of grace: one disconnect, the request re-sent."""
-    outcome = _play_with(script("reconnecting_bot", "--away-ms", "200"),
-                         limits=ServerLimits(fault_limit=3, reconnect_grace_s=5), decision_ms=10_000)
+    outcome = _play_with(
+        script("reconnecting_bot", "--away-ms", "200"),
+        limits=ServerLimits(fault_limit=3, reconnect_grace_s=5),
+        decision_ms=10_000,
+    )
     assert _kinds(outcome) == [FaultKind.DISCONNECT]
     assert outcome.disqualified == ()
     assert all(d.fault is None for d in _bad_decisions(outcome))

@@ -143,11 +143,21 @@ def dump_dom(tmp_path: Path, page: str, fragment: str) -> _Hands:
     browser = CHROMIUM if Path(CHROMIUM).exists() else str(shutil.which("chromium"))
     path = write_replay(tmp_path / "session.html", page)
     command = [
-        browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-        "--disable-quic", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--disable-extensions",
-        f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=2000",
-        "--dump-dom", f"{path.as_uri()}#{fragment}",
+        browser,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-extensions",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--virtual-time-budget=2000",
+        "--dump-dom",
+        f"{path.as_uri()}#{fragment}",
     ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-2000:]

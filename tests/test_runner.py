@@ -36,10 +36,17 @@ def entrants(*pairs: tuple[str, str]) -> tuple[BotEntry, ...]:
 FOUR = entrants(("peel", "peel"), ("random", "random"), ("peel", "peel-2"), ("random", "random-2"))
 
 
-def config(bots: tuple[BotEntry, ...], *, sessions: int, seed: int = 7, table_size: int = 4,
-           **options: object) -> TournamentConfig:
-    return TournamentConfig(name="test", bots=bots, table_size=table_size, sessions=sessions,
-                            seed=seed, **options)  # type: ignore[arg-type]
+def config(
+    bots: tuple[BotEntry, ...], *, sessions: int, seed: int = 7, table_size: int = 4, **options: object
+) -> TournamentConfig:
+    return TournamentConfig(
+        name="test",
+        bots=bots,
+        table_size=table_size,
+        sessions=sessions,
+        seed=seed,
+        **options,  # type: ignore[arg-type]
+    )
 
 
 def key_set(store: Store, tournament: int) -> set[tuple[int, int, int, tuple[str, ...]]]:
@@ -50,8 +57,7 @@ class TestTournament:
     def test_peel_beats_random_and_everything_is_persisted(self, tmp_path: Path) -> None:
         """A finished tournament has every session committed with a log that replays."""
         with Store.open(tmp_path / "nap.db") as store:
-            tournament = run_tournament(config(FOUR, sessions=48), store=store,
-                                        logs_root=tmp_path / "logs")
+            tournament = run_tournament(config(FOUR, sessions=48), store=store, logs_root=tmp_path / "logs")
             assert store.tournament(tournament).status == "finished"
             results = store.session_results(tournament)
             assert len(results) == 48
@@ -78,8 +84,9 @@ class TestTournament:
         """Duplicate: four copies of peel hold every hand once, so each nets exactly zero."""
         bots = entrants(*((("peel", f"peel-{i}")) for i in range(4)))
         with Store.open(tmp_path / "nap.db") as store:
-            tournament = run_tournament(config(bots, sessions=12, seed=3), store=store,
-                                        logs_root=tmp_path / "logs")
+            tournament = run_tournament(
+                config(bots, sessions=12, seed=3), store=store, logs_root=tmp_path / "logs"
+            )
             totals: dict[tuple[int, str], int] = defaultdict(int)
             results = store.session_results(tournament)
             assert len(results) == 12
@@ -99,7 +106,8 @@ class TestResume:
         sessions, seed = 40, 11
         process = subprocess.Popen(
             [PYTHON, script, str(db), str(logs), str(seed), str(sessions)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         try:
             deadline = time.monotonic() + 60
@@ -131,8 +139,8 @@ class TestResume:
         assert len(resumed) == len(after) == sessions
         with Store.open(tmp_path / "straight.db") as store:
             from killable import config as killable_config  # noqa: PLC0415
-            run_tournament(killable_config(seed, sessions), store=store,
-                           logs_root=tmp_path / "straight-logs")
+
+            run_tournament(killable_config(seed, sessions), store=store, logs_root=tmp_path / "straight-logs")
             straight = store.session_results(1)
         assert key_set_of(straight) == after
         clean = {(r.block, r.rotation): r.seats for r in straight if not r.faults}
@@ -165,22 +173,24 @@ class TestBotProcesses:
         ghost = BotEntry(name="ghost", version="1", command=("no-such-nap-bot", "--fast"))
         bots = (*entrants(("peel", "peel"), ("random", "random")), ghost)
         with Store.open(tmp_path / "nap.db") as store, pytest.raises(RunnerError) as raised:
-            run_tournament(config(bots, sessions=3, table_size=3), store=store,
-                           logs_root=tmp_path / "logs")
+            run_tournament(config(bots, sessions=3, table_size=3), store=store, logs_root=tmp_path / "logs")
         assert str(raised.value) == "bot ghost: command not found: no-such-nap-bot"
 
     def test_bot_that_exits_at_once_is_a_clear_error(self, tmp_path: Path) -> None:
         """A bot process that dies before connecting: one line with its status and last words."""
-        dying = BotEntry(name="dying", version="1", command=(
-            PYTHON, "-c", "import sys; print('no luck today', file=sys.stderr); sys.exit(3)"))
+        dying = BotEntry(
+            name="dying",
+            version="1",
+            command=(PYTHON, "-c", "import sys; print('no luck today', file=sys.stderr); sys.exit(3)"),
+        )
         bots = (*entrants(("peel", "peel"), ("random", "random")), dying)
         with Store.open(tmp_path / "nap.db") as store:
             with pytest.raises(RunnerError) as raised:
-                run_tournament(config(bots, sessions=3, table_size=3), store=store,
-                               logs_root=tmp_path / "logs")
+                run_tournament(
+                    config(bots, sessions=3, table_size=3), store=store, logs_root=tmp_path / "logs"
+                )
             assert store.tournaments()[0].status == "interrupted"
-        assert str(raised.value) == (
-            "bot dying exited with status 3 before connecting: no luck today")
+        assert str(raised.value) == ("bot dying exited with status 3 before connecting: no luck today")
 
     def test_crashed_bot_is_restarted_and_the_tournament_goes_on(self, tmp_path: Path) -> None:
         """A bot that exits mid-tournament is relaunched; its later sessions play cleanly."""
@@ -188,13 +198,14 @@ class TestBotProcesses:
         os.environ["CRASH_MARKER"] = str(marker)
         os.environ["CRASH_AFTER"] = "60"
         try:
-            crashy = BotEntry(name="crashy", version="1",
-                              command=(PYTHON, str(HERE / "crashy.py")))
+            crashy = BotEntry(name="crashy", version="1", command=(PYTHON, str(HERE / "crashy.py")))
             bots = (*entrants(("peel", "peel"), ("random", "random")), crashy)
             with Store.open(tmp_path / "nap.db") as store:
                 tournament = run_tournament(  # one worker: one crashy process to count
                     config(bots, sessions=24, table_size=3, concurrency=2, workers=1),
-                    store=store, logs_root=tmp_path / "logs")
+                    store=store,
+                    logs_root=tmp_path / "logs",
+                )
                 assert store.tournament(tournament).status == "finished"
                 results = store.session_results(tournament)
         finally:
@@ -226,14 +237,21 @@ class TestWorkers:
         results = {}
         for workers in (1, 2):
             with Store.open(tmp_path / f"w{workers}.db") as store:
-                tournament = run_tournament(config(FOUR, sessions=32, seed=3, workers=workers),
-                                            store=store, logs_root=tmp_path / f"logs{workers}")
+                tournament = run_tournament(
+                    config(FOUR, sessions=32, seed=3, workers=workers),
+                    store=store,
+                    logs_root=tmp_path / f"logs{workers}",
+                )
                 results[workers] = {(r.block, r.rotation): r for r in store.session_results(tournament)}
         assert len(results[1]) == 32
         assert results[1] == results[2]
         bots = tmp_path / "logs2" / "t1" / "bots"
         assert {p.name for p in bots.glob("peel*.log")} == {
-            "peel.log", "peel-w2.log", "peel-2.log", "peel-2-w2.log"}
+            "peel.log",
+            "peel-w2.log",
+            "peel-2.log",
+            "peel-2-w2.log",
+        }
 
     def test_a_killed_worker_stops_the_tournament_with_its_sessions_kept(self, tmp_path: Path) -> None:
         """kill -9 of a worker: a one-line error, the finished sessions stay, resume finishes."""
@@ -249,16 +267,16 @@ class TestWorkers:
         async def scenario(store: Store) -> None:
             killer = asyncio.create_task(kill_a_worker(store))
             try:
-                await run_tournament_async(config(FOUR, sessions=200, seed=4, workers=2),
-                                           store=store, logs_root=tmp_path / "logs")
+                await run_tournament_async(
+                    config(FOUR, sessions=200, seed=4, workers=2), store=store, logs_root=tmp_path / "logs"
+                )
             finally:
                 killer.cancel()
 
         with Store.open(tmp_path / "nap.db") as store:
             with pytest.raises(RunnerError) as raised:
                 asyncio.run(scenario(store))
-            assert re.fullmatch(r"worker [12] stopped unexpectedly \(exit status -9\)",
-                                str(raised.value))
+            assert re.fullmatch(r"worker [12] stopped unexpectedly \(exit status -9\)", str(raised.value))
             assert store.tournament(1).status == "interrupted"
             kept = key_set(store, 1)
             assert 8 <= len(kept) < 200
@@ -272,8 +290,9 @@ class TestInProcess:
     def test_in_process_block_matches_the_referee(self, tmp_path: Path) -> None:
         """The same seeded bots choose the same actions with or without gRPC."""
         with Store.open(tmp_path / "nap.db") as store:
-            tournament = run_tournament(config(FOUR, sessions=8, seed=5), store=store,
-                                        logs_root=tmp_path / "logs")
+            tournament = run_tournament(
+                config(FOUR, sessions=8, seed=5), store=store, logs_root=tmp_path / "logs"
+            )
             over_grpc = {(r.block, r.rotation): r for r in store.session_results(tournament)}
             blocks = store.blocks(tournament)
         from referee.rules import get_profile  # noqa: PLC0415
@@ -281,26 +300,44 @@ class TestInProcess:
 
         factories = {bot.name: bot.make_bot() for bot in FOUR}
         for block in blocks:
-            spec = BlockRun(tournament=tournament, index=block.index,
-                            board_seed=block.board_seed, bots=block.bots,
-                            profile=get_profile("heather"), time_limits=TimeLimits(),
-                            rotations=(0, 1, 2, 3))
+            spec = BlockRun(
+                tournament=tournament,
+                index=block.index,
+                board_seed=block.board_seed,
+                bots=block.bots,
+                profile=get_profile("heather"),
+                time_limits=TimeLimits(),
+                rotations=(0, 1, 2, 3),
+            )
             for finished in play_block_in_process(spec, factories):
                 remote = over_grpc[finished.result.block, finished.result.rotation]
                 if not remote.faults:
                     assert finished.result.seats == remote.seats
 
 
-
 class TestWorkerProcess:
     def test_the_worker_logs_at_the_runners_level(self, tmp_path: Path) -> None:
         """`nap tournament run` without -v shows no info lines, from the runner or its workers."""
-        command = [PYTHON, "-m", "tournaments.cli", "tournament", "run", "-n", "8", "--workers", "2",
-                   "--db", str(tmp_path / "nap.db"), "--out", str(tmp_path / "out")]
+        command = [
+            PYTHON,
+            "-m",
+            "tournaments.cli",
+            "tournament",
+            "run",
+            "-n",
+            "8",
+            "--workers",
+            "2",
+            "--db",
+            str(tmp_path / "nap.db"),
+            "--out",
+            str(tmp_path / "out"),
+        ]
         quiet = subprocess.run(command, capture_output=True, text=True, check=True, timeout=120)
         assert "bot started" not in quiet.stderr
-        loud = subprocess.run([*command[:3], "-v", *command[3:]], capture_output=True, text=True,
-                              check=True, timeout=120)
+        loud = subprocess.run(
+            [*command[:3], "-v", *command[3:]], capture_output=True, text=True, check=True, timeout=120
+        )
         assert loud.stderr.count("bot started") == 8  # 4 bots in each of the 2 workers
 
     def test_a_worker_started_by_hand_says_who_starts_it(self) -> None:
@@ -309,11 +346,19 @@ class TestWorkerProcess:
 
         leader, follower = pty.openpty()
         try:
-            done = subprocess.run([PYTHON, "-m", "tournaments.workers"], stdin=follower,
-                                  capture_output=True, text=True, timeout=60, check=False)
+            done = subprocess.run(
+                [PYTHON, "-m", "tournaments.workers"],
+                stdin=follower,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            )
         finally:
             os.close(leader)
             os.close(follower)
         assert done.returncode == 1
-        assert done.stderr.strip() == ("python -m tournaments.workers is started by the tournament "
-                                       "runner (nap tournament run --workers N), not by hand")
+        assert done.stderr.strip() == (
+            "python -m tournaments.workers is started by the tournament "
+            "runner (nap tournament run --workers N), not by hand"
+        )

@@ -117,9 +117,7 @@ class TestSeats:
     def test_seat_order_varies_who_sits_next_to_whom(self, n: int, blocks: int) -> None:
         """Even when one table plays every block, each bot follows each other equally often."""
         plan = schedule(bots(n), table_size=n, sessions=blocks * n, seed=5)
-        follows = Counter(
-            (block.bots[i], block.bots[(i + 1) % n]) for block in plan for i in range(n)
-        )
+        follows = Counter((block.bots[i], block.bots[(i + 1) % n]) for block in plan for i in range(n))
         assert len(follows) == n * (n - 1)
         assert spread(follows) == 0
         assert len({block.bots[0] for block in plan}) > 1

@@ -47,13 +47,19 @@ def _requests(count: int, *, tables: int = 1, seed: int = 1) -> list[nap_pb2.Dec
             session.apply(session.legal_actions()[0])
         seat = session.to_act
         assert seat is not None
-        out.append(request_to_proto(session.view(seat), table=f"t{table}", request_id=100 + number,
-                                    deadline_ms=1000, time_bank_ms=0))
+        out.append(
+            request_to_proto(
+                session.view(seat),
+                table=f"t{table}",
+                request_id=100 + number,
+                deadline_ms=1000,
+                time_bank_ms=0,
+            )
+        )
     return out
 
 
-def _batch(requests: list[nap_pb2.DecisionRequest],
-           events: list[nap_pb2.TableEvent] = ()) -> nap_pb2.Batch:  # type: ignore[assignment]
+def _batch(requests: list[nap_pb2.DecisionRequest], events: list[nap_pb2.TableEvent] = ()) -> nap_pb2.Batch:  # type: ignore[assignment]
     return nap_pb2.Batch(requests=requests, events=list(events))
 
 
@@ -105,8 +111,7 @@ class TestBatches:
             assert answer.action in request.legal_actions
         assert dispatcher.stats.decisions == 6
         assert dispatcher.tables == {"t0", "t1", "t2"}
-        assert {(bot.table, bot.seat) for bot in made} == {
-            (r.table, r.seat) for r in requests}
+        assert {(bot.table, bot.seat) for bot in made} == {(r.table, r.seat) for r in requests}
         assert len(made) == len({(r.table, r.seat) for r in requests})
 
     def test_one_bot_per_table_and_seat_until_the_table_closes(self) -> None:
@@ -147,8 +152,9 @@ class TestBatches:
             session.apply(PASS if session.deal.bids else Bid("three"))
         seat = session.to_act
         assert seat is not None
-        request = request_to_proto(session.view(seat), table="x", request_id=7,
-                                   deadline_ms=100, time_bank_ms=0)
+        request = request_to_proto(
+            session.view(seat), table="x", request_id=7, deadline_ms=100, time_bank_ms=0
+        )
         reply = dispatcher.handle_batch(_batch([request]))
         assert isinstance(reply, nap_pb2.BotMessage)
         expected = fallback_action(session.legal_actions())
@@ -198,8 +204,15 @@ class TestBatches:
         while not session.over:
             seat = session.to_act
             assert seat is not None
-            requests.append(request_to_proto(session.view(seat), table="t", request_id=len(requests) + 1,
-                                             deadline_ms=1000, time_bank_ms=0))
+            requests.append(
+                request_to_proto(
+                    session.view(seat),
+                    table="t",
+                    request_id=len(requests) + 1,
+                    deadline_ms=1000,
+                    time_bank_ms=0,
+                )
+            )
             reply = dispatcher.handle_batch(_batch(requests[-1:]))
             assert isinstance(reply, nap_pb2.BotMessage)
             session.apply(parse_action(reply.answers.answers[0].action))
@@ -232,15 +245,18 @@ class TestBatches:
         session = Session(HEATHER, table_size=4, seed=3)
         view = session.view(session.to_act or 0)
         assert decide_or_fallback(Illegal(), view) == (
-            fallback_action(view.legal_actions), "bot answered Bid('blucher'), not one of the legal actions")
+            fallback_action(view.legal_actions),
+            "bot answered Bid('blucher'), not one of the legal actions",
+        )
         assert decide_or_fallback(RandomBot(seed=1), view)[1] is None
 
 
 # ---------------------------------------------------------------------------- fake referee
 
 
-Script = Callable[[AsyncIterator[nap_pb2.BotMessage], grpc.aio.ServicerContext],
-                  AsyncIterator[nap_pb2.RefereeMessage]]
+Script = Callable[
+    [AsyncIterator[nap_pb2.BotMessage], grpc.aio.ServicerContext], AsyncIterator[nap_pb2.RefereeMessage]
+]
 
 
 class FakeReferee(nap_pb2_grpc.RefereeServicer):  # type: ignore[misc]
@@ -250,8 +266,11 @@ class FakeReferee(nap_pb2_grpc.RefereeServicer):  # type: ignore[misc]
         self.script = script
         self.streams: list[list[nap_pb2.BotMessage]] = []
 
-    async def Play(self, request_iterator: AsyncIterator[nap_pb2.BotMessage],  # noqa: N802 - grpc's name
-                   context: grpc.aio.ServicerContext) -> AsyncIterator[nap_pb2.RefereeMessage]:
+    async def Play(  # noqa: N802 - grpc's name
+        self,
+        request_iterator: AsyncIterator[nap_pb2.BotMessage],
+        context: grpc.aio.ServicerContext,
+    ) -> AsyncIterator[nap_pb2.RefereeMessage]:
         received: list[nap_pb2.BotMessage] = []
         self.streams.append(received)
 
@@ -276,8 +295,7 @@ async def _with_fake(fake: FakeReferee, body: Callable[[str], Awaitable[Any]]) -
 
 
 def _welcome() -> nap_pb2.RefereeMessage:
-    return nap_pb2.RefereeMessage(welcome=nap_pb2.Welcome(protocol_version=1, bot_id="b",
-                                                          max_outstanding=64))
+    return nap_pb2.RefereeMessage(welcome=nap_pb2.Welcome(protocol_version=1, bot_id="b", max_outstanding=64))
 
 
 def _options(address: str, **changes: Any) -> Options:
@@ -290,8 +308,9 @@ class TestStream:
         requests = _requests(5, tables=5)
         answers: list[nap_pb2.BotMessage] = []
 
-        async def script(incoming: AsyncIterator[nap_pb2.BotMessage],
-                         context: grpc.aio.ServicerContext) -> AsyncIterator[nap_pb2.RefereeMessage]:
+        async def script(
+            incoming: AsyncIterator[nap_pb2.BotMessage], context: grpc.aio.ServicerContext
+        ) -> AsyncIterator[nap_pb2.RefereeMessage]:
             hello = await anext(incoming)
             assert hello.hello.token == "secret"
             assert hello.hello.protocol_version == 1
@@ -314,8 +333,9 @@ class TestStream:
     def test_a_listening_bot_asks_for_events(self) -> None:
         hellos: list[nap_pb2.Hello] = []
 
-        async def script(incoming: AsyncIterator[nap_pb2.BotMessage],
-                         context: grpc.aio.ServicerContext) -> AsyncIterator[nap_pb2.RefereeMessage]:
+        async def script(
+            incoming: AsyncIterator[nap_pb2.BotMessage], context: grpc.aio.ServicerContext
+        ) -> AsyncIterator[nap_pb2.RefereeMessage]:
             hellos.append((await anext(incoming)).hello)
             yield _welcome()
 
@@ -326,8 +346,9 @@ class TestStream:
         assert hellos[0].events
 
     def test_unknown_token_is_refused(self) -> None:
-        async def script(incoming: AsyncIterator[nap_pb2.BotMessage],
-                         context: grpc.aio.ServicerContext) -> AsyncIterator[nap_pb2.RefereeMessage]:
+        async def script(
+            incoming: AsyncIterator[nap_pb2.BotMessage], context: grpc.aio.ServicerContext
+        ) -> AsyncIterator[nap_pb2.RefereeMessage]:
             await anext(incoming)
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown token")
             yield _welcome()  # never reached
@@ -338,11 +359,13 @@ class TestStream:
         assert asyncio.run(_with_fake(FakeReferee(script), body)) is ExitCode.REFUSED
 
     def test_a_refusal_ends_the_bot(self) -> None:
-        async def script(incoming: AsyncIterator[nap_pb2.BotMessage],
-                         context: grpc.aio.ServicerContext) -> AsyncIterator[nap_pb2.RefereeMessage]:
+        async def script(
+            incoming: AsyncIterator[nap_pb2.BotMessage], context: grpc.aio.ServicerContext
+        ) -> AsyncIterator[nap_pb2.RefereeMessage]:
             await anext(incoming)
-            yield nap_pb2.RefereeMessage(refusal=nap_pb2.Refusal(
-                reason=nap_pb2.REFUSAL_REASON_NO_TABLES, message="tournament over"))
+            yield nap_pb2.RefereeMessage(
+                refusal=nap_pb2.Refusal(reason=nap_pb2.REFUSAL_REASON_NO_TABLES, message="tournament over")
+            )
 
         async def body(address: str) -> ExitCode:
             return await asyncio.wait_for(serve(PeelBot, _options(address)), 10)
@@ -352,8 +375,9 @@ class TestStream:
     def test_a_broken_stream_reconnects_with_the_same_token(self) -> None:
         calls = 0
 
-        async def script(incoming: AsyncIterator[nap_pb2.BotMessage],
-                         context: grpc.aio.ServicerContext) -> AsyncIterator[nap_pb2.RefereeMessage]:
+        async def script(
+            incoming: AsyncIterator[nap_pb2.BotMessage], context: grpc.aio.ServicerContext
+        ) -> AsyncIterator[nap_pb2.RefereeMessage]:
             nonlocal calls
             calls += 1
             await anext(incoming)
@@ -390,9 +414,12 @@ class TestStream:
 def _bot_process(module: str, address: str, token: str, *extra: str) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.Popen(
-        [sys.executable, "-m", f"clients.bots.{module}", "--address", address, "--token", token,
-         *extra],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+        [sys.executable, "-m", f"clients.bots.{module}", "--address", address, "--token", token, *extra],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
     )
 
 
@@ -427,15 +454,18 @@ class TestRealReferee:
                 referee.add_bot(name=name, token=f"tok-{name}")
             port = await referee.start(port=0)
             address = f"127.0.0.1:{port}"
-            procs = [_bot_process("random_bot", address, "tok-r1", "--seed", "1"),
-                     _bot_process("random_bot", address, "tok-r2", "--seed", "2"),
-                     _bot_process("peel", address, "tok-p1"),
-                     _bot_process("peel", address, "tok-p2")]
+            procs = [
+                _bot_process("random_bot", address, "tok-r1", "--seed", "1"),
+                _bot_process("random_bot", address, "tok-r2", "--seed", "2"),
+                _bot_process("peel", address, "tok-p1"),
+                _bot_process("peel", address, "tok-p2"),
+            ]
             try:
                 for name in names:
                     await referee.wait_for_bot(name, timeout=20)
-                spec = server.SessionSpec(table="s1", profile=HEATHER, seed=5,
-                                          seats=tuple(names), time_limits=server.TimeLimits())
+                spec = server.SessionSpec(
+                    table="s1", profile=HEATHER, seed=5, seats=tuple(names), time_limits=server.TimeLimits()
+                )
                 outcome = await asyncio.wait_for(referee.play_session(spec), 60)
             finally:
                 await referee.stop()

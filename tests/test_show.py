@@ -61,15 +61,19 @@ def sections(text: str) -> list[str]:
 
 
 def cards_in(text: str) -> set[Card]:
-    return {Card(match.replace("♣", "C").replace("♦", "D").replace("♥", "H").replace("♠", "S"))
-            for match in CARD_TEXT.findall(text)}
+    return {
+        Card(match.replace("♣", "C").replace("♦", "D").replace("♥", "H").replace("♠", "S"))
+        for match in CARD_TEXT.findall(text)
+    }
 
 
 def hand_of(deal: Deal, seat: int) -> set[Card]:
     """The five cards ``seat`` was dealt (replayed deals end with empty hands)."""
-    return {card for trick in deal.tricks for s, card in trick.plays if s == seat} | set(deal.hands[seat]) | {
-        card for s, card in deal.trick if s == seat
-    }
+    return (
+        {card for trick in deal.tricks for s, card in trick.plays if s == seat}
+        | set(deal.hands[seat])
+        | {card for s, card in deal.trick if s == seat}
+    )
 
 
 def played_cards(deal: Deal) -> set[Card]:

@@ -93,9 +93,7 @@ class TestChipsInterval:
         """Block means 0, 2, 4: mean 2, sd 2, half-width t(0.975, 2) * 2 / sqrt(3)."""
         results = [
             *block_of(0, [{"a": 0, "b": 0, "c": 0}] * 3),
-            *block_of(
-                1, [{"a": 3, "b": -3, "c": 0}, {"a": 3, "b": 0, "c": -3}, {"a": 0, "b": 0, "c": 0}]
-            ),
+            *block_of(1, [{"a": 3, "b": -3, "c": 0}, {"a": 3, "b": 0, "c": -3}, {"a": 0, "b": 0, "c": 0}]),
             *block_of(2, [{"a": 4, "b": -4, "c": 0}] * 3),
         ]
         line = compute_standings(results).bot("a")

@@ -261,9 +261,7 @@ class TestSessions:
         with pytest.raises(StoreError, match="unknown block 5 of tournament"):
             store.record_session(make_result(tournament, block=5), log_path=Path("a"))
         wrong = make_result(tournament)
-        wrong = SessionResult(
-            wrong.tournament, wrong.block, wrong.rotation, 999, wrong.seats, wrong.faults
-        )
+        wrong = SessionResult(wrong.tournament, wrong.block, wrong.rotation, 999, wrong.seats, wrong.faults)
         with pytest.raises(StoreError, match="board seed 999"):
             store.record_session(wrong, log_path=Path("a"))
         assert store.finished_keys(tournament) == set()

@@ -48,8 +48,7 @@ class TestCommittedOutputIsFresh:
         """The committed referee/wire/_gen matches what proto/ generates, byte for byte."""
         problems = gen_protos.check()
         assert problems == [], (
-            "referee/wire/_gen is stale; run `python scripts/gen_protos.py`:\n"
-            + "\n".join(problems)
+            "referee/wire/_gen is stale; run `python scripts/gen_protos.py`:\n" + "\n".join(problems)
         )
 
     def test_every_generated_file_has_the_header(self, fresh: Path) -> None:

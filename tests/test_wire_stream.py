@@ -33,33 +33,54 @@ class TestReadBotMessage:
 
     @pytest.mark.parametrize(("events", "notices_in_batch"), [(True, False), (False, True), (True, True)])
     def test_a_hello_with_every_field(self, events, notices_in_batch) -> None:
-        hello = nap_pb2.Hello(token=TOKEN, bot_name="greedy", bot_version="1.4.0", protocol_version=2,
-                              max_batch=64, events=events, notices_in_batch=notices_in_batch)
+        hello = nap_pb2.Hello(
+            token=TOKEN,
+            bot_name="greedy",
+            bot_version="1.4.0",
+            protocol_version=2,
+            max_batch=64,
+            events=events,
+            notices_in_batch=notices_in_batch,
+        )
         assert read_bot_message(_bytes(hello=hello)) == Hello(
-            token=TOKEN, bot_name="greedy", bot_version="1.4.0", protocol_version=2, max_batch=64,
-            events=events, notices_in_batch=notices_in_batch)
+            token=TOKEN,
+            bot_name="greedy",
+            bot_version="1.4.0",
+            protocol_version=2,
+            max_batch=64,
+            events=events,
+            notices_in_batch=notices_in_batch,
+        )
 
     def test_a_hello_left_at_its_defaults(self) -> None:
         """An empty Hello is still a Hello: judging its fields is the caller's business."""
-        assert read_bot_message(_bytes(hello=nap_pb2.Hello())) == Hello("", "", "", 0, 0, events=False,
-                                                                         notices_in_batch=False)
+        assert read_bot_message(_bytes(hello=nap_pb2.Hello())) == Hello(
+            "", "", "", 0, 0, events=False, notices_in_batch=False
+        )
 
     def test_answers_in_the_order_sent(self) -> None:
-        answers = nap_pb2.Answers(answers=[
-            nap_pb2.Answer(request_id=2**63 + 5, action="10S", think_ms=3),
-            nap_pb2.Answer(request_id=1, action="pass"),
-            nap_pb2.Answer(request_id=0, action=""),
-            nap_pb2.Answer(request_id=7, action=" not an action "),
-        ])
+        answers = nap_pb2.Answers(
+            answers=[
+                nap_pb2.Answer(request_id=2**63 + 5, action="10S", think_ms=3),
+                nap_pb2.Answer(request_id=1, action="pass"),
+                nap_pb2.Answer(request_id=0, action=""),
+                nap_pb2.Answer(request_id=7, action=" not an action "),
+            ]
+        )
         assert read_bot_message(_bytes(answers=answers)) == (
-            (2**63 + 5, "10S"), (1, "pass"), (0, ""), (7, " not an action "))
+            (2**63 + 5, "10S"),
+            (1, "pass"),
+            (0, ""),
+            (7, " not an action "),
+        )
 
     def test_no_answers_at_all(self) -> None:
         assert read_bot_message(_bytes(answers=nap_pb2.Answers())) == ()
 
     def test_a_goodbye(self) -> None:
-        assert read_bot_message(_bytes(goodbye=nap_pb2.Goodbye(reason="shutting down"))) == \
-            Goodbye("shutting down")
+        assert read_bot_message(_bytes(goodbye=nap_pb2.Goodbye(reason="shutting down"))) == Goodbye(
+            "shutting down"
+        )
         assert read_bot_message(_bytes(goodbye=nap_pb2.Goodbye())) == Goodbye("")
 
     def test_an_empty_bot_message(self) -> None:
@@ -68,12 +89,15 @@ class TestReadBotMessage:
         from_the_future = b"\x22\x02\x08\x01"  # BotMessage field 4, which nap.v1 does not have
         assert read_bot_message(from_the_future) == Malformed("an empty BotMessage", fatal=False)
 
-    @pytest.mark.parametrize("data", [
-        b"\xff\xff\xff",
-        b"\x0a\x05\x0a\x03ab",  # a Hello cut short
-        b"\x12\x06\x0a\x04\x12\x02\xff\xfe",  # an answer whose action is not UTF-8
-        b"\x08",  # a tag and no value
-    ])
+    @pytest.mark.parametrize(
+        "data",
+        [
+            b"\xff\xff\xff",
+            b"\x0a\x05\x0a\x03ab",  # a Hello cut short
+            b"\x12\x06\x0a\x04\x12\x02\xff\xfe",  # an answer whose action is not UTF-8
+            b"\x08",  # a tag and no value
+        ],
+    )
     def test_bytes_that_are_no_bot_message(self, data: bytes) -> None:
         assert read_bot_message(data) == Malformed("a message that is not a BotMessage", fatal=True)
         assert NOT_A_BOT_MESSAGE == "a message that is not a BotMessage"
@@ -84,21 +108,34 @@ class TestReplies:
 
     def test_welcome(self) -> None:
         profile = PROFILES["full-ladder"]
-        data = welcome_message(bot_id="peel", profile=profile,
-                               time_limits=TimeLimits(decision_ms=250, session_bank_ms=4000),
-                               max_outstanding=32, server_version="nap-arena 0.1.0")
+        data = welcome_message(
+            bot_id="peel",
+            profile=profile,
+            time_limits=TimeLimits(decision_ms=250, session_bank_ms=4000),
+            max_outstanding=32,
+            server_version="nap-arena 0.1.0",
+        )
         message = nap_pb2.RefereeMessage.FromString(data)
         assert message.WhichOneof("kind") == "welcome"
         assert message.welcome == nap_pb2.Welcome(
-            protocol_version=PROTOCOL_VERSION, server_version="nap-arena 0.1.0", bot_id="peel",
+            protocol_version=PROTOCOL_VERSION,
+            server_version="nap-arena 0.1.0",
+            bot_id="peel",
             profile=profile_to_proto(profile),
             time_limits=nap_pb2.TimeLimits(decision_ms=250, session_bank_ms=4000),
-            max_outstanding=32)
+            max_outstanding=32,
+        )
         assert PROTOCOL_VERSION == 1
 
     def test_welcome_with_another_protocol_version(self) -> None:
-        data = welcome_message(bot_id="b", profile=PROFILES["heather"], time_limits=TimeLimits(),
-                               max_outstanding=1, server_version="v", protocol_version=7)
+        data = welcome_message(
+            bot_id="b",
+            profile=PROFILES["heather"],
+            time_limits=TimeLimits(),
+            max_outstanding=1,
+            server_version="v",
+            protocol_version=7,
+        )
         assert nap_pb2.RefereeMessage.FromString(data).welcome.protocol_version == 7
 
     @pytest.mark.parametrize("reason", list(RefusalReason))
@@ -110,5 +147,6 @@ class TestReplies:
 
     def test_every_refusal_reason_of_the_protocol_has_a_member(self) -> None:
         names = {value.name for value in nap_pb2.RefusalReason.DESCRIPTOR.values} - {
-            "REFUSAL_REASON_UNSPECIFIED"}
+            "REFUSAL_REASON_UNSPECIFIED"
+        }
         assert names == {f"REFUSAL_REASON_{reason.name}" for reason in RefusalReason}

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from referee.match import Decision, Fault, SessionOutcome
     from referee.server import Referee
 
+
 @dataclass(frozen=True, slots=True)
 class BlockRun:
     """One block to play, self-contained so that any worker with a referee can play it.
@@ -59,9 +60,15 @@ class BlockRun:
 
     def session(self, rotation: int) -> SessionSpec:
         """The session one rotation plays."""
-        return SessionSpec(table=self.table(rotation), profile=self.profile, seed=self.board_seed,
-                           seats=self.block.seating(rotation), time_limits=self.time_limits,
-                           fault_policy=self.fault_policy, ask_forced=self.ask_forced)
+        return SessionSpec(
+            table=self.table(rotation),
+            profile=self.profile,
+            seed=self.board_seed,
+            seats=self.block.seating(rotation),
+            time_limits=self.time_limits,
+            fault_policy=self.fault_policy,
+            ask_forced=self.ask_forced,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,9 +103,15 @@ async def run_block(
 
 def _finished(spec: BlockRun, rotation: int, outcome: SessionOutcome) -> FinishedSession:
     seating = spec.block.seating(rotation)
-    return finish_session(spec, rotation, outcome.record, outcome.decisions,
-                          [_fault_record(fault, seating) for fault in outcome.faults],
-                          disqualified=outcome.disqualified, settled=outcome.settlements or None)
+    return finish_session(
+        spec,
+        rotation,
+        outcome.record,
+        outcome.decisions,
+        [_fault_record(fault, seating) for fault in outcome.faults],
+        disqualified=outcome.disqualified,
+        settled=outcome.settlements or None,
+    )
 
 
 def _fault_record(fault: Fault, seating: Sequence[str]) -> FaultRecord:
@@ -107,7 +120,9 @@ def _fault_record(fault: Fault, seating: Sequence[str]) -> FaultRecord:
     if seat is None:
         seat = seating.index(fault.bot) if fault.bot in seating else -1
     return FaultRecord(
-        kind=str(fault.kind), bot=fault.bot, seat=seat,
+        kind=str(fault.kind),
+        bot=fault.bot,
+        seat=seat,
         deal=-1 if fault.deal is None else fault.deal,
         decision=-1 if fault.decision is None else fault.decision,
         elapsed_ms=0.0 if fault.elapsed_ms is None else float(fault.elapsed_ms),
@@ -117,8 +132,13 @@ def _fault_record(fault: Fault, seating: Sequence[str]) -> FaultRecord:
 
 def settlements(record: SessionRecord) -> list[DealSettled]:
     """Replay ``record`` and return each deal's settlement, in order."""
-    session = Session(record.profile, table_size=record.table_size, seed=record.seed,
-                      dealer=record.first_dealer, decks=[d.deck for d in record.deals])
+    session = Session(
+        record.profile,
+        table_size=record.table_size,
+        seed=record.seed,
+        dealer=record.first_dealer,
+        decks=[d.deck for d in record.deals],
+    )
     settled: list[DealSettled] = []
     for deal in record.deals:
         for action in deal.actions:
@@ -148,37 +168,57 @@ def finish_session(  # noqa: PLR0913 - the parts of a played session, all keywor
     for settled_deal in settlements(record) if settled is None else settled:
         if settled_deal.declarer is not None and settled_deal.contract is not None:
             declared[settled_deal.declarer].append(
-                Declaration(settled_deal.contract, bool(settled_deal.made)))
+                Declaration(settled_deal.contract, bool(settled_deal.made))
+            )
     share = 1 / len(record.winners) if record.winners else 0.0
     seats = tuple(
-        SeatResult(seat=seat, bot=bot, chips=record.balances[seat],
-                   win_share=share if seat in record.winners else 0.0,
-                   declarations=tuple(declared[seat]),
-                   faults=sum(1 for fault in faults if fault.seat == seat))
+        SeatResult(
+            seat=seat,
+            bot=bot,
+            chips=record.balances[seat],
+            win_share=share if seat in record.winners else 0.0,
+            declarations=tuple(declared[seat]),
+            faults=sum(1 for fault in faults if fault.seat == seat),
+        )
         for seat, bot in enumerate(seating)
     )
-    result = SessionResult(tournament=spec.tournament, block=spec.index, rotation=rotation,
-                           board_seed=spec.board_seed, seats=seats, faults=tuple(faults))
+    result = SessionResult(
+        tournament=spec.tournament,
+        block=spec.index,
+        rotation=rotation,
+        board_seed=spec.board_seed,
+        seats=seats,
+        faults=tuple(faults),
+    )
     log = {
         "board_seed": spec.board_seed,
         "profile": spec.profile.name,
         "bots": [{"seat": seat, "bot": bot} for seat, bot in enumerate(seating)],
         "record": record.to_json(),
-        "decisions": [
-            [_decision_json(decision) for decision in deal] for deal in decisions
-        ],
+        "decisions": [[_decision_json(decision) for decision in deal] for deal in decisions],
         "faults": [
-            {"kind": f.kind, "bot": f.bot, "seat": f.seat, "deal": f.deal,
-             "decision": f.decision, "elapsed_ms": f.elapsed_ms, "detail": f.detail}
+            {
+                "kind": f.kind,
+                "bot": f.bot,
+                "seat": f.seat,
+                "deal": f.deal,
+                "decision": f.decision,
+                "elapsed_ms": f.elapsed_ms,
+                "detail": f.detail,
+            }
             for f in faults
         ],
         "disqualified": list(disqualified),
         "result": {
             "seats": [
-                {"seat": s.seat, "bot": s.bot, "chips": s.chips, "win_share": s.win_share,
-                 "faults": s.faults,
-                 "declarations": [{"contract": d.contract, "made": d.made}
-                                  for d in s.declarations]}
+                {
+                    "seat": s.seat,
+                    "bot": s.bot,
+                    "chips": s.chips,
+                    "win_share": s.win_share,
+                    "faults": s.faults,
+                    "declarations": [{"contract": d.contract, "made": d.made} for d in s.declarations],
+                }
                 for s in seats
             ],
             "winners": list(record.winners),
@@ -188,8 +228,11 @@ def finish_session(  # noqa: PLR0913 - the parts of a played session, all keywor
 
 
 def _decision_json(decision: Decision) -> dict[str, Any]:
-    item: dict[str, Any] = {"action": decision.action, "seat": decision.seat,
-                            "latency_ms": round(decision.latency_ms, 3)}
+    item: dict[str, Any] = {
+        "action": decision.action,
+        "seat": decision.seat,
+        "latency_ms": round(decision.latency_ms, 3),
+    }
     if decision.fault is not None:
         item["fault"] = decision.fault
     if decision.forced:
@@ -198,7 +241,9 @@ def _decision_json(decision: Decision) -> dict[str, Any]:
 
 
 def play_block_in_process(
-    spec: BlockRun, bots: Mapping[str, Callable[[], Bot]], *,
+    spec: BlockRun,
+    bots: Mapping[str, Callable[[], Bot]],
+    *,
     limits: ServerLimits = ServerLimits(),  # noqa: B008 - a frozen default
 ) -> list[FinishedSession]:
     """Play the block on the match core in process: no gRPC, no bot processes.
@@ -211,8 +256,9 @@ def play_block_in_process(
     """
     finished = []
     for rotation in spec.rotations:
-        simulation = Simulation(fault_limit=limits.fault_limit,
-                                reconnect_grace_ms=limits.reconnect_grace_s * 1000)
+        simulation = Simulation(
+            fault_limit=limits.fault_limit, reconnect_grace_ms=limits.reconnect_grace_s * 1000
+        )
         for name in dict.fromkeys(spec.block.seating(rotation)):
             local = LocalBot(bots[name])
             simulation.add_bot(name, local.respond, listening=local.listening, on_tell=local.tell)

@@ -98,8 +98,7 @@ class BotEntry:
 
     def renamed(self, name: str) -> BotEntry:
         """The same bot entered again under another name (e.g. ``peel-2``)."""
-        return BotEntry(name, self.version, self.command, self.cwd, self.content_hash,
-                        self.in_process)
+        return BotEntry(name, self.version, self.command, self.cwd, self.content_hash, self.in_process)
 
     def make_bot(self) -> Callable[[], Bot]:
         """A factory of the entry's in-process bot; RunnerError when it has none."""
@@ -225,9 +224,13 @@ class BotProcess:
     @property
     def gave_up(self) -> bool:
         """Whether the process is down for good (it exited with no restart left)."""
-        return (not self._stopping and self._process is not None
-                and self._process.returncode is not None and self._watcher is not None
-                and self._watcher.done())
+        return (
+            not self._stopping
+            and self._process is not None
+            and self._process.returncode is not None
+            and self._watcher is not None
+            and self._watcher.done()
+        )
 
     def last_output(self) -> str:
         """The last line the bot wrote (stdout or stderr), or an empty string."""
@@ -247,8 +250,7 @@ class BotProcess:
         except BaseException:
             await self._terminate()
             raise
-        self._watcher = asyncio.create_task(self._watch(referee, connect_timeout),
-                                            name=f"watch {self.name}")
+        self._watcher = asyncio.create_task(self._watch(referee, connect_timeout), name=f"watch {self.name}")
 
     async def _launch(self) -> None:
         entry = self.entry
@@ -313,12 +315,13 @@ class BotProcess:
                 await self._drained()
                 said = self.last_output()
                 detail = f": {said}" if said else ""
-                msg = (f"bot {self.name} exited with status {process.returncode} before "
-                       f"connecting{detail}")
+                msg = f"bot {self.name} exited with status {process.returncode} before connecting{detail}"
                 raise RunnerError(msg)
             if loop.time() >= give_up:
-                msg = (f"bot {self.name} did not connect to the referee within {within_s:g} s "
-                       f"(output in {self.log_path})")
+                msg = (
+                    f"bot {self.name} did not connect to the referee within {within_s:g} s "
+                    f"(output in {self.log_path})"
+                )
                 raise RunnerError(msg)
             await asyncio.sleep(0.02)
 
@@ -338,12 +341,17 @@ class BotProcess:
             await self._drained()
             self.exits.append(code)
             if self.restarts >= self.max_restarts:
-                self._log.error("bot exited; no restart left", status=code,
-                                restarts=self.restarts, last_output=self.last_output())
+                self._log.error(
+                    "bot exited; no restart left",
+                    status=code,
+                    restarts=self.restarts,
+                    last_output=self.last_output(),
+                )
                 return
             self.restarts += 1
-            self._log.warning("bot exited; restarting", status=code, restart=self.restarts,
-                              last_output=self.last_output())
+            self._log.warning(
+                "bot exited; restarting", status=code, restart=self.restarts, last_output=self.last_output()
+            )
             await asyncio.sleep(_RESTART_DELAY_S)
             if self._stopping:
                 return

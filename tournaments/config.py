@@ -87,8 +87,10 @@ def _optional(read: Callable[[Any], Any]) -> Callable[[Any], Any]:
 
 _WRITE: Final[Mapping[str, Callable[[Any], object]]] = {
     "bots": lambda bots: [bot.to_json() for bot in bots],
-    "time_limits": lambda limits: {"decision_ms": limits.decision_ms,
-                                   "session_bank_ms": limits.session_bank_ms},
+    "time_limits": lambda limits: {
+        "decision_ms": limits.decision_ms,
+        "session_bank_ms": limits.session_bank_ms,
+    },
     "fault_policy": lambda policy: None if policy is None else policy.value,
 }
 """How a field that is not plain JSON is written (the others are written as they are)."""

@@ -64,9 +64,11 @@ def quiet_logger() -> Any:  # noqa: ANN401 - a structlog bound logger
     return structlog.wrap_logger(
         structlog.PrintLogger(file=sys.stderr),
         wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
-        processors=[structlog.processors.add_log_level,
-                    structlog.processors.TimeStamper(fmt="iso", utc=True),
-                    structlog.dev.ConsoleRenderer(colors=False)],
+        processors=[
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.dev.ConsoleRenderer(colors=False),
+        ],
     )
 
 
@@ -79,16 +81,24 @@ class BlockHost:
     tournament.
     """
 
-    def __init__(self, config: TournamentConfig, *, tournament: int, logs_root: Path,  # noqa: PLR0913 - keywords
-                 limits: ServerLimits, hosting: Hosting | None = None,
-                 bot_log_suffix: str = "") -> None:
+    def __init__(  # noqa: PLR0913 - keywords
+        self,
+        config: TournamentConfig,
+        *,
+        tournament: int,
+        logs_root: Path,
+        limits: ServerLimits,
+        hosting: Hosting | None = None,
+        bot_log_suffix: str = "",
+    ) -> None:
         self.config = config
         self.tournament = tournament
         self.logs_root = logs_root
         self.profile = get_profile(config.profile)
         """The rules, one object for every block played here."""
-        self.referee = Referee(limits=limits, logger=quiet_logger(), profile=self.profile,
-                               time_limits=config.time_limits)
+        self.referee = Referee(
+            limits=limits, logger=quiet_logger(), profile=self.profile, time_limits=config.time_limits
+        )
         self._hosting = hosting
         self._suffix = bot_log_suffix
         self.processes: list[BotProcess] = []
@@ -100,8 +110,9 @@ class BlockHost:
         started is stopped again.
         """
         referee, config, hosting = self.referee, self.config, self._hosting
-        port = await (referee.start() if hosting is None
-                      else referee.start(host=hosting.host, port=hosting.port))
+        port = await (
+            referee.start() if hosting is None else referee.start(host=hosting.host, port=hosting.port)
+        )
         remote: dict[str, str] = {}
         for entry in config.bots:
             if not entry.command:
@@ -111,12 +122,17 @@ class BlockHost:
                 continue
             token = new_token()
             referee.add_bot(name=entry.name, token=token)
-            self.processes.append(BotProcess(
-                entry, address=f"127.0.0.1:{port}", token=token,
-                log_path=(self.logs_root / f"t{self.tournament}" / "bots"
-                          / f"{entry.name}{self._suffix}.log"),
-                max_restarts=config.max_restarts,
-            ))
+            self.processes.append(
+                BotProcess(
+                    entry,
+                    address=f"127.0.0.1:{port}",
+                    token=token,
+                    log_path=(
+                        self.logs_root / f"t{self.tournament}" / "bots" / f"{entry.name}{self._suffix}.log"
+                    ),
+                    max_restarts=config.max_restarts,
+                )
+            )
         if hosting is not None and hosting.announce is not None:
             hosting.announce(port, remote)
         seconds = config.connect_timeout_s
@@ -147,15 +163,20 @@ class BlockHost:
         async def finished(session: FinishedSession) -> None:
             key = session.result
             path = await asyncio.to_thread(
-                write_log, self.logs_root, tournament=self.tournament, block=key.block,
-                rotation=key.rotation, payload=session.log)
+                write_log,
+                self.logs_root,
+                tournament=self.tournament,
+                block=key.block,
+                rotation=key.rotation,
+                payload=session.log,
+            )
             deliver(session.result, path)
 
         await run_block(run, self.referee, on_session=finished)
 
-    async def play_all(self, runs: Sequence[BlockRun],
-                       deliver: Callable[[SessionResult, Path], None], *,
-                       concurrency: int) -> None:
+    async def play_all(
+        self, runs: Sequence[BlockRun], deliver: Callable[[SessionResult, Path], None], *, concurrency: int
+    ) -> None:
         """Play the blocks with at most ``concurrency`` in flight; the first error stops all."""
         queue = iter(runs)
 

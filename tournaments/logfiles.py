@@ -109,8 +109,9 @@ def write_log(
             os.fchmod(fd, 0o644)  # mkstemp makes it private; a log is for anyone to read
             with os.fdopen(fd, "wb") as file:
                 # mtime=0 keeps the bytes a function of the content alone.
-                with gzip.GzipFile(filename="", mode="wb", fileobj=file, mtime=0,
-                                   compresslevel=6) as gz:  # 9 costs twice the CPU for 2% less
+                with gzip.GzipFile(
+                    filename="", mode="wb", fileobj=file, mtime=0, compresslevel=6
+                ) as gz:  # 9 costs twice the CPU for 2% less
                     gz.write(data)
                 file.flush()
                 os.fsync(file.fileno())

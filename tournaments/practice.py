@@ -82,8 +82,9 @@ def check_bot(  # noqa: PLR0913 - keyword options of `nap bot check`
         root = Path(scratch)
         with Store.open(root / "check.db") as store:
             try:
-                tournament = run_tournament(config, store=store, logs_root=root / "logs",
-                                            options=RunOptions(progress=progress))
+                tournament = run_tournament(
+                    config, store=store, logs_root=root / "logs", options=RunOptions(progress=progress)
+                )
             except RunnerError as exc:
                 return CheckReport(entry.name, 0, 0, error=str(exc))
             return _report(entry.name, store, tournament)

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
     from tournaments.standings import Standings
 
+
 class SpeedColumn(ProgressColumn):
     """Sessions per second, from rich's moving estimate."""
 
@@ -57,9 +58,15 @@ def standings_table(standings: Standings, *, title: str = "Standings") -> Table:
         table.add_column(header, justify="left" if header == "bot" else "right")
     for rank, line in enumerate(standings.bots, start=1):
         half = line.chips.half_width
-        table.add_row(str(rank), line.bot, str(line.sessions), f"{line.chips.mean:+.2f}",
-                      "n/a" if half is None else f"±{half:.2f}",
-                      f"{line.win_share:.3f}", str(line.faults))
+        table.add_row(
+            str(rank),
+            line.bot,
+            str(line.sessions),
+            f"{line.chips.mean:+.2f}",
+            "n/a" if half is None else f"±{half:.2f}",
+            f"{line.win_share:.3f}",
+            str(line.faults),
+        )
     return table
 
 

@@ -173,8 +173,7 @@ def to_json(standings: Standings, *, title: str) -> dict[str, Any]:
             "win_share": line.win_share,
             "expected_win_share": line.expected_win_share,
             "declarer": [
-                {"contract": r.contract, "made": r.made, "attempted": r.attempted}
-                for r in line.declarer
+                {"contract": r.contract, "made": r.made, "attempted": r.attempted} for r in line.declarer
             ],
             "faults": line.faults,
             "rating": {
@@ -237,9 +236,7 @@ def from_json(data: dict[str, Any]) -> Standings:
             for line in data["bots"]
         ),
         crosstable=tuple(
-            HeadToHead(
-                bot=str(e["bot"]), opponent=str(e["opponent"]), difference=est(e["difference"])
-            )
+            HeadToHead(bot=str(e["bot"]), opponent=str(e["opponent"]), difference=est(e["difference"]))
             for e in data["crosstable"]
         ),
         sessions=int(data["sessions"]),
@@ -304,8 +301,7 @@ def render_html(standings: Standings, *, title: str = "Standings") -> str:
     def table(headers: list[str], rows: list[list[str]]) -> str:
         head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
         body = "".join(
-            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>"
-            for cells in rows
+            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>" for cells in rows
         )
         return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 

@@ -92,13 +92,15 @@ def replay_data(
     for step in walk(record):
         if step.index < 0:
             view = step.views[0]
-            deals.append({
-                "number": step.deal,
-                "dealer": view.dealer,
-                "seats": list(view.seats_in_play),
-                "tie_break": step.deal >= record.profile.deals_per_session,
-                "steps": [],
-            })
+            deals.append(
+                {
+                    "number": step.deal,
+                    "dealer": view.dealer,
+                    "seats": list(view.seats_in_play),
+                    "tie_break": step.deal >= record.profile.deals_per_session,
+                    "steps": [],
+                }
+            )
         deal_decisions = decisions[step.deal] if decisions is not None and step.deal < len(decisions) else ()
         decision = deal_decisions[step.index] if 0 <= step.index < len(deal_decisions) else None
         deals[-1]["steps"].append(_step_data(step, record.profile, bots, decision))

@@ -52,8 +52,13 @@ if TYPE_CHECKING:
     from tournaments.store import Store
 
 __all__ = [
-    "RunOptions", "TournamentInterrupted", "default_workers", "resume_tournament",
-    "resume_tournament_async", "run_tournament", "run_tournament_async",
+    "RunOptions",
+    "TournamentInterrupted",
+    "default_workers",
+    "resume_tournament",
+    "resume_tournament_async",
+    "run_tournament",
+    "run_tournament_async",
 ]
 
 _log = structlog.get_logger("nap.runner")
@@ -122,8 +127,9 @@ def _validate(config: TournamentConfig) -> None:
         raise RunnerError(msg) from exc
 
 
-async def run_tournament_async(config: TournamentConfig, *, store: Store, logs_root: Path,
-                               options: RunOptions | None = None) -> int:
+async def run_tournament_async(
+    config: TournamentConfig, *, store: Store, logs_root: Path, options: RunOptions | None = None
+) -> int:
     """Schedule, store and play a new tournament; return its id.
 
     Raises RunnerError (one line) when a bot cannot start or connect, and
@@ -133,26 +139,43 @@ async def run_tournament_async(config: TournamentConfig, *, store: Store, logs_r
     _validate(config)
     _check_commands(config.bots)
     try:
-        blocks = schedule([bot.name for bot in config.bots], table_size=config.table_size,
-                          sessions=config.sessions, seed=config.seed)
+        blocks = schedule(
+            [bot.name for bot in config.bots],
+            table_size=config.table_size,
+            sessions=config.sessions,
+            seed=config.seed,
+        )
     except ValueError as exc:
         raise RunnerError(str(exc)) from exc
     for bot in config.bots:
-        store.register_bot(name=bot.name, version=bot.version, command=bot.command,
-                           language=None, folder=None if bot.cwd is None else str(bot.cwd),
-                           content_hash=bot.content_hash or "unknown")
+        store.register_bot(
+            name=bot.name,
+            version=bot.version,
+            command=bot.command,
+            language=None,
+            folder=None if bot.cwd is None else str(bot.cwd),
+            content_hash=bot.content_hash or "unknown",
+        )
     tournament = store.create_tournament(
-        name=config.name, config=config.to_json(), seed=config.seed,
+        name=config.name,
+        config=config.to_json(),
+        seed=config.seed,
         blocks=[(block.index, block.board_seed, block.bots) for block in blocks],
     )
-    await _play(tournament, config, blocks, set(), store=store, logs_root=logs_root,
-                options=options or RunOptions())
+    await _play(
+        tournament, config, blocks, set(), store=store, logs_root=logs_root, options=options or RunOptions()
+    )
     return tournament
 
 
-async def resume_tournament_async(tournament: int, *, store: Store, logs_root: Path,
-                                  options: RunOptions | None = None,
-                                  bots: Sequence[BotEntry] | None = None) -> int:
+async def resume_tournament_async(
+    tournament: int,
+    *,
+    store: Store,
+    logs_root: Path,
+    options: RunOptions | None = None,
+    bots: Sequence[BotEntry] | None = None,
+) -> int:
     """Play the sessions of a stored tournament that are not recorded yet; return its id.
 
     The blocks (and so the board seeds) come from the store. ``bots`` replaces the stored
@@ -164,34 +187,47 @@ async def resume_tournament_async(tournament: int, *, store: Store, logs_root: P
         if {b.name for b in bots} != {b.name for b in config.bots}:
             msg = "the bots given to resume must have the names of the stored entries"
             raise RunnerError(msg)
-        config = TournamentConfig.from_json({**config.to_json(),
-                                             "bots": [b.to_json() for b in bots]})
+        config = TournamentConfig.from_json({**config.to_json(), "bots": [b.to_json() for b in bots]})
     _check_commands(config.bots)
-    blocks = [BlockSpec(index=b.index, board_seed=b.board_seed, bots=b.bots)
-              for b in store.blocks(tournament)]
+    blocks = [
+        BlockSpec(index=b.index, board_seed=b.board_seed, bots=b.bots) for b in store.blocks(tournament)
+    ]
     finished = store.finished_keys(tournament)
     with contextlib.suppress(OSError):
         remove_temporaries(logs_root)
     if row.status != "running":
         store.set_status(tournament, "running")
-    await _play(tournament, config, blocks, finished, store=store, logs_root=logs_root,
-                options=options or RunOptions())
+    await _play(
+        tournament,
+        config,
+        blocks,
+        finished,
+        store=store,
+        logs_root=logs_root,
+        options=options or RunOptions(),
+    )
     return tournament
 
 
-def run_tournament(config: TournamentConfig, *, store: Store, logs_root: Path,
-                   options: RunOptions | None = None) -> int:
+def run_tournament(
+    config: TournamentConfig, *, store: Store, logs_root: Path, options: RunOptions | None = None
+) -> int:
     """:func:`run_tournament_async` in a fresh event loop (for the CLI and scripts)."""
-    return asyncio.run(run_tournament_async(config, store=store, logs_root=logs_root,
-                                            options=options))
+    return asyncio.run(run_tournament_async(config, store=store, logs_root=logs_root, options=options))
 
 
-def resume_tournament(tournament: int, *, store: Store, logs_root: Path,
-                      options: RunOptions | None = None,
-                      bots: Sequence[BotEntry] | None = None) -> int:
+def resume_tournament(
+    tournament: int,
+    *,
+    store: Store,
+    logs_root: Path,
+    options: RunOptions | None = None,
+    bots: Sequence[BotEntry] | None = None,
+) -> int:
     """:func:`resume_tournament_async` in a fresh event loop (for the CLI and scripts)."""
-    return asyncio.run(resume_tournament_async(tournament, store=store, logs_root=logs_root,
-                                               options=options, bots=bots))
+    return asyncio.run(
+        resume_tournament_async(tournament, store=store, logs_root=logs_root, options=options, bots=bots)
+    )
 
 
 async def _play(  # noqa: PLR0913 - the pieces of one run
@@ -207,10 +243,17 @@ async def _play(  # noqa: PLR0913 - the pieces of one run
     """Start the referee and the bots, play what is left, and leave the status right."""
     profile = get_profile(config.profile)
     runs = [
-        BlockRun(tournament=tournament, index=block.index, board_seed=block.board_seed,
-                 bots=block.bots, profile=profile, time_limits=config.time_limits,
-                 rotations=tuple(r for r in block.rotations if (block.index, r) not in finished),
-                 fault_policy=config.fault_policy, ask_forced=config.ask_forced)
+        BlockRun(
+            tournament=tournament,
+            index=block.index,
+            board_seed=block.board_seed,
+            bots=block.bots,
+            profile=profile,
+            time_limits=config.time_limits,
+            rotations=tuple(r for r in block.rotations if (block.index, r) not in finished),
+            fault_policy=config.fault_policy,
+            ask_forced=config.ask_forced,
+        )
         for block in blocks
     ]
     runs = [run for run in runs if run.rotations]
@@ -220,17 +263,21 @@ async def _play(  # noqa: PLR0913 - the pieces of one run
     main = asyncio.current_task()
     with _sigterm_cancels(main) as signalled:
         progress = options.progress
-        commit = _Committer(store, progress,
-                            None if progress is None else
-                            progress.add_task(config.name, total=total, completed=done))
+        commit = _Committer(
+            store,
+            progress,
+            None if progress is None else progress.add_task(config.name, total=total, completed=done),
+        )
         commit.count = done
         try:
             if runs:
-                watcher = (asyncio.create_task(_report_standings(store, tournament, options))
-                           if options.standings_every else None)
+                watcher = (
+                    asyncio.create_task(_report_standings(store, tournament, options))
+                    if options.standings_every
+                    else None
+                )
                 try:
-                    await _run_blocks(tournament, config, runs, commit, logs_root=logs_root,
-                                      options=options)
+                    await _run_blocks(tournament, config, runs, commit, logs_root=logs_root, options=options)
                 finally:
                     if watcher is not None:
                         watcher.cancel()
@@ -244,12 +291,16 @@ async def _play(  # noqa: PLR0913 - the pieces of one run
             if isinstance(exc, asyncio.CancelledError) and signalled:
                 if main is not None:
                     main.uncancel()
-                msg = (f"tournament {tournament} interrupted by {signalled[0]} after {commit.count} "
-                       f"of {total} sessions; resume it to play the rest")
+                msg = (
+                    f"tournament {tournament} interrupted by {signalled[0]} after {commit.count} "
+                    f"of {total} sessions; resume it to play the rest"
+                )
                 raise TournamentInterrupted(msg, tournament=tournament) from None
             if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError):
-                msg = (f"tournament {tournament} interrupted after {commit.count} of {total} "
-                       "sessions; resume it to play the rest")
+                msg = (
+                    f"tournament {tournament} interrupted after {commit.count} of {total} "
+                    "sessions; resume it to play the rest"
+                )
                 raise TournamentInterrupted(msg, tournament=tournament) from exc
             raise
 
@@ -272,13 +323,17 @@ async def _run_blocks(  # noqa: PLR0913 - the pieces of one run
     workers = config.workers or default_workers()
     remote = any(not bot.command for bot in config.bots)
     if workers > 1 and len(runs) > 1 and not remote:
-        pool = WorkerPool(WorkerSetup(config, tournament, logs_root, options.limits,
-                                      log_level=_log.bind().get_effective_level()),
-                          workers=workers)
+        pool = WorkerPool(
+            WorkerSetup(
+                config, tournament, logs_root, options.limits, log_level=_log.bind().get_effective_level()
+            ),
+            workers=workers,
+        )
         await pool.play(runs, commit, per_worker=config.concurrency)
         return
-    host = BlockHost(config, tournament=tournament, logs_root=logs_root, limits=options.limits,
-                     hosting=options.hosting)
+    host = BlockHost(
+        config, tournament=tournament, logs_root=logs_root, limits=options.limits, hosting=options.hosting
+    )
     try:
         await host.start()
         await host.play_all(runs, commit, concurrency=config.concurrency)

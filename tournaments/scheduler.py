@@ -99,9 +99,7 @@ class BlockSpec:
         return tuple(self.bots[(seat - rotation) % k] for seat in range(k))
 
 
-def schedule(
-    entrants: Sequence[str], *, table_size: int, sessions: int, seed: int
-) -> tuple[BlockSpec, ...]:
+def schedule(entrants: Sequence[str], *, table_size: int, sessions: int, seed: int) -> tuple[BlockSpec, ...]:
     """Plan ``ceil(sessions / table_size)`` duplicate blocks for ``entrants``.
 
     Each block yields ``table_size`` sessions, so the plan holds at least ``sessions``
@@ -148,9 +146,7 @@ def _validate(entrants: Sequence[str], *, table_size: int, sessions: int) -> tup
     return bots
 
 
-def _balanced_tables(
-    bots: tuple[str, ...], k: int, count: int, rng: random.Random
-) -> list[tuple[str, ...]]:
+def _balanced_tables(bots: tuple[str, ...], k: int, count: int, rng: random.Random) -> list[tuple[str, ...]]:
     """``count`` tables: appearances within one of each other, pair meetings near even.
 
     A seeded greedy pass builds the tables; a seeded local search then exchanges bots
@@ -204,9 +200,7 @@ def _exchange(first: list[str], second: list[str], x: str, y: str) -> Counter[fr
     return change
 
 
-def _greedy_tables(
-    bots: tuple[str, ...], k: int, count: int, rng: random.Random
-) -> list[tuple[str, ...]]:
+def _greedy_tables(bots: tuple[str, ...], k: int, count: int, rng: random.Random) -> list[tuple[str, ...]]:
     """Build tables one bot at a time, each time taking the least-seen, least-met bot.
 
     A bot with fewer appearances always goes first, which keeps appearances within one
@@ -239,9 +233,7 @@ def _greedy_tables(
     return tables
 
 
-def _pair_meetings(
-    bots: tuple[str, ...], tables: Iterable[Sequence[str]]
-) -> dict[frozenset[str], int]:
+def _pair_meetings(bots: tuple[str, ...], tables: Iterable[Sequence[str]]) -> dict[frozenset[str], int]:
     """How often each unordered pair of ``bots`` shares a table, zeros included."""
     meetings = {frozenset(pair): 0 for pair in itertools.combinations(bots, 2)}
     for table in tables:

@@ -158,9 +158,7 @@ def _bot_row(row: Row) -> BotRow:
 
 def _tournament_row(row: Row) -> TournamentRow:
     tournament_id, name, config, seed, status, created_at, finished_at = row
-    return TournamentRow(
-        tournament_id, name, json.loads(config), seed, status, created_at, finished_at
-    )
+    return TournamentRow(tournament_id, name, json.loads(config), seed, status, created_at, finished_at)
 
 
 def _insert_seats(conn: sqlite3.Connection, session_id: int, result: SessionResult) -> None:
@@ -296,9 +294,7 @@ class Store:
 
     def bot(self, name_or_id: str) -> BotRow:
         """Find the latest version of the bot with this name, else the bot with this id."""
-        rows = self._query(
-            f"{sql.BOT_COLUMNS} WHERE name = ? ORDER BY id DESC LIMIT 1", (name_or_id,)
-        )
+        rows = self._query(f"{sql.BOT_COLUMNS} WHERE name = ? ORDER BY id DESC LIMIT 1", (name_or_id,))
         if not rows and name_or_id.isdigit():
             rows = self._query(f"{sql.BOT_COLUMNS} WHERE id = ?", (int(name_or_id),))
         if not rows:
@@ -331,10 +327,7 @@ class Store:
             tournament_id = int(cursor.lastrowid or 0)
             conn.executemany(
                 "INSERT INTO blocks (tournament_id, idx, board_seed, bots) VALUES (?, ?, ?, ?)",
-                [
-                    (tournament_id, idx, seed_, json.dumps(list(bots)))
-                    for idx, seed_, bots in blocks
-                ],
+                [(tournament_id, idx, seed_, json.dumps(list(bots))) for idx, seed_, bots in blocks],
             )
         return tournament_id
 
@@ -368,8 +361,7 @@ class Store:
         """List the tournament's blocks by index."""
         self.tournament(tournament_id)
         rows = self._query(
-            "SELECT tournament_id, idx, board_seed, bots FROM blocks WHERE tournament_id = ?"
-            " ORDER BY idx",
+            "SELECT tournament_id, idx, board_seed, bots FROM blocks WHERE tournament_id = ? ORDER BY idx",
             (tournament_id,),
         )
         return [BlockRow(t, i, s, tuple(json.loads(b))) for t, i, s, b in rows]
@@ -439,9 +431,7 @@ class Store:
         if result is not None and bot is None:
             msg = "the result filter needs a bot"
             raise StoreError(msg)
-        return self._session_rows(
-            tournament=tournament, bot=bot, fault_kind=fault_kind, result=result
-        )
+        return self._session_rows(tournament=tournament, bot=bot, fault_kind=fault_kind, result=result)
 
     def _session_rows(self, **filters: object) -> list[SessionRow]:
         params = dict.fromkeys(("session_id", "tournament", "bot", "fault_kind", "result"))
@@ -473,9 +463,7 @@ class Store:
         for session_id, *fault in self._query(sql.FAULTS_OF_TOURNAMENT, params):
             faults[session_id].append(FaultRecord(*fault))
         seats: dict[int, list[SeatResult]] = defaultdict(list)
-        for session_id, seat, bot, chips, share, count in self._query(
-            sql.SEATS_OF_TOURNAMENT, params
-        ):
+        for session_id, seat, bot, chips, share, count in self._query(sql.SEATS_OF_TOURNAMENT, params):
             seats[session_id].append(
                 SeatResult(seat, bot, chips, share, tuple(declarations[session_id, seat]), count)
             )
@@ -488,7 +476,5 @@ class Store:
                 tuple(seats[session_id]),
                 tuple(faults[session_id]),
             )
-            for session_id, block, rotation, board_seed in self._query(
-                sql.SESSIONS_OF_TOURNAMENT, params
-            )
+            for session_id, block, rotation, board_seed in self._query(sql.SESSIONS_OF_TOURNAMENT, params)
         ]

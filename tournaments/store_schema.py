@@ -93,12 +93,8 @@ FIND_SESSIONS = """
     ORDER BY s.tournament_id, s.block_idx, s.rotation
 """
 
-BOT_COLUMNS = (
-    "SELECT id, name, version, command, language, folder, content_hash, registered_at FROM bots"
-)
-TOURNAMENT_COLUMNS = (
-    "SELECT id, name, config, seed, status, created_at, finished_at FROM tournaments"
-)
+BOT_COLUMNS = "SELECT id, name, version, command, language, folder, content_hash, registered_at FROM bots"
+TOURNAMENT_COLUMNS = "SELECT id, name, config, seed, status, created_at, finished_at FROM tournaments"
 
 DECLARATIONS_OF_TOURNAMENT = """
     SELECT d.session_id, d.seat, d.contract, d.made

@@ -95,8 +95,9 @@ class WorkerPool:
         self._count = workers
         self._processes: list[asyncio.subprocess.Process] = []
 
-    async def play(self, runs: Sequence[BlockRun], deliver: Callable[[SessionResult, Path], None],
-                   *, per_worker: int) -> None:
+    async def play(
+        self, runs: Sequence[BlockRun], deliver: Callable[[SessionResult, Path], None], *, per_worker: int
+    ) -> None:
         """Play ``runs`` with at most ``per_worker`` blocks in flight on each; deliver each session.
 
         Raises RunnerError when a worker cannot start its bots or stops unexpectedly;
@@ -125,8 +126,11 @@ class WorkerPool:
         # the worker imports this very code, wherever it is installed or checked out
         path = [str(_ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
         process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "tournaments.workers",
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            sys.executable,
+            "-m",
+            "tournaments.workers",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
             env={**os.environ, "PYTHONPATH": os.pathsep.join(path)},
             start_new_session=True,  # a Ctrl-C reaches the runner, which stops the workers
         )
@@ -143,9 +147,14 @@ class WorkerPool:
         if message[0] == "failed":
             raise RunnerError(message[1])
 
-    async def _drive(self, number: int, process: asyncio.subprocess.Process,
-                     queue: Iterator[BlockRun], share: int,
-                     deliver: Callable[[SessionResult, Path], None]) -> None:
+    async def _drive(
+        self,
+        number: int,
+        process: asyncio.subprocess.Process,
+        queue: Iterator[BlockRun],
+        share: int,
+        deliver: Callable[[SessionResult, Path], None],
+    ) -> None:
         """Keep ``share`` blocks in flight on one worker until the shared queue is empty."""
         stdin, stdout = process.stdin, process.stdout
         assert stdin is not None  # noqa: S101 - asked for in _spawn
@@ -215,10 +224,17 @@ async def _serve(output: BinaryIO) -> None:
     if start is None:
         return
     _, setup, suffix = start
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(setup.log_level),
-                        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr))
-    host = BlockHost(setup.config, tournament=setup.tournament, logs_root=setup.logs_root,
-                     limits=setup.limits, bot_log_suffix=suffix)
+    structlog.configure(
+        wrapper_class=structlog.make_filtering_bound_logger(setup.log_level),
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+    )
+    host = BlockHost(
+        setup.config,
+        tournament=setup.tournament,
+        logs_root=setup.logs_root,
+        limits=setup.limits,
+        bot_log_suffix=suffix,
+    )
     try:
         await host.start()
     except RunnerError as exc:
@@ -253,14 +269,15 @@ async def _serve(output: BinaryIO) -> None:
 def main() -> None:
     """A worker process: serve one runner over stdin and stdout until it says stop or goes away."""
     if sys.stdin.isatty():
-        sys.exit("python -m tournaments.workers is started by the tournament runner "
-                 "(nap tournament run --workers N), not by hand")
+        sys.exit(
+            "python -m tournaments.workers is started by the tournament runner "
+            "(nap tournament run --workers N), not by hand"
+        )
     output = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray prints must not break the protocol
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the runner decides when to stop
     tune_collector()
     asyncio.run(_serve(output))
-
 
 
 if __name__ == "__main__":

@@ -28,7 +28,12 @@ NAME = "peel"
 VERSION = "1.0"
 
 BID_THRESHOLDS: Final = {
-    "two": 1.5, "three": 2.1, "four": 3.3, "nap": 4.3, "wellington": 4.7, "blucher": 4.8,
+    "two": 1.5,
+    "three": 2.1,
+    "four": 3.3,
+    "nap": 4.3,
+    "wellington": 4.7,
+    "blucher": 4.8,
 }
 """Estimated tricks needed to bid each trick-taking contract (seed 001: count only sure
 tricks; a Nap wants five near-certain winners)."""
@@ -250,8 +255,9 @@ class PeelBot(Bot):
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Serve the referee with Peel bots."""
-    parser = argparse.ArgumentParser(prog=f"python -m clients.bots.{NAME}",
-                                     description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog=f"python -m clients.bots.{NAME}", description=__doc__.splitlines()[0]
+    )
     options, _ = parse_options(argv, name=NAME, version=VERSION, parser=parser)
     run(PeelBot, name=NAME, version=VERSION, options=options)
 

@@ -40,8 +40,9 @@ class RandomBot(Bot):
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Serve the referee with random bots (``--seed`` fixes their choices)."""
-    parser = argparse.ArgumentParser(prog=f"python -m clients.bots.{NAME}_bot",
-                                     description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog=f"python -m clients.bots.{NAME}_bot", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the choices (default: 0)")
     options, args = parse_options(argv, name=NAME, version=VERSION, parser=parser)
     run(partial(RandomBot, seed=args.seed), name=NAME, version=VERSION, options=options)

@@ -23,7 +23,22 @@ from clients.sdk.runner import add_options, parse_options, run, serve
 from referee.rules import PASS, Action, Bid, Card, Phase, SeatView, Suit, fallback_action, lowest_card
 
 __all__ = [
-    "PASS", "Action", "Bid", "Bot", "Card", "Dispatcher", "ExitCode", "Options", "Phase",
-    "SeatView", "Suit", "add_options", "decide_or_fallback", "fallback_action", "lowest_card",
-    "parse_options", "run", "serve",
+    "PASS",
+    "Action",
+    "Bid",
+    "Bot",
+    "Card",
+    "Dispatcher",
+    "ExitCode",
+    "Options",
+    "Phase",
+    "SeatView",
+    "Suit",
+    "add_options",
+    "decide_or_fallback",
+    "fallback_action",
+    "lowest_card",
+    "parse_options",
+    "run",
+    "serve",
 ]

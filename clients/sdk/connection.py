@@ -31,11 +31,13 @@ if TYPE_CHECKING:
 
 PROTOCOL_VERSION: Final = 1
 
-_RETRYABLE: Final = frozenset({
-    grpc.StatusCode.UNAVAILABLE,  # refused, reset, or the referee restarting
-    grpc.StatusCode.CANCELLED,  # the referee dropped the call (we never cancel it but to stop)
-    grpc.StatusCode.INTERNAL,  # a stream reset mid-message (RST_STREAM)
-})
+_RETRYABLE: Final = frozenset(
+    {
+        grpc.StatusCode.UNAVAILABLE,  # refused, reset, or the referee restarting
+        grpc.StatusCode.CANCELLED,  # the referee dropped the call (we never cancel it but to stop)
+        grpc.StatusCode.INTERNAL,  # a stream reset mid-message (RST_STREAM)
+    }
+)
 _BACKOFF_FIRST: Final = 0.05
 """Seconds before the first reconnect; doubled each time up to :data:`_BACKOFF_MAX`."""
 _BACKOFF_MAX: Final = 1.0
@@ -81,7 +83,11 @@ class Connection:
     """One bot process's stream to the referee; :meth:`serve` returns the exit code."""
 
     def __init__(
-        self, options: Options, dispatcher: Dispatcher, *, log: Callable[[str], None],
+        self,
+        options: Options,
+        dispatcher: Dispatcher,
+        *,
+        log: Callable[[str], None],
     ) -> None:
         self.options = options
         self.dispatcher = dispatcher
@@ -118,8 +124,10 @@ class Connection:
                         give_up_at = now + options.reconnect_for
                         delay = _BACKOFF_FIRST
                     if now >= give_up_at:
-                        self._log(f"referee at {options.address} unreachable for "
-                                  f"{options.reconnect_for:g} s ({retry.detail}); giving up")
+                        self._log(
+                            f"referee at {options.address} unreachable for "
+                            f"{options.reconnect_for:g} s ({retry.detail}); giving up"
+                        )
                         return ExitCode.UNREACHABLE
                     if retry.progressed:
                         self._log(f"stream to the referee broke ({retry.detail}); reconnecting")
@@ -140,11 +148,19 @@ class Connection:
         self._call = call
         welcomed = False
         try:
-            await call.write(nap_pb2.BotMessage(hello=nap_pb2.Hello(
-                token=options.token, bot_name=options.name, bot_version=options.version,
-                protocol_version=PROTOCOL_VERSION, max_batch=options.max_batch,
-                events=options.events, notices_in_batch=True,
-            )))
+            await call.write(
+                nap_pb2.BotMessage(
+                    hello=nap_pb2.Hello(
+                        token=options.token,
+                        bot_name=options.name,
+                        bot_version=options.version,
+                        protocol_version=PROTOCOL_VERSION,
+                        max_batch=options.max_batch,
+                        events=options.events,
+                        notices_in_batch=True,
+                    )
+                )
+            )
             first = await call.read()
             if first is grpc.aio.EOF:
                 raise _Retry(detail="the referee ended the stream before answering Hello")
@@ -169,7 +185,8 @@ class Connection:
             self._call = None
 
     async def _play(
-        self, call: grpc.aio.StreamStreamCall[nap_pb2.BotMessage, nap_pb2.RefereeMessage],
+        self,
+        call: grpc.aio.StreamStreamCall[nap_pb2.BotMessage, nap_pb2.RefereeMessage],
     ) -> ExitCode:
         dispatcher = self.dispatcher
         handle = dispatcher.handle_batch
@@ -213,7 +230,8 @@ class Connection:
             pass  # the stream broke meanwhile: the reader notices and reconnects
 
     async def _leave(
-        self, call: grpc.aio.StreamStreamCall[nap_pb2.BotMessage, nap_pb2.RefereeMessage],
+        self,
+        call: grpc.aio.StreamStreamCall[nap_pb2.BotMessage, nap_pb2.RefereeMessage],
     ) -> None:
         try:
             async with self._write_lock:
@@ -255,8 +273,10 @@ class Connection:
         if fault.fault_count <= 20 or fault.fault_count % 1000 == 0:
             kind = nap_pb2.FaultKind.Name(fault.kind).removeprefix("FAULT_KIND_")
             limit = f"/{fault.fault_limit}" if fault.fault_limit else ""
-            self._log(f"fault {fault.fault_count}{limit} {kind} at table {fault.table}, "
-                      f"request {fault.request_id}: {fault.message}")
+            self._log(
+                f"fault {fault.fault_count}{limit} {kind} at table {fault.table}, "
+                f"request {fault.request_id}: {fault.message}"
+            )
 
 
 class _Retry(Exception):  # noqa: N818 - a control-flow signal, not an error shown to anyone

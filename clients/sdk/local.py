@@ -48,8 +48,7 @@ def play_local(
         view = session.view(to_act)
         action = bots[to_act].decide(view)
         if action not in view.legal_actions:
-            msg = (f"seat {to_act} answered {action!r}; legal: "
-                   f"{', '.join(map(str, view.legal_actions))}")
+            msg = f"seat {to_act} answered {action!r}; legal: {', '.join(map(str, view.legal_actions))}"
             raise IllegalActionError(msg)
         _tell(listeners, session.apply(action))
     return session
@@ -72,8 +71,7 @@ class LocalBot:
     reach the bots that override :meth:`Bot.on_event`, as the SDK decodes them.
     """
 
-    def __init__(self, factory: Callable[[], Bot], *,
-                 clock: Callable[[], float] = time.perf_counter) -> None:
+    def __init__(self, factory: Callable[[], Bot], *, clock: Callable[[], float] = time.perf_counter) -> None:
         self._factory = factory
         self._clock = clock
         self._bots: dict[tuple[str, int], Bot] = {}

@@ -29,15 +29,29 @@ TOKEN_ENV = "NAP_TOKEN"  # noqa: S105 - the variable's name, not a secret
 def add_options(parser: argparse.ArgumentParser, *, name: str) -> None:
     """Add the SDK's options (``--address``, ``--token``, ``--name``...) to ``parser``."""
     group = parser.add_argument_group("referee connection")
-    group.add_argument("--address", default=os.environ.get(ADDRESS_ENV),
-                       help=f"referee host:port (default: ${ADDRESS_ENV})")
-    group.add_argument("--token", default=os.environ.get(TOKEN_ENV),
-                       help=f"this bot entry's secret token (default: ${TOKEN_ENV})")
+    group.add_argument(
+        "--address", default=os.environ.get(ADDRESS_ENV), help=f"referee host:port (default: ${ADDRESS_ENV})"
+    )
+    group.add_argument(
+        "--token",
+        default=os.environ.get(TOKEN_ENV),
+        help=f"this bot entry's secret token (default: ${TOKEN_ENV})",
+    )
     group.add_argument("--name", default=name, help=f"bot name for the referee's logs (default: {name})")
-    group.add_argument("--max-batch", type=int, default=256, metavar="N",
-                       help="decisions accepted outstanding at once (default: 256)")
-    group.add_argument("--reconnect-for", type=float, default=15.0, metavar="SECONDS",
-                       help="how long to keep reconnecting after the stream breaks (default: 15)")
+    group.add_argument(
+        "--max-batch",
+        type=int,
+        default=256,
+        metavar="N",
+        help="decisions accepted outstanding at once (default: 256)",
+    )
+    group.add_argument(
+        "--reconnect-for",
+        type=float,
+        default=15.0,
+        metavar="SECONDS",
+        help="how long to keep reconnecting after the stream breaks (default: 15)",
+    )
 
 
 def parse_options(
@@ -60,8 +74,14 @@ def parse_options(
         parser.error(f"a token is needed: --token TOKEN or ${TOKEN_ENV}")
     if args.max_batch < 1:
         parser.error("--max-batch must be at least 1")
-    options = Options(address=args.address, token=args.token, name=args.name, version=version,
-                      max_batch=args.max_batch, reconnect_for=args.reconnect_for)
+    options = Options(
+        address=args.address,
+        token=args.token,
+        name=args.name,
+        version=version,
+        max_batch=args.max_batch,
+        reconnect_for=args.reconnect_for,
+    )
     return options, args
 
 
@@ -110,6 +130,8 @@ async def serve(factory: Callable[[], Bot], options: Options) -> ExitCode:
             loop.remove_signal_handler(signum)
     stats = dispatcher.stats
     if stats.errors or stats.illegal or stats.event_errors:
-        log(f"{stats.decisions} decisions; {stats.errors} raised, {stats.illegal} illegal "
-            f"(answered with the lowest legal action), {stats.event_errors} event errors")
+        log(
+            f"{stats.decisions} decisions; {stats.errors} raised, {stats.illegal} illegal "
+            f"(answered with the lowest legal action), {stats.event_errors} event errors"
+        )
     return code

@@ -85,14 +85,18 @@ class StdioDispatcher(Dispatcher):
 
     async def _ask(self, request: nap_pb2.DecisionRequest, *, started: float) -> tuple[str, int] | None:
         clock = time.perf_counter()
-        line = await self.child.ask(encode_request(request), table=request.table,
-                                    expires_at=started + request.deadline_ms / 1000)
+        line = await self.child.ask(
+            encode_request(request), table=request.table, expires_at=started + request.deadline_ms / 1000
+        )
         if line is None:
             return None
         return decode_reply(line, request_id=request.request_id), int((time.perf_counter() - clock) * 1000)
 
-    async def _answers(self, requests: Sequence[nap_pb2.DecisionRequest],
-                       asks: Sequence[asyncio.Future[tuple[str, int] | None]]) -> nap_pb2.BotMessage:
+    async def _answers(
+        self,
+        requests: Sequence[nap_pb2.DecisionRequest],
+        asks: Sequence[asyncio.Future[tuple[str, int] | None]],
+    ) -> nap_pb2.BotMessage:
         out = nap_pb2.BotMessage()
         out.answers.SetInParent()
         for request, reply in zip(requests, await asyncio.gather(*asks), strict=True):
@@ -100,8 +104,7 @@ class StdioDispatcher(Dispatcher):
                 self.unanswered += 1
                 continue
             self.answered += 1
-            out.answers.answers.add(request_id=request.request_id, action=reply[0],
-                                    think_ms=reply[1])
+            out.answers.answers.add(request_id=request.request_id, action=reply[0], think_ms=reply[1])
         return out
 
     def close_table(self, table: str) -> None:
@@ -125,10 +128,15 @@ async def serve(settings: Settings, options: Options, *, log: Callable[[str], No
         if connection is not None:
             connection.stop()
 
-    child = ChildBot(settings.program, log=log, env=env,
-                     stderr=StderrTail(log=log, path=settings.stderr_log),
-                     max_restarts=settings.max_restarts, hang_timeout_s=settings.hang_timeout_s,
-                     on_give_up=give_up)
+    child = ChildBot(
+        settings.program,
+        log=log,
+        env=env,
+        stderr=StderrTail(log=log, path=settings.stderr_log),
+        max_restarts=settings.max_restarts,
+        hang_timeout_s=settings.hang_timeout_s,
+        on_give_up=give_up,
+    )
     try:
         await child.start()
     except ChildError as exc:
@@ -152,8 +160,10 @@ async def serve(settings: Settings, options: Options, *, log: Callable[[str], No
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(signum)
         await child.close()
-    log(f"{dispatcher.answered} answered, {dispatcher.unanswered} left unanswered, "
-        f"{child.restarts} restarts, {child.stale_replies} late replies dropped")
+    log(
+        f"{dispatcher.answered} answered, {dispatcher.unanswered} left unanswered, "
+        f"{child.restarts} restarts, {child.stale_replies} late replies dropped"
+    )
     if child.gave_up:
         return 1
     return int(code)
@@ -166,32 +176,57 @@ def parse_arguments(argv: Sequence[str] | None = None) -> tuple[Settings, Option
         description="Serve the Nap referee with a program that speaks JSON lines on stdin/stdout.",
         epilog="Example: python -m clients.stdio.bridge -- ./bot",
     )
-    parser.add_argument("--max-restarts", type=int, default=3, metavar="N",
-                        help="restart the program at most N times after it exits (default: 3)")
-    parser.add_argument("--hang-timeout", type=float, default=10.0, metavar="SECONDS",
-                        help="kill a program that owes a reply this long past its deadline (default: 10)")
-    parser.add_argument("--stderr-log", type=Path, default=None, metavar="PATH",
-                        help="write the last 64 KiB of the program's stderr here")
+    parser.add_argument(
+        "--max-restarts",
+        type=int,
+        default=3,
+        metavar="N",
+        help="restart the program at most N times after it exits (default: 3)",
+    )
+    parser.add_argument(
+        "--hang-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="kill a program that owes a reply this long past its deadline (default: 10)",
+    )
+    parser.add_argument(
+        "--stderr-log",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="write the last 64 KiB of the program's stderr here",
+    )
     parser.add_argument("program", nargs="+", help="the bot program and its arguments (after --)")
     add_options(parser, name=NAME)
     # One decision at a time by default: the referee's clock for a request starts when it is
     # sent, so requests wait in the referee's queue rather than behind a busy program.
     parser.set_defaults(max_batch=1)
     parser._option_string_actions["--max-batch"].help = (  # noqa: SLF001 - the SDK's option, our default
-        "requests written to the program before its replies come back (default: 1)")
+        "requests written to the program before its replies come back (default: 1)"
+    )
     args = parser.parse_args(argv)
     if not args.address:
         parser.error(f"the referee's address is needed: --address HOST:PORT or ${ADDRESS_ENV}")
     if not args.token:
         parser.error(f"a token is needed: --token TOKEN or ${TOKEN_ENV}")
     if args.max_batch < 1 or args.max_restarts < 0 or args.hang_timeout <= 0:
-        parser.error("--max-batch must be at least 1, --max-restarts not negative, "
-                     "--hang-timeout positive")
+        parser.error("--max-batch must be at least 1, --max-restarts not negative, --hang-timeout positive")
     name = args.name if args.name != NAME else f"stdio:{Path(args.program[0]).name}"
-    options = Options(address=args.address, token=args.token, name=name, version=VERSION,
-                      max_batch=args.max_batch, reconnect_for=args.reconnect_for)
-    settings = Settings(program=tuple(args.program), max_restarts=args.max_restarts,
-                        hang_timeout_s=args.hang_timeout, stderr_log=args.stderr_log)
+    options = Options(
+        address=args.address,
+        token=args.token,
+        name=name,
+        version=VERSION,
+        max_batch=args.max_batch,
+        reconnect_for=args.reconnect_for,
+    )
+    settings = Settings(
+        program=tuple(args.program),
+        max_restarts=args.max_restarts,
+        hang_timeout_s=args.hang_timeout,
+        stderr_log=args.stderr_log,
+    )
     return settings, options
 
 

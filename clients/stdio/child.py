@@ -47,8 +47,14 @@ class ChildError(Exception):
 class StderrTail:
     """The last ``limit`` bytes of a program's stderr, and a live copy of its first lines."""
 
-    def __init__(self, *, log: Callable[[str], None], path: Path | None = None,
-                 limit: int = STDERR_TAIL_BYTES, live_limit: int = STDERR_LIVE_BYTES) -> None:
+    def __init__(
+        self,
+        *,
+        log: Callable[[str], None],
+        path: Path | None = None,
+        limit: int = STDERR_TAIL_BYTES,
+        live_limit: int = STDERR_LIVE_BYTES,
+    ) -> None:
         self.path = path
         self.limit = limit
         self.live_limit = live_limit
@@ -76,8 +82,10 @@ class StderrTail:
             self._live += len(line) + 1
             self._log("bot stderr: " + line.decode("utf-8", errors="replace").rstrip())
             if self._live >= self.live_limit:
-                self._log(f"bot stderr: [more than {self.live_limit} bytes; only the last "
-                          f"{self.limit} are kept{'' if self.path is None else f' in {self.path}'}]")
+                self._log(
+                    f"bot stderr: [more than {self.live_limit} bytes; only the last "
+                    f"{self.limit} are kept{'' if self.path is None else f' in {self.path}'}]"
+                )
                 break
 
     def text(self) -> str:
@@ -210,8 +218,7 @@ class ChildBot:
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             await stdin.drain()
         try:
-            return await asyncio.wait_for(asyncio.shield(ask.future),
-                                          max(0.0, expires_at - loop.time()))
+            return await asyncio.wait_for(asyncio.shield(ask.future), max(0.0, expires_at - loop.time()))
         except TimeoutError:
             self._abandon(ask)
             loop.call_later(self.hang_timeout_s, self._check_hang, ask, process)
@@ -232,8 +239,7 @@ class ChildBot:
     def _check_hang(self, ask: _Ask, process: asyncio.subprocess.Process) -> None:
         """Kill the program if it still owes the reply to ``ask``, given up on a while ago."""
         if ask in self._pending and process is self._process and process.returncode is None:
-            self._log(f"bot program gave no answer {self.hang_timeout_s:g} s past a deadline; "
-                      "killing it")
+            self._log(f"bot program gave no answer {self.hang_timeout_s:g} s past a deadline; killing it")
             with contextlib.suppress(ProcessLookupError):
                 process.kill()
 
@@ -279,8 +285,10 @@ class ChildBot:
         if not self._pending:
             self.stray_lines += 1
             if self.stray_lines <= _STRAY_LOGGED:
-                self._log("bot printed a line with no request waiting (ignored): "
-                          + line[:200].decode("utf-8", errors="replace"))
+                self._log(
+                    "bot printed a line with no request waiting (ignored): "
+                    + line[:200].decode("utf-8", errors="replace")
+                )
             return
         ask = self._pending.popleft()
         if ask.abandoned:
@@ -307,12 +315,14 @@ class ChildBot:
         said = self.stderr.last_line()
         detail = f"; its last stderr line: {said}" if said else ""
         if self.restarts >= self.max_restarts:
-            self._give_up(f"bot program exited with status {code}, no restart left "
-                          f"({self.restarts} used){detail}")
+            self._give_up(
+                f"bot program exited with status {code}, no restart left ({self.restarts} used){detail}"
+            )
             return
         self.restarts += 1
-        self._log(f"bot program exited with status {code}; restart {self.restarts} of "
-                  f"{self.max_restarts}{detail}")
+        self._log(
+            f"bot program exited with status {code}; restart {self.restarts} of {self.max_restarts}{detail}"
+        )
         await asyncio.sleep(RESTART_DELAY_S)
         if self._closing:
             return

@@ -43,8 +43,9 @@ class Arbiter:
     (a bot may ask for fewer).
     """
 
-    def __init__(self, *, fault_limit: int = 10, reconnect_grace_ms: float = 5000.0,
-                 max_outstanding: int = 256) -> None:
+    def __init__(
+        self, *, fault_limit: int = 10, reconnect_grace_ms: float = 5000.0, max_outstanding: int = 256
+    ) -> None:
         self.fault_limit = fault_limit
         self.reconnect_grace_ms = reconnect_grace_ms
         self.max_outstanding = max_outstanding
@@ -109,15 +110,28 @@ class Arbiter:
                     self._carry(match, match.answered(text, elapsed), now, out)
             elif found is False:
                 self._connection_fault(
-                    state, FaultKind.UNKNOWN_REQUEST,
+                    state,
+                    FaultKind.UNKNOWN_REQUEST,
                     f"request {request_id} is not outstanding on this connection",
-                    request_id, text, now, out)
+                    request_id,
+                    text,
+                    now,
+                    out,
+                )
         if self._due:
             self._settle(now, out)
         return out
 
-    def connection_fault(self, bot: str, kind: FaultKind, detail: str, now: float, *,  # noqa: PLR0913 - keywords
-                         request_id: int = 0, action: str = "") -> list[Output]:
+    def connection_fault(  # noqa: PLR0913 - keywords
+        self,
+        bot: str,
+        kind: FaultKind,
+        detail: str,
+        now: float,
+        *,
+        request_id: int = 0,
+        action: str = "",
+    ) -> list[Output]:
         """A fault of ``bot``'s connection (a malformed message, say), at every table it sits at."""
         out: list[Output] = []
         self._connection_fault(self._bots[bot], kind, detail, request_id, action, now, out)
@@ -138,8 +152,9 @@ class Arbiter:
             msg = f"table {spec.table!r} is already playing"
             raise ValueError(msg)
         bots = [self.bot(name) for name in dict.fromkeys(spec.seats)]
-        match = Match(spec, fault_limit=self.fault_limit,
-                      listening=[state.name for state in bots if state.listening])
+        match = Match(
+            spec, fault_limit=self.fault_limit, listening=[state.name for state in bots if state.listening]
+        )
         self._matches[spec.table] = match
         for state in bots:
             state.tables.add(spec.table)
@@ -176,17 +191,23 @@ class Arbiter:
             for ask in late:
                 match = matches.get(ask.table)
                 if match is not None:
-                    self._carry(match, match.unanswered(FaultKind.LATE, _elapsed(ask, now),
-                                                        away=not state.connected), now, out)
+                    self._carry(
+                        match,
+                        match.unanswered(FaultKind.LATE, _elapsed(ask, now), away=not state.connected),
+                        now,
+                        out,
+                    )
             for ask in gone or ():
                 match = matches.get(ask.table)
                 if match is not None:
-                    self._carry(match, match.unanswered(FaultKind.DISCONNECT, _elapsed(ask, now),
-                                                        away=True), now, out)
+                    self._carry(
+                        match, match.unanswered(FaultKind.DISCONNECT, _elapsed(ask, now), away=True), now, out
+                    )
         if self._due:
             self._settle(now, out)
-        self.wake_at = min((state.due for state in self._bots.values() if state.due is not None),
-                           default=None)
+        self.wake_at = min(
+            (state.due for state in self._bots.values() if state.due is not None), default=None
+        )
         return out
 
     def _watch(self, state: BotState) -> None:
@@ -218,8 +239,12 @@ class Arbiter:
                 state = self._bots[closed.bot]
                 state.tables.discard(closed.table)
                 ask = self._asks.get(closed.table)  # type: ignore[assignment]
-                if ask is not None and ask.bot == closed.bot and state.withdraw(ask) \
-                        and closed.reason is CloseReason.DISQUALIFIED:
+                if (
+                    ask is not None
+                    and ask.bot == closed.bot
+                    and state.withdraw(ask)
+                    and closed.reason is CloseReason.DISQUALIFIED
+                ):
                     self._due.append((ask, _elapsed(ask, now)))
             elif kind is Finished:
                 del self._matches[match.table]
@@ -233,19 +258,29 @@ class Arbiter:
             ask, elapsed = due.popleft()
             match = self._matches.get(ask.table)
             if match is not None and match.asked is ask:
-                self._carry(match, match.unanswered(FaultKind.DISCONNECT, elapsed, away=True),
-                            now, out)
+                self._carry(match, match.unanswered(FaultKind.DISCONNECT, elapsed, away=True), now, out)
 
-    def _connection_fault(self, state: BotState, kind: FaultKind, detail: str,  # noqa: PLR0913, PLR0917 - one fault's parts
-                          request_id: int, action: str, now: float, out: list[Output]) -> None:
+    def _connection_fault(  # noqa: PLR0913, PLR0917 - one fault's parts
+        self,
+        state: BotState,
+        kind: FaultKind,
+        detail: str,
+        request_id: int,
+        action: str,
+        now: float,
+        out: list[Output],
+    ) -> None:
         if not state.tables:
             out.append(Unseated(Fault(kind, state.name, "", None, None, None, None, detail)))
             return
         for table in sorted(state.tables):
             match = self._matches[table]
-            self._carry(match, match.connection_fault(state.name, kind, detail,
-                                                      request_id=request_id, action=action),
-                        now, out)
+            self._carry(
+                match,
+                match.connection_fault(state.name, kind, detail, request_id=request_id, action=action),
+                now,
+                out,
+            )
         if self._due:
             self._settle(now, out)
 

@@ -28,8 +28,21 @@ EARLY_MS = 0.1
 class BotState:
     """Everything the referee keeps about one bot identity (pure bookkeeping)."""
 
-    __slots__ = ("_clocked", "_queue", "cap", "connected", "due", "gone", "grace_until",
-                 "listening", "max_outstanding", "name", "outstanding", "retired", "tables")
+    __slots__ = (
+        "_clocked",
+        "_queue",
+        "cap",
+        "connected",
+        "due",
+        "gone",
+        "grace_until",
+        "listening",
+        "max_outstanding",
+        "name",
+        "outstanding",
+        "retired",
+        "tables",
+    )
 
     def __init__(self, name: str, *, max_outstanding: int) -> None:
         self.name = name
@@ -108,8 +121,11 @@ class BotState:
 
     def expired(self, now: float) -> list[Ask]:
         """End every request past its deadline (they are retired): the late ones."""
-        late = [ask for ask in self._clocked.values()
-                if ask.expires_at is not None and ask.expires_at <= now + EARLY_MS]
+        late = [
+            ask
+            for ask in self._clocked.values()
+            if ask.expires_at is not None and ask.expires_at <= now + EARLY_MS
+        ]
         for ask in late:
             self._end(ask)
         return late
@@ -134,8 +150,9 @@ class BotState:
 
     def next_due(self) -> float | None:
         """The earliest deadline of a request whose clock runs, or the end of the grace period."""
-        due = min((ask.expires_at for ask in self._clocked.values()
-                   if ask.expires_at is not None), default=None)
+        due = min(
+            (ask.expires_at for ask in self._clocked.values() if ask.expires_at is not None), default=None
+        )
         grace = self.grace_until
         if grace is not None and (due is None or grace < due):
             return grace

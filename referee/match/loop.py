@@ -71,8 +71,7 @@ class Match:
     Each input returns the outputs it caused, in order.
     """
 
-    def __init__(self, spec: SessionSpec, *, fault_limit: int = 0,
-                 listening: Collection[str] = ()) -> None:
+    def __init__(self, spec: SessionSpec, *, fault_limit: int = 0, listening: Collection[str] = ()) -> None:
         self.spec = spec
         self.table = spec.table
         self._seats = spec.seats
@@ -126,8 +125,7 @@ class Match:
     def _judge(self, asked: Ask, text: str, elapsed_ms: float, out: list[Output]) -> None:
         """Play the answer if it is in time and legal; else record the fault and apply the policy."""
         if elapsed_ms > asked.deadline_ms:
-            self._fault(asked, FaultKind.LATE, self._no_answer(asked, away=False),
-                        asked.deadline_ms, "", out)
+            self._fault(asked, FaultKind.LATE, self._no_answer(asked, away=False), asked.deadline_ms, "", out)
             return
         action = _ACTION_OF_TEXT.get(text)
         if action is None:
@@ -139,8 +137,9 @@ class Match:
         if action in asked.view.legal_actions:
             self._play(asked.seat, action, elapsed_ms, None, out)
         else:
-            self._fault(asked, FaultKind.ILLEGAL, self._illegal(action, text, asked.seat),
-                        elapsed_ms, text, out)
+            self._fault(
+                asked, FaultKind.ILLEGAL, self._illegal(action, text, asked.seat), elapsed_ms, text, out
+            )
 
     def unanswered(self, kind: FaultKind, elapsed_ms: float, *, away: bool = False) -> list[Output]:
         """No answer came for the seat asked: ``kind`` says why (late, or the bot gone).
@@ -161,15 +160,17 @@ class Match:
         self._advance(out)
         return out
 
-    def connection_fault(self, bot: str, kind: FaultKind, detail: str, *, request_id: int = 0,
-                         action: str = "") -> list[Output]:
+    def connection_fault(
+        self, bot: str, kind: FaultKind, detail: str, *, request_id: int = 0, action: str = ""
+    ) -> list[Output]:
         """Record a fault of ``bot``'s connection (not of one decision) at this table."""
         out: list[Output] = []
         if self.finished or bot in self._disqualified or bot not in self._seats:
             return out
         session = self._session
-        fault = Fault(kind, bot, self.table, None, len(session.deals) - 1,
-                      session.deal.action_count, None, detail)
+        fault = Fault(
+            kind, bot, self.table, None, len(session.deals) - 1, session.deal.action_count, None, detail
+        )
         self._record(fault, request_id, action, out)
         return out
 
@@ -212,15 +213,21 @@ class Match:
                     self._apply(Decision(seat, str(action), 0.0, None, forced=True), action, out)
                     continue
             clocks = self._clocks
-            ask = self.asked = Ask(self.table, seat, bot,
-                                   session.view_fields(seat, legal_actions=legal),
-                                   clocks.deadline_ms(seat), clocks.bank_ms(seat))
+            ask = self.asked = Ask(
+                self.table,
+                seat,
+                bot,
+                session.view_fields(seat, legal_actions=legal),
+                clocks.deadline_ms(seat),
+                clocks.bank_ms(seat),
+            )
             out.append(ask)
             return
         self._finish(CloseReason.SESSION_OVER, out)
 
-    def _play(self, seat: int, action: Action, elapsed_ms: float, fault: str | None,
-              out: list[Output]) -> None:
+    def _play(
+        self, seat: int, action: Action, elapsed_ms: float, fault: str | None, out: list[Output]
+    ) -> None:
         self._apply(Decision(seat, str(action), elapsed_ms, fault), action, out)
 
     def _apply(self, decision: Decision, action: Action, out: list[Output]) -> None:
@@ -243,8 +250,9 @@ class Match:
         self.finished = True
         self.asked = None  # (withdrawn by its bot's Closed)
         disqualified = self._disqualified
-        out.extend(Closed(self.table, bot, reason) for bot in dict.fromkeys(self._seats)
-                   if bot not in disqualified)
+        out.extend(
+            Closed(self.table, bot, reason) for bot in dict.fromkeys(self._seats) if bot not in disqualified
+        )
         seats = sorted(seat for seat, bot in enumerate(self._seats) if bot in disqualified)
         outcome = SessionOutcome(
             record=record_of(self._session),
@@ -267,14 +275,29 @@ class Match:
             return str(exc)
         return f"{text} is not among the legal actions"
 
-    def _fault(self, asked: Ask, kind: FaultKind, detail: str, elapsed_ms: float,  # noqa: PLR0913, PLR0917 - one decision's fault
-               text: str, out: list[Output]) -> None:
+    def _fault(  # noqa: PLR0913, PLR0917 - one decision's fault
+        self,
+        asked: Ask,
+        kind: FaultKind,
+        detail: str,
+        elapsed_ms: float,
+        text: str,
+        out: list[Output],
+    ) -> None:
         """Record a fault of the decision asked; play what the policy puts in its place."""
         seat = asked.seat
         session = self._session
         deal_number = len(session.deals) - 1
-        fault = Fault(kind, asked.bot, self.table, seat, deal_number, session.deal.action_count,
-                      round(elapsed_ms, 3), detail)
+        fault = Fault(
+            kind,
+            asked.bot,
+            self.table,
+            seat,
+            deal_number,
+            session.deal.action_count,
+            round(elapsed_ms, 3),
+            detail,
+        )
         self._record(fault, asked.request_id, text, out)
         if self._policy is FaultPolicy.REVOKE and session.deal.phase is Phase.PLAY:
             action: Action = Penalty(seat)
@@ -293,8 +316,14 @@ class Match:
         if limit and count >= limit and bot not in self._disqualified:
             self._disqualified.add(bot)
             self._listening.discard(bot)
-            out.append(Closed(self.table, bot, CloseReason.DISQUALIFIED,
-                              f"{count} faults: disqualified from this session"))
+            out.append(
+                Closed(
+                    self.table,
+                    bot,
+                    CloseReason.DISQUALIFIED,
+                    f"{count} faults: disqualified from this session",
+                )
+            )
 
     # -- what each seat is told ------------------------------------------------------------
 
@@ -304,10 +333,18 @@ class Match:
             return
         session = self._session
         out.extend(
-            Tell(self.table, seat, bot, tuple(
-                self._penalized(item) if item.event.__class__ is Penalized else item
-                for item in session.tell(seat, events, deal=deal)))
-            for seat, bot in enumerate(self._seats) if bot in listening)
+            Tell(
+                self.table,
+                seat,
+                bot,
+                tuple(
+                    self._penalized(item) if item.event.__class__ is Penalized else item
+                    for item in session.tell(seat, events, deal=deal)
+                ),
+            )
+            for seat, bot in enumerate(self._seats)
+            if bot in listening
+        )
 
     def _penalized(self, told: SeatEvent) -> SeatPenalized:
         event: Penalized = told.event  # type: ignore[assignment]

@@ -83,11 +83,28 @@ class Ask:
     ``expires_at`` then, and ``done`` once it has had its one reply.
     """
 
-    __slots__ = ("bank_ms", "bot", "deadline_ms", "done", "expires_at", "request_id", "seat",
-                 "sent_at", "table", "view")
+    __slots__ = (
+        "bank_ms",
+        "bot",
+        "deadline_ms",
+        "done",
+        "expires_at",
+        "request_id",
+        "seat",
+        "sent_at",
+        "table",
+        "view",
+    )
 
-    def __init__(self, table: str, seat: int, bot: str, view: ViewFields, deadline_ms: int,  # noqa: PLR0913, PLR0917 - built once per decision: positional
-                 bank_ms: int) -> None:
+    def __init__(  # noqa: PLR0913, PLR0917 - built once per decision: positional
+        self,
+        table: str,
+        seat: int,
+        bot: str,
+        view: ViewFields,
+        deadline_ms: int,
+        bank_ms: int,
+    ) -> None:
         self.table = table
         self.seat = seat
         self.bot = bot
@@ -100,8 +117,10 @@ class Ask:
         self.done = False
 
     def __repr__(self) -> str:
-        return (f"<Ask {self.request_id} {self.table} seat {self.seat} ({self.bot}) "
-                f"deadline {self.deadline_ms} ms>")
+        return (
+            f"<Ask {self.request_id} {self.table} seat {self.seat} ({self.bot}) "
+            f"deadline {self.deadline_ms} ms>"
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -80,10 +80,12 @@ class _Bot:
 class Simulation:
     """Sessions on an :class:`Arbiter`, in simulated time (milliseconds from 0)."""
 
-    def __init__(self, *, fault_limit: int = 10, reconnect_grace_ms: float = 5000.0,
-                 max_outstanding: int = 256) -> None:
-        self.arbiter = Arbiter(fault_limit=fault_limit, reconnect_grace_ms=reconnect_grace_ms,
-                               max_outstanding=max_outstanding)
+    def __init__(
+        self, *, fault_limit: int = 10, reconnect_grace_ms: float = 5000.0, max_outstanding: int = 256
+    ) -> None:
+        self.arbiter = Arbiter(
+            fault_limit=fault_limit, reconnect_grace_ms=reconnect_grace_ms, max_outstanding=max_outstanding
+        )
         self.now = 0.0
         self.unseated: list[Fault] = []
         """Faults of bots that sat at no table."""
@@ -94,9 +96,15 @@ class Simulation:
         """Bots with requests waiting to be sent, in the order they got them (so a run replays)."""
         self._outcomes: dict[str, SessionOutcome] = {}
 
-    def add_bot(self, name: str, respond: Callable[[Ask, int, float], Iterable[Reaction]], *,
-                max_batch: int = 64, listening: bool = False,
-                on_tell: Callable[[Tell], None] | None = None) -> None:
+    def add_bot(
+        self,
+        name: str,
+        respond: Callable[[Ask, int, float], Iterable[Reaction]],
+        *,
+        max_batch: int = 64,
+        listening: bool = False,
+        on_tell: Callable[[Tell], None] | None = None,
+    ) -> None:
         """Register ``name``, connected from the start.
 
         ``respond(ask, deadline_ms, now)`` reacts to each request it is sent; ``on_tell``

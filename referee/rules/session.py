@@ -149,7 +149,8 @@ class Session:
 
     def _after_deal(self, settled: DealSettled) -> tuple[Event, ...]:
         balances = self.balances = tuple(
-            balance + amount for balance, amount in zip(self.balances, settled.payments, strict=True))
+            balance + amount for balance, amount in zip(self.balances, settled.payments, strict=True)
+        )
         events: list[Event] = []
         start = self.profile.starting_chips
         if start is not None and not self._tie_break:

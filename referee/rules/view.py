@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from referee.rules.events import Event, TrickWon
     from referee.rules.profiles import Profile
 
+
 class ViewFields(NamedTuple):
     """A seat's view as a named tuple of :class:`SeatView`'s fields, in their order.
 
@@ -164,27 +165,30 @@ def view_fields(  # noqa: PLR0913 - the view and what only a session knows, keyw
         raise ValueError(msg)
     contract = deal.contract
     to_act = deal.to_act
-    return _new_fields(ViewFields, (
-        deal.profile.name,
-        size,
-        seat,
-        deal.seats,
-        deal_number,
-        deals_in_session,
-        deal.dealer,
-        deal.phase,
-        to_act,
-        _hand(deal, seat),
-        deal.bids,
-        deal.declarer if contract is not None else None,
-        contract.name if contract is not None else None,
-        deal.trump,
-        deal.trick,
-        deal.tricks,
-        deal.tricks_won,
-        balances if balances is not None else (0,) * size,
-        (deal.legal_actions() if legal_actions is None else legal_actions) if to_act == seat else (),
-    ))
+    return _new_fields(
+        ViewFields,
+        (
+            deal.profile.name,
+            size,
+            seat,
+            deal.seats,
+            deal_number,
+            deals_in_session,
+            deal.dealer,
+            deal.phase,
+            to_act,
+            _hand(deal, seat),
+            deal.bids,
+            deal.declarer if contract is not None else None,
+            contract.name if contract is not None else None,
+            deal.trump,
+            deal.trick,
+            deal.tricks,
+            deal.tricks_won,
+            balances if balances is not None else (0,) * size,
+            (deal.legal_actions() if legal_actions is None else legal_actions) if to_act == seat else (),
+        ),
+    )
 
 
 def _hand(deal: Deal, seat: int) -> tuple[Card, ...]:

@@ -11,6 +11,15 @@ from referee.server.limits import ServerLimits
 from referee.server.setup import configure_logging, port_in_use, tune_collector
 
 __all__ = [
-    "Decision", "Fault", "FaultKind", "Referee", "ServerLimits", "SessionOutcome",
-    "SessionSpec", "TimeLimits", "configure_logging", "port_in_use", "tune_collector",
+    "Decision",
+    "Fault",
+    "FaultKind",
+    "Referee",
+    "ServerLimits",
+    "SessionOutcome",
+    "SessionSpec",
+    "TimeLimits",
+    "configure_logging",
+    "port_in_use",
+    "tune_collector",
 ]

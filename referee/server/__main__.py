@@ -19,12 +19,14 @@ from referee.server.setup import configure_logging, port_in_use, tune_collector
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m referee.server",
-                                     description="Run the Nap Arena referee.")
+    parser = argparse.ArgumentParser(
+        prog="python -m referee.server", description="Run the Nap Arena referee."
+    )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
     parser.add_argument("--port", type=int, default=50051, help="port (0: any free port)")
-    parser.add_argument("--token", action="append", default=[], metavar="NAME=TOKEN",
-                        help="register a bot entry (repeatable)")
+    parser.add_argument(
+        "--token", action="append", default=[], metavar="NAME=TOKEN", help="register a bot entry (repeatable)"
+    )
     parser.add_argument("--profile", default=DEFAULT_PROFILE.name, help="rules profile announced to bots")
     parser.add_argument("--decision-ms", type=int, default=1000)
     parser.add_argument("--bank-ms", type=int, default=0)
@@ -61,10 +63,11 @@ def main(argv: list[str] | None = None) -> int:
     tune_collector()
     try:
         profile = get_profile(args.profile)
-        referee = Referee(limits=ServerLimits(max_outstanding=args.max_outstanding,
-                                              fault_limit=args.fault_limit),
-                          profile=profile,
-                          time_limits=TimeLimits(args.decision_ms, args.bank_ms))
+        referee = Referee(
+            limits=ServerLimits(max_outstanding=args.max_outstanding, fault_limit=args.fault_limit),
+            profile=profile,
+            time_limits=TimeLimits(args.decision_ms, args.bank_ms),
+        )
         for entry in args.token:
             name, sep, token = entry.partition("=")
             if not sep or not name or not token:

@@ -60,16 +60,23 @@ class Referee:
     deadline).
     """
 
-    def __init__(self, *, limits: ServerLimits = ServerLimits(), logger: Any = None,  # noqa: ANN401, B008 - frozen default; any structlog logger
-                 profile: Profile = DEFAULT_PROFILE,
-                 time_limits: TimeLimits = TimeLimits()) -> None:  # noqa: B008 - frozen default
+    def __init__(
+        self,
+        *,
+        limits: ServerLimits = ServerLimits(),  # noqa: B008 - frozen default
+        logger: Any = None,  # noqa: ANN401 - any structlog logger
+        profile: Profile = DEFAULT_PROFILE,
+        time_limits: TimeLimits = TimeLimits(),  # noqa: B008 - frozen default
+    ) -> None:
         self.limits = limits
         self.profile = profile
         self.time_limits = time_limits
         self._log = logger if logger is not None else structlog.get_logger("referee")
-        self.arbiter = Arbiter(fault_limit=limits.fault_limit,
-                               reconnect_grace_ms=limits.reconnect_grace_s * 1000,
-                               max_outstanding=limits.max_outstanding)
+        self.arbiter = Arbiter(
+            fault_limit=limits.fault_limit,
+            reconnect_grace_ms=limits.reconnect_grace_s * 1000,
+            max_outstanding=limits.max_outstanding,
+        )
         self._links: dict[str, BotLink] = {}
         self._by_token: dict[str, BotLink] = {}
         self._encoders: dict[str, RequestEncoder] = {}
@@ -88,8 +95,13 @@ class Referee:
             msg = f"bot {name!r} or its token is already registered"
             raise ValueError(msg)
         state = self.arbiter.add_bot(name)
-        link = BotLink(state, arbiter=self.arbiter, encoders=self._encoders, sent=self._arm,
-                       batch_window_s=self.limits.batch_window_s)
+        link = BotLink(
+            state,
+            arbiter=self.arbiter,
+            encoders=self._encoders,
+            sent=self._arm,
+            batch_window_s=self.limits.batch_window_s,
+        )
         self._links[name] = link
         self._by_token[token] = link
 
@@ -98,16 +110,19 @@ class Referee:
     async def start(self, *, host: str = "127.0.0.1", port: int = 0) -> int:
         """Start serving; return the bound port. OSError when the address cannot be bound."""
         size = self.limits.max_message_bytes
-        server = grpc.aio.server(options=[
-            ("grpc.max_receive_message_length", size),
-            ("grpc.max_send_message_length", size),
-            ("grpc.so_reuseport", 0),
-        ])
+        server = grpc.aio.server(
+            options=[
+                ("grpc.max_receive_message_length", size),
+                ("grpc.max_send_message_length", size),
+                ("grpc.so_reuseport", 0),
+            ]
+        )
         server.add_generic_rpc_handlers((self._service.handler(),))
         health_servicer = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
         reflection.enable_server_reflection(
-            (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+            (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+        )
         address = f"{host}:{port}"
         try:
             bound: int = server.add_insecure_port(address)
@@ -167,8 +182,7 @@ class Referee:
         for name in spec.seats:
             self._link(name)
         log = self._log.bind(table=table)
-        log.info("session started", profile=spec.profile.name, seed=spec.seed,
-                 seats=list(spec.seats))
+        log.info("session started", profile=spec.profile.name, seed=spec.seed, seats=list(spec.seats))
         done = self._sessions[table] = self._running().create_future()
         self._encoders[table] = RequestEncoder(table)
         try:
@@ -179,18 +193,27 @@ class Referee:
                 self.carry_out(self.arbiter.abort(table, self.now()))
             del self._sessions[table]
             del self._encoders[table]
-        log.info("session over", balances=list(outcome.record.balances),
-                 winners=list(outcome.record.winners), faults=len(outcome.faults),
-                 disqualified=list(outcome.disqualified))
+        log.info(
+            "session over",
+            balances=list(outcome.record.balances),
+            winners=list(outcome.record.winners),
+            faults=len(outcome.faults),
+            disqualified=list(outcome.disqualified),
+        )
         return outcome
 
     # -- what the streams bring (called by the service) ------------------------------------
 
     def welcome(self, link: BotLink) -> bytes:
         """The Welcome message for ``link``'s bot: who it is here, the rules and clocks announced."""
-        return welcome_message(bot_id=link.name, profile=self.profile, time_limits=self.time_limits,
-                               max_outstanding=link.state.max_outstanding,
-                               server_version=SERVER_VERSION, protocol_version=PROTOCOL_VERSION)
+        return welcome_message(
+            bot_id=link.name,
+            profile=self.profile,
+            time_limits=self.time_limits,
+            max_outstanding=link.state.max_outstanding,
+            server_version=SERVER_VERSION,
+            protocol_version=PROTOCOL_VERSION,
+        )
 
     def link_of(self, token: str) -> BotLink | None:
         """The link of the bot whose token this is."""
@@ -236,17 +259,21 @@ class Referee:
                 links[item.bot].wake()  # type: ignore[union-attr]
             elif kind is Tell:
                 tell: Tell = item  # type: ignore[assignment]
-                links[tell.bot].send_events([
-                    told_to_proto(told, table=tell.table, seat=tell.seat).SerializeToString()
-                    for told in tell.items])
+                links[tell.bot].send_events(
+                    [
+                        told_to_proto(told, table=tell.table, seat=tell.seat).SerializeToString()
+                        for told in tell.items
+                    ]
+                )
             elif kind is Faulted:
                 self._faulted(item)  # type: ignore[arg-type]
             elif kind is Closed:
                 closed: Closed = item  # type: ignore[assignment]
                 links[closed.bot].notify(closed_notice(closed))
                 if closed.reason is CloseReason.DISQUALIFIED:
-                    self._log.warning("disqualified", bot=closed.bot, table=closed.table,
-                                      detail=closed.message)
+                    self._log.warning(
+                        "disqualified", bot=closed.bot, table=closed.table, detail=closed.message
+                    )
             elif kind is Finished:
                 finished: Finished = item  # type: ignore[assignment]
                 done = self._sessions.get(finished.table)
@@ -260,10 +287,19 @@ class Referee:
 
     def _faulted(self, faulted: Faulted) -> None:
         fault = faulted.fault
-        self._log.warning("fault", kind=str(fault.kind), bot=fault.bot, table=fault.table,
-                          seat=fault.seat, deal=fault.deal, decision=fault.decision,
-                          elapsed_ms=fault.elapsed_ms, detail=fault.detail,
-                          count=faulted.count, limit=faulted.limit)
+        self._log.warning(
+            "fault",
+            kind=str(fault.kind),
+            bot=fault.bot,
+            table=fault.table,
+            seat=fault.seat,
+            deal=fault.deal,
+            decision=fault.decision,
+            elapsed_ms=fault.elapsed_ms,
+            detail=fault.detail,
+            count=faulted.count,
+            limit=faulted.limit,
+        )
         self._links[fault.bot].notify(fault_notice(faulted))
 
     def _arm(self) -> None:

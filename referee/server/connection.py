@@ -51,8 +51,15 @@ class BotLink:
     have to be set earlier).
     """
 
-    def __init__(self, state: BotState, *, arbiter: Arbiter, encoders: dict[str, RequestEncoder],
-                 sent: Callable[[], None], batch_window_s: float = 0.005) -> None:
+    def __init__(
+        self,
+        state: BotState,
+        *,
+        arbiter: Arbiter,
+        encoders: dict[str, RequestEncoder],
+        sent: Callable[[], None],
+        batch_window_s: float = 0.005,
+    ) -> None:
         self.name = state.name
         self.state = state
         self._arbiter = arbiter
@@ -125,8 +132,7 @@ class BotLink:
         requests: list[bytes] = []
         for ask, deadline_ms in self._arbiter.take(self.name, now_ms):
             head, tail = encoders[ask.table].request_of(ask.view, request_id=ask.request_id)
-            requests.append(b"".join((head, deadline_field(deadline_ms), tail,
-                                      bank_field(ask.bank_ms))))
+            requests.append(b"".join((head, deadline_field(deadline_ms), tail, bank_field(ask.bank_ms))))
         if requests:
             self._sent()
         notices = self._notices

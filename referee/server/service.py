@@ -79,8 +79,7 @@ class PlayService:
             return
         hello = read_bot_message(first)
         if not isinstance(hello, Hello):
-            await context.write(refusal_message(RefusalReason.BAD_HELLO,
-                                                "the first message must be a Hello"))
+            await context.write(refusal_message(RefusalReason.BAD_HELLO, "the first message must be a Hello"))
             return
         link = self._hub.link_of(hello.token)
         if link is None:
@@ -94,13 +93,19 @@ class PlayService:
             return
         stream = self._hub.attach(link, hello)
         self._streams.add(stream)
-        self._log.info("bot connected", bot=link.name, bot_name=hello.bot_name,
-                       bot_version=hello.bot_version, max_batch=hello.max_batch,
-                       events=hello.events)
+        self._log.info(
+            "bot connected",
+            bot=link.name,
+            bot_name=hello.bot_name,
+            bot_version=hello.bot_version,
+            max_batch=hello.max_batch,
+            events=hello.events,
+        )
         await self._pump(context, link, stream)
 
-    async def _pump(self, context: grpc.aio.ServicerContext[bytes, bytes], link: BotLink,
-                    stream: StreamState) -> None:
+    async def _pump(
+        self, context: grpc.aio.ServicerContext[bytes, bytes], link: BotLink, stream: StreamState
+    ) -> None:
         """Write the welcome and then the link's batches, while a task reads the bot's messages."""
         reader = asyncio.create_task(self._read(context, link, stream))
         reason = "stream ended"
@@ -134,9 +139,13 @@ class PlayService:
 
     def _check_hello(self, hello: Hello, link: BotLink) -> tuple[RefusalReason, str] | None:
         if hello.protocol_version != PROTOCOL_VERSION:
-            return (RefusalReason.PROTOCOL_VERSION,
-                    (f"protocol_version {hello.protocol_version} not supported; this referee "
-                     f"speaks {PROTOCOL_VERSION}"))
+            return (
+                RefusalReason.PROTOCOL_VERSION,
+                (
+                    f"protocol_version {hello.protocol_version} not supported; this referee "
+                    f"speaks {PROTOCOL_VERSION}"
+                ),
+            )
         if hello.max_batch < 1:
             return RefusalReason.BAD_HELLO, "max_batch must be at least 1"
         if self.stopping:
@@ -145,8 +154,9 @@ class PlayService:
             return RefusalReason.ALREADY_CONNECTED, f"{link.name} already has a live connection"
         return None
 
-    async def _read(self, context: grpc.aio.ServicerContext[bytes, bytes], link: BotLink,
-                    stream: StreamState) -> str:
+    async def _read(
+        self, context: grpc.aio.ServicerContext[bytes, bytes], link: BotLink, stream: StreamState
+    ) -> str:
         """Read the bot's messages until it leaves; return why the stream should end."""
         hub = self._hub
         try:

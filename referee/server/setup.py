@@ -13,8 +13,11 @@ import structlog
 
 def configure_logging(*, json: bool = False, level: int = logging.INFO) -> None:
     """Set up structlog for the server: human-readable lines by default, JSON on request."""
-    renderer: Any = (structlog.processors.JSONRenderer() if json
-                     else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty()))
+    renderer: Any = (
+        structlog.processors.JSONRenderer()
+        if json
+        else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
+    )
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,

@@ -69,8 +69,9 @@ _PHASE_TO: Final = {
 _PHASE_FROM: Final = {number: phase for phase, number in _PHASE_TO.items()}
 _SUIT_FROM: Final = {suit.letter: suit for suit in Suit}
 _CARD_FROM: Final[dict[str, Card]] = {}
-_BID_FROM: Final = {name: Bid(name) for name in ("pass", "two", "three", "misere", "four",
-                                                 "nap", "wellington", "blucher")}
+_BID_FROM: Final = {
+    name: Bid(name) for name in ("pass", "two", "three", "misere", "four", "nap", "wellington", "blucher")
+}
 
 
 def _card(text: str) -> Card:
@@ -308,8 +309,10 @@ def told_to_proto(  # noqa: C901, PLR0912, PLR0915 - one flat branch per event k
         msg.session_over.balances.extend(event.balances)
         msg.session_over.winners.extend(event.winners)
     elif isinstance(event, Penalized):
-        text = (f"{event!r} is told as a referee.match.SeatPenalized, which carries the "
-                "fault's kind, not as an engine event")
+        text = (
+            f"{event!r} is told as a referee.match.SeatPenalized, which carries the "
+            "fault's kind, not as an engine event"
+        )
         raise TypeError(text)
     else:  # pragma: no cover - the Event union is closed
         text = f"not an event: {event!r}"
@@ -378,8 +381,7 @@ _FAULT_KIND_TO: Final[dict[FaultKind, nap_pb2.FaultKind]] = {
     FaultKind.UNKNOWN_REQUEST: nap_pb2.FAULT_KIND_UNKNOWN_REQUEST,
     FaultKind.DISCONNECT: nap_pb2.FAULT_KIND_DISCONNECT,
 }
-_FAULT_KIND_FROM: Final[dict[int, FaultKind]] = {
-    number: kind for kind, number in _FAULT_KIND_TO.items()}
+_FAULT_KIND_FROM: Final[dict[int, FaultKind]] = {number: kind for kind, number in _FAULT_KIND_TO.items()}
 _CLOSE_REASON_TO: Final[dict[CloseReason, nap_pb2.TableClosedReason]] = {
     CloseReason.SESSION_OVER: nap_pb2.TABLE_CLOSED_REASON_SESSION_OVER,
     CloseReason.ABORTED: nap_pb2.TABLE_CLOSED_REASON_ABORTED,

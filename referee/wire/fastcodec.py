@@ -123,22 +123,30 @@ _LEGAL.update({Bid(name): _string(_REQUEST_LEGAL, name) for name in BID_NAMES})
 _LEADER: Final = tuple(_uint(_TRICK_LEADER, seat) for seat in range(_SEATS))
 """Trick.leader, by seat."""
 _PLAYED: Final = tuple(
-    tuple(length_delimited(_TRICK_CARDS,
-                           _uint(_PLAYED_SEAT, seat) + _string(_PLAYED_CARD, card.text))
-          for card in CARDS)
-    for seat in range(_SEATS))
+    tuple(
+        length_delimited(_TRICK_CARDS, _uint(_PLAYED_SEAT, seat) + _string(_PLAYED_CARD, card.text))
+        for card in CARDS
+    )
+    for seat in range(_SEATS)
+)
 """Trick.cards entries: a PlayedCard, by seat then card index."""
 _BIDS: Final = tuple(
-    {Bid(name): length_delimited(_VIEW_BIDS, _uint(_BID_SEAT, seat) + _string(_BID_BID, name))
-     for name in BID_NAMES}
-    for seat in range(_SEATS))
+    {
+        Bid(name): length_delimited(_VIEW_BIDS, _uint(_BID_SEAT, seat) + _string(_BID_BID, name))
+        for name in BID_NAMES
+    }
+    for seat in range(_SEATS)
+)
 """SeatView.bids entries: a SeatBid, by seat then bid."""
 _REQUEST_SEAT: Final = tuple(_uint(_REQUEST_SEAT_TAG, seat) for seat in range(_SEATS))
 """DecisionRequest.seat, by seat."""
 _VIEW_SEAT: Final = tuple(_uint(_VIEW_SEAT_TAG, seat) for seat in range(_SEATS))
 """SeatView.seat, by seat."""
-_PHASE_WIRE: Final = {Phase.BIDDING: nap_pb2.PHASE_BIDDING, Phase.PLAY: nap_pb2.PHASE_PLAY,
-                      Phase.OVER: nap_pb2.PHASE_OVER}
+_PHASE_WIRE: Final = {
+    Phase.BIDDING: nap_pb2.PHASE_BIDDING,
+    Phase.PLAY: nap_pb2.PHASE_PLAY,
+    Phase.OVER: nap_pb2.PHASE_OVER,
+}
 
 
 def _phase_number(phase: Phase) -> int:
@@ -149,7 +157,9 @@ def _phase_number(phase: Phase) -> int:
 _STATE: Final = {
     (_phase_number(phase), to_act): _uint(_VIEW_PHASE, number)
     + (b"" if to_act is None else _VIEW_TO_ACT + varint(to_act))
-    for phase, number in _PHASE_WIRE.items() for to_act in (None, *range(_SEATS))}
+    for phase, number in _PHASE_WIRE.items()
+    for to_act in (None, *range(_SEATS))
+}
 """SeatView.phase and to_act, by :func:`_phase_number` and seat to act."""
 _CONTRACT: dict[tuple[int | None, str | None, Suit | None], bytes] = {}
 """SeatView.declarer, contract and trump."""
@@ -175,24 +185,24 @@ def _contract(declarer: int | None, contract: str | None, trump: Suit | None) ->
     return found
 
 
-def _totals(tricks_won: tuple[int, ...], balances: tuple[int, ...], seats: tuple[int, ...],
-            size: int) -> bytes:
+def _totals(
+    tricks_won: tuple[int, ...], balances: tuple[int, ...], seats: tuple[int, ...], size: int
+) -> bytes:
     """SeatView.tricks_won, balances and active: the view's last fields."""
     counts = _COUNTS.get(tricks_won)
     if counts is None:
-        counts = _COUNTS[tricks_won] = _packed(_VIEW_TRICKS_WON,
-                                               b"".join(varint(n) for n in tricks_won))
+        counts = _COUNTS[tricks_won] = _packed(_VIEW_TRICKS_WON, b"".join(varint(n) for n in tricks_won))
     chips = _BALANCES.get(balances)
     if chips is None:
         if len(_BALANCES) > _BALANCES_CAP:
             _BALANCES.clear()
-        chips = _BALANCES[balances] = _packed(
-            _VIEW_BALANCES, b"".join(varint(zigzag(n)) for n in balances))
+        chips = _BALANCES[balances] = _packed(_VIEW_BALANCES, b"".join(varint(zigzag(n)) for n in balances))
     key = (seats, size)
     active = _ACTIVE.get(key)
     if active is None:
-        active = _ACTIVE[key] = _packed(_VIEW_ACTIVE, bytes(1 if seat in seats else 0
-                                                            for seat in range(size)))
+        active = _ACTIVE[key] = _packed(
+            _VIEW_ACTIVE, bytes(1 if seat in seats else 0 for seat in range(size))
+        )
     return counts + chips + active
 
 
@@ -218,9 +228,23 @@ class RequestEncoder:
     extended rather than encoded again.
     """
 
-    __slots__ = ("_bids", "_bids_bytes", "_current", "_current_key", "_deal", "_deal_key",
-                 "_hands", "_request_table", "_totals", "_totals_key", "_trick", "_trick_plays",
-                 "_tricks", "_tricks_bytes", "_view_table")
+    __slots__ = (
+        "_bids",
+        "_bids_bytes",
+        "_current",
+        "_current_key",
+        "_deal",
+        "_deal_key",
+        "_hands",
+        "_request_table",
+        "_totals",
+        "_totals_key",
+        "_trick",
+        "_trick_plays",
+        "_tricks",
+        "_tricks_bytes",
+        "_view_table",
+    )
 
     def __init__(self, table: str) -> None:
         self._view_table = _string(_VIEW_TABLE, table)
@@ -245,22 +269,50 @@ class RequestEncoder:
 
     def view_of(self, fields: ViewFields) -> bytes:
         """:meth:`view` of the view with these fields (:func:`referee.rules.view_fields`)."""
-        (profile, size, seat, seats, number, deals, dealer, phase, to_act, hand, bids, declarer,
-         contract, trump, trick, tricks, tricks_won, balances, _) = fields
+        (
+            profile,
+            size,
+            seat,
+            seats,
+            number,
+            deals,
+            dealer,
+            phase,
+            to_act,
+            hand,
+            bids,
+            declarer,
+            contract,
+            trump,
+            trick,
+            tricks,
+            tricks_won,
+            balances,
+            _,
+        ) = fields
         deal = (size, profile, number, deals, dealer)
         if deal != self._deal_key:
             self._deal_key = deal
-            self._deal = b"".join((_uint(_VIEW_SIZE, size), _string(_VIEW_PROFILE, profile),
-                                   _uint(_VIEW_DEAL, number), _uint(_VIEW_DEALS, deals),
-                                   _uint(_VIEW_DEALER, dealer)))
+            self._deal = b"".join(
+                (
+                    _uint(_VIEW_SIZE, size),
+                    _string(_VIEW_PROFILE, profile),
+                    _uint(_VIEW_DEAL, number),
+                    _uint(_VIEW_DEALS, deals),
+                    _uint(_VIEW_DEALER, dealer),
+                )
+            )
         state = _STATE[_phase_number(phase), to_act]
         held = self._hands.get(seat)
         if held is None or held[0] != hand:
             held = self._hands[seat] = (hand, b"".join([_HAND[card] for card in hand]))
         if bids is not self._bids:
             self._bid_bytes(bids)
-        settled = (b"" if declarer is None and contract is None and trump is None
-                   else _contract(declarer, contract, trump))
+        settled = (
+            b""
+            if declarer is None and contract is None and trump is None
+            else _contract(declarer, contract, trump)
+        )
         current = self._current_bytes(trick, to_act) if phase is Phase.PLAY else b""
         if tricks is not self._tricks:
             self._trick_bytes(tricks)
@@ -268,8 +320,20 @@ class RequestEncoder:
         if totals != self._totals_key:
             self._totals_key = totals
             self._totals = _totals(*totals)
-        return b"".join((self._view_table, _VIEW_SEAT[seat], self._deal, state, held[1],
-                         self._bids_bytes, settled, current, self._tricks_bytes, self._totals))
+        return b"".join(
+            (
+                self._view_table,
+                _VIEW_SEAT[seat],
+                self._deal,
+                state,
+                held[1],
+                self._bids_bytes,
+                settled,
+                current,
+                self._tricks_bytes,
+                self._totals,
+            )
+        )
 
     def _bid_bytes(self, bids: tuple[tuple[int, Bid], ...]) -> None:
         """SeatView.bids, extended by the new bid when the auction moved on by one."""
@@ -320,10 +384,10 @@ class RequestEncoder:
 
     def request_of(self, fields: ViewFields, *, request_id: int) -> tuple[bytes, bytes]:
         """:meth:`request` for the view with these fields (:func:`referee.rules.view_fields`)."""
-        head = b"".join((_REQUEST_ID, varint(request_id), self._request_table,
-                         _REQUEST_SEAT[fields[2]]))
+        head = b"".join((_REQUEST_ID, varint(request_id), self._request_table, _REQUEST_SEAT[fields[2]]))
         tail = length_delimited(_REQUEST_VIEW, self.view_of(fields)) + b"".join(
-            [_LEGAL[action] for action in fields[18]])
+            [_LEGAL[action] for action in fields[18]]
+        )
         return head, tail
 
 
@@ -352,15 +416,21 @@ def bank_field(time_bank_ms: int) -> bytes:
     return _millis(_BANKS, _REQUEST_BANK, time_bank_ms)
 
 
-def encode_request(view: SeatView, *, table: str, request_id: int, deadline_ms: int,  # noqa: PLR0913 - the request's fields, keywords
-                   time_bank_ms: int, encoder: RequestEncoder | None = None) -> bytes:
+def encode_request(  # noqa: PLR0913 - the request's fields, keywords
+    view: SeatView,
+    *,
+    table: str,
+    request_id: int,
+    deadline_ms: int,
+    time_bank_ms: int,
+    encoder: RequestEncoder | None = None,
+) -> bytes:
     """A DecisionRequest's bytes: what ``request_to_proto(...)`` serializes to."""
     head, tail = (encoder or RequestEncoder(table)).request(view, request_id=request_id)
     return head + deadline_field(deadline_ms) + tail + bank_field(time_bank_ms)
 
 
-def batch_message(requests: list[bytes], events: list[bytes],
-                  notices: Sequence[bytes] | bytes = ()) -> bytes:
+def batch_message(requests: list[bytes], events: list[bytes], notices: Sequence[bytes] | bytes = ()) -> bytes:
     """A RefereeMessage holding a Batch of serialized DecisionRequests and TableEvents, and notices.
 
     ``requests`` and ``events`` are serialized DecisionRequest and TableEvent messages.

@@ -29,12 +29,15 @@ LEN: Final = 2
 I32: Final = 5
 """Wire type of fixed32, sfixed32 and float."""
 
-_FIXED64: Final = frozenset({FieldDescriptor.TYPE_FIXED64, FieldDescriptor.TYPE_SFIXED64,
-                             FieldDescriptor.TYPE_DOUBLE})
-_FIXED32: Final = frozenset({FieldDescriptor.TYPE_FIXED32, FieldDescriptor.TYPE_SFIXED32,
-                             FieldDescriptor.TYPE_FLOAT})
-_DELIMITED: Final = frozenset({FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_BYTES,
-                               FieldDescriptor.TYPE_MESSAGE})
+_FIXED64: Final = frozenset(
+    {FieldDescriptor.TYPE_FIXED64, FieldDescriptor.TYPE_SFIXED64, FieldDescriptor.TYPE_DOUBLE}
+)
+_FIXED32: Final = frozenset(
+    {FieldDescriptor.TYPE_FIXED32, FieldDescriptor.TYPE_SFIXED32, FieldDescriptor.TYPE_FLOAT}
+)
+_DELIMITED: Final = frozenset(
+    {FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_BYTES, FieldDescriptor.TYPE_MESSAGE}
+)
 
 
 def varint(value: int) -> bytes:

@@ -47,8 +47,9 @@ class Stream:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.channel = grpc.aio.insecure_channel(args.address)
-        self.call = self.channel.stream_stream(METHOD, request_serializer=_bytes,
-                                               response_deserializer=None)()
+        self.call = self.channel.stream_stream(
+            METHOD, request_serializer=_bytes, response_deserializer=None
+        )()
         self.dump = Path(args.dump).open("ab") if args.dump else None  # noqa: SIM115
 
     async def hello(self) -> nap_pb2.RefereeMessage | None:
@@ -90,8 +91,9 @@ class Stream:
 Handler = "Callable[[Stream, nap_pb2.DecisionRequest], Awaitable[bool]]"
 
 
-async def serve(args: argparse.Namespace,
-                on_request: Callable[[Stream, nap_pb2.DecisionRequest], Awaitable[bool]]) -> None:
+async def serve(
+    args: argparse.Namespace, on_request: Callable[[Stream, nap_pb2.DecisionRequest], Awaitable[bool]]
+) -> None:
     """Connect and hand every request to ``on_request`` until the stream ends or it says stop."""
     stream = Stream(args)
     first = await stream.hello()

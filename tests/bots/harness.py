@@ -46,8 +46,15 @@ class Arena:
         self.referee.add_bot(name=name, token=token)
         env = {**os.environ, "PYTHONPATH": str(REPO)}
         process = await asyncio.create_subprocess_exec(
-            *command, "--address", f"127.0.0.1:{self.port}", "--token", token,
-            cwd=REPO, env=env, stdout=asyncio.subprocess.DEVNULL)
+            *command,
+            "--address",
+            f"127.0.0.1:{self.port}",
+            "--token",
+            token,
+            cwd=REPO,
+            env=env,
+            stdout=asyncio.subprocess.DEVNULL,
+        )
         self.processes.append(process)
         if wait:
             await self.referee.wait_for_bot(name, timeout=20)
@@ -69,11 +76,23 @@ async def arena(limits: ServerLimits | None = None) -> AsyncIterator[Arena]:
         await referee.stop(0.2)
 
 
-def spec(table: str, seats: tuple[str, ...], *, seed: int = 1, profile: Profile | None = None,
-         decision_ms: int = 2000, bank_ms: int = 0) -> SessionSpec:
+def spec(
+    table: str,
+    seats: tuple[str, ...],
+    *,
+    seed: int = 1,
+    profile: Profile | None = None,
+    decision_ms: int = 2000,
+    bank_ms: int = 0,
+) -> SessionSpec:
     """A session spec with test-friendly defaults (heather, no bank)."""
-    return SessionSpec(table=table, profile=profile or PROFILES["heather"], seed=seed,
-                       seats=seats, time_limits=TimeLimits(decision_ms, bank_ms))
+    return SessionSpec(
+        table=table,
+        profile=profile or PROFILES["heather"],
+        seed=seed,
+        seats=seats,
+        time_limits=TimeLimits(decision_ms, bank_ms),
+    )
 
 
 def read_dump(path: Path) -> list[nap_pb2.RefereeMessage]:
@@ -82,6 +101,6 @@ def read_dump(path: Path) -> list[nap_pb2.RefereeMessage]:
     out, at = [], 0
     while at < len(data):
         (size,) = struct.unpack_from("<I", data, at)
-        out.append(nap_pb2.RefereeMessage.FromString(data[at + 4: at + 4 + size]))
+        out.append(nap_pb2.RefereeMessage.FromString(data[at + 4 : at + 4 + size]))
         at += 4 + size
     return out

@@ -28,8 +28,10 @@ POLICIES = ("steady", "illegal", "garbage", "dies")
 
 def choose(policy: str, table: str, view: SeatView, legal: Sequence[str]) -> str | None:
     """The answer's text, or None when the bot's process exits instead of answering."""
-    key = zlib.crc32(f"{table}/{view.seat}/{view.deal_number}/{len(view.bids)}/"
-                     f"{len(view.tricks)}/{len(view.trick)}".encode())
+    key = zlib.crc32(
+        f"{table}/{view.seat}/{view.deal_number}/{len(view.bids)}/"
+        f"{len(view.tricks)}/{len(view.trick)}".encode()
+    )
     if policy == "dies" and view.deal_number >= 2:
         return None
     if policy == "illegal" and key % 5 == 0:

@@ -23,8 +23,7 @@ async def main() -> None:
         if message is None:
             break
         if message.WhichOneof("kind") == "batch" and message.batch.requests:
-            await stream.answer([(r.request_id, rng.choice(r.legal_actions))
-                                 for r in message.batch.requests])
+            await stream.answer([(r.request_id, rng.choice(r.legal_actions)) for r in message.batch.requests])
     await stream.close()
 
 

@@ -1,6 +1,6 @@
 """Run (or resume) a small tournament of the example bots, for the kill-and-resume test.
 
-    python tests/bots_runner/killable.py DB LOGS SEED SESSIONS [--resume ID]
+python tests/bots_runner/killable.py DB LOGS SEED SESSIONS [--resume ID]
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ ENTRANTS = (("random", "random"), ("peel", "peel"), ("random", "random-2"), ("pe
 
 def config(seed: int, sessions: int, *, concurrency: int = 2) -> TournamentConfig:
     bots = tuple(example_bot(kind, name=name) for kind, name in ENTRANTS)
-    return TournamentConfig(name="killable", bots=bots, table_size=4, sessions=sessions,
-                            seed=seed, concurrency=concurrency)
+    return TournamentConfig(
+        name="killable", bots=bots, table_size=4, sessions=sessions, seed=seed, concurrency=concurrency
+    )
 
 
 def main() -> None:

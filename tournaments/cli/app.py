@@ -134,8 +134,9 @@ def seats_for(entrants: Sequence[object], table_size: int | None) -> int:
     return size
 
 
-def play_and_publish(config: TournamentConfig, *, store: Store, out: Path,
-                     options: RunOptions | None = None) -> None:
+def play_and_publish(
+    config: TournamentConfig, *, store: Store, out: Path, options: RunOptions | None = None
+) -> None:
     """Run a tournament with a progress bar, then print and publish its standings.
 
     The progress bar is this command's own: it takes the place of any in ``options``.
@@ -143,7 +144,9 @@ def play_and_publish(config: TournamentConfig, *, store: Store, out: Path,
     tune_collector()  # for the referee, when it plays here (one worker, or remote bots)
     with Progress(*progress_columns(), console=console) as progress:
         tournament_id = run_tournament(
-            config, store=store, logs_root=(out / "logs").resolve(),
+            config,
+            store=store,
+            logs_root=(out / "logs").resolve(),
             options=dataclasses.replace(options or RunOptions(), progress=progress),
         )
     publish_standings(store, tournament_id, out)

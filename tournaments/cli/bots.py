@@ -70,8 +70,7 @@ def bot_check(folder: Path, sessions: int, table_size: int, profile: str, decisi
 def bot_submit(folder: Path, db_path: Path, sessions: int) -> None:
     """Validate, check, and register a bot folder as a new version (by content hash)."""
     manifest = read_manifest(folder)
-    report = _check(folder, sessions=sessions, table_size=3, profile=DEFAULT_PROFILE.name,
-                    decision_ms=1000)
+    report = _check(folder, sessions=sessions, table_size=3, profile=DEFAULT_PROFILE.name, decision_ms=1000)
     if not report.passed:
         msg = f"bot {manifest.name} did not pass its check; not registered"
         raise RunnerError(msg)

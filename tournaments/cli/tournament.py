@@ -84,8 +84,7 @@ def tournament() -> None:
     "-w",
     type=click.IntRange(1),
     default=None,
-    help="Processes that play blocks, each with its own referee and bot processes "
-    "(default: one per core).",
+    help="Processes that play blocks, each with its own referee and bot processes (default: one per core).",
 )
 @click.option(
     "--decision-ms",
@@ -155,7 +154,9 @@ def tournament_resume(tournament_id: int, db_path: Path, out: Path) -> None:
         store.tournament(tournament_id)
         with Progress(*progress_columns(), console=console) as progress:
             resume_tournament(
-                tournament_id, store=store, logs_root=(out / "logs").resolve(),
+                tournament_id,
+                store=store,
+                logs_root=(out / "logs").resolve(),
                 options=RunOptions(progress=progress),
             )
         publish_standings(store, tournament_id, out)

@@ -18,32 +18,63 @@ if TYPE_CHECKING:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Parse the command line and play until the referee has no more tables for this bot."""
-    parser = argparse.ArgumentParser(prog="python -m clients.bots.pimc",
-                                     description="Perfect-Information Monte Carlo Nap bot")
+    parser = argparse.ArgumentParser(
+        prog="python -m clients.bots.pimc", description="Perfect-Information Monte Carlo Nap bot"
+    )
     defaults = Budget()
-    parser.add_argument("--samples", type=int, default=defaults.samples, metavar="N",
-                        help=f"most deals sampled per decision (default: {defaults.samples})")
-    parser.add_argument("--seconds", type=float, default=defaults.seconds, metavar="S",
-                        help=f"time budget per decision, 0 for none (default: {defaults.seconds})")
+    parser.add_argument(
+        "--samples",
+        type=int,
+        default=defaults.samples,
+        metavar="N",
+        help=f"most deals sampled per decision (default: {defaults.samples})",
+    )
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        default=defaults.seconds,
+        metavar="S",
+        help=f"time budget per decision, 0 for none (default: {defaults.seconds})",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the sampling (default: 0)")
-    parser.add_argument("--caution", type=float, default=CAUTION,
-                        help=f"taken off each contract's chance when bidding (default: {CAUTION})")
-    parser.add_argument("--batch-seconds", type=float, default=defaults.batch_seconds, metavar="S",
-                        help="time budget of the decisions of one batch of requests, 0 for none "
-                             f"(default: {defaults.batch_seconds})")
-    parser.add_argument("--profile", default=None,
-                        help="rules profile or house-rules .toml, when the referee's is not built in")
+    parser.add_argument(
+        "--caution",
+        type=float,
+        default=CAUTION,
+        help=f"taken off each contract's chance when bidding (default: {CAUTION})",
+    )
+    parser.add_argument(
+        "--batch-seconds",
+        type=float,
+        default=defaults.batch_seconds,
+        metavar="S",
+        help="time budget of the decisions of one batch of requests, 0 for none "
+        f"(default: {defaults.batch_seconds})",
+    )
+    parser.add_argument(
+        "--profile",
+        default=None,
+        help="rules profile or house-rules .toml, when the referee's is not built in",
+    )
     given = list(sys.argv[1:] if argv is None else argv)
     if not any(arg == "--max-batch" or arg.startswith("--max-batch=") for arg in given):
         given = ["--max-batch", str(defaults.batch_size), *given]  # the SDK's option, this bot's default
     options, args = parse_options(given, name=NAME, version=VERSION, parser=parser)
     if args.samples < 1:
         parser.error("--samples must be at least 1")
-    budget = Budget(samples=args.samples, seconds=args.seconds or None,
-                    batch_seconds=args.batch_seconds or None, batch_size=options.max_batch)
+    budget = Budget(
+        samples=args.samples,
+        seconds=args.seconds or None,
+        batch_seconds=args.batch_seconds or None,
+        batch_size=options.max_batch,
+    )
     profile = get_profile(args.profile) if args.profile else None
-    run(partial(PimcBot, budget=budget, seed=args.seed, profile=profile, caution=args.caution),
-        name=NAME, version=VERSION, options=options)
+    run(
+        partial(PimcBot, budget=budget, seed=args.seed, profile=profile, caution=args.caution),
+        name=NAME,
+        version=VERSION,
+        options=options,
+    )
 
 
 if __name__ == "__main__":

@@ -194,8 +194,12 @@ class PimcBot(Bot):
         if not contracts:
             return PASS
         standing = _standing_bid(view, profile)
-        estimate = self.estimate(view, [c.tricks for c in contracts if not c.misere],
-                                 misere=any(c.misere for c in contracts), standing=standing)
+        estimate = self.estimate(
+            view,
+            [c.tricks for c in contracts if not c.misere],
+            misere=any(c.misere for c in contracts),
+            standing=standing,
+        )
         if estimate is None:
             return PASS
         opponents = len(view.seats_in_play) - 1
@@ -272,8 +276,9 @@ class PimcBot(Bot):
             hands = {seat: mask_of(cards) for seat, cards in sample.items()}
             hands[view.seat] = mine
             try:
-                made, theirs = self._solve_opening(view, order, hands, targets, misere=misere,
-                                                   standing=standing, limit=clock.node_limit())
+                made, theirs = self._solve_opening(
+                    view, order, hands, targets, misere=misere, standing=standing, limit=clock.node_limit()
+                )
             except SearchAbortedError:
                 continue
             for key in made:
@@ -282,8 +287,10 @@ class PimcBot(Bot):
             total += weight
         if not total:
             return None
-        return _Estimate(chances={key: value / total for key, value in sums.items()},
-                         standing=None if standing is None else standing_sum / total)
+        return _Estimate(
+            chances={key: value / total for key, value in sums.items()},
+            standing=None if standing is None else standing_sum / total,
+        )
 
     @staticmethod
     def _solve_opening(  # noqa: PLR0913 - one sample's questions, asked of one set of hands
@@ -303,20 +310,28 @@ class PimcBot(Bot):
         """
         made: list[str] = []
         if targets:
-            solver = Solver(Position.opening(order, hands, declarer=view.seat, target=targets[0],
-                                             misere=False), node_limit=limit)
+            solver = Solver(
+                Position.opening(order, hands, declarer=view.seat, target=targets[0], misere=False),
+                node_limit=limit,
+            )
             for target in targets:
                 if not solver.reaches(target):
                     break
                 made.append(str(target))
-        if misere and Solver(Position.opening(order, hands, declarer=view.seat, target=0, misere=True),
-                             node_limit=limit).can_make():
+        if (
+            misere
+            and Solver(
+                Position.opening(order, hands, declarer=view.seat, target=0, misere=True), node_limit=limit
+            ).can_make()
+        ):
             made.append("misere")
         theirs = False
         if standing is not None:
             seat, contract = standing
-            theirs = Solver(Position.opening(order, hands, declarer=seat, target=contract.tricks,
-                                             misere=contract.misere), node_limit=limit).can_make()
+            theirs = Solver(
+                Position.opening(order, hands, declarer=seat, target=contract.tricks, misere=contract.misere),
+                node_limit=limit,
+            ).can_make()
         return made, theirs
 
 

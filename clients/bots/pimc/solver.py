@@ -163,8 +163,18 @@ class Position:
         misere: bool,
     ) -> Position:
         """The position before the declarer's first lead (for bidding: which lead is best)."""
-        return cls._build(order=order, hands=hands, declarer=declarer, to_act=declarer, plays=[],
-                          trump=None, first_card=True, misere=misere, target=target, won=0)
+        return cls._build(
+            order=order,
+            hands=hands,
+            declarer=declarer,
+            to_act=declarer,
+            plays=[],
+            trump=None,
+            first_card=True,
+            misere=misere,
+            target=target,
+            won=0,
+        )
 
     @classmethod
     def _build(  # noqa: PLR0913 - one place that turns seats into positions
@@ -210,8 +220,23 @@ class Solver:
     deadline. Not thread-safe; queries leave the position as it was.
     """
 
-    __slots__ = ("_best", "_count", "_declarer", "_hands", "_led", "_misere", "_n", "_node_limit",
-                 "_outcomes", "_table", "_tables", "_to_act", "_trump", "nodes", "position")
+    __slots__ = (
+        "_best",
+        "_count",
+        "_declarer",
+        "_hands",
+        "_led",
+        "_misere",
+        "_n",
+        "_node_limit",
+        "_outcomes",
+        "_table",
+        "_tables",
+        "_to_act",
+        "_trump",
+        "nodes",
+        "position",
+    )
 
     def __init__(self, position: Position, *, node_limit: int | None = None) -> None:
         self.position = position
@@ -508,11 +533,13 @@ class Solver:
             moves = _representatives(legal, hand, live)
             if len(moves) > 1:
                 if self._misere:
-                    moves = _order_misere(moves, best_card, declarer=pos == declarer,
-                                          declarer_winning=best_pos == declarer)
+                    moves = _order_misere(
+                        moves, best_card, declarer=pos == declarer, declarer_winning=best_pos == declarer
+                    )
                 else:
-                    moves = _order_follow(moves, best_card, trump,
-                                          same_side=(best_pos == declarer) == (pos == declarer))
+                    moves = _order_follow(
+                        moves, best_card, trump, same_side=(best_pos == declarer) == (pos == declarer)
+                    )
         else:
             moves = _representatives(hand, hand, live)
             if not self._misere:
