@@ -18,16 +18,16 @@ from typing import TYPE_CHECKING, Any
 
 from clients.sdk.local import LocalBot
 from referee.match import SessionSpec, Simulation, TimeLimits
-from referee.rules import DealSettled, FaultPolicy, Profile, Session, SessionRecord
 from referee.server import ServerLimits
 from tournaments.results import Declaration, FaultRecord, SeatResult, SessionResult
 from tournaments.scheduler import BlockSpec
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+    from collections.abc import Awaitable, Callable, Mapping, Sequence
 
     from clients.sdk.bot import Bot
     from referee.match import Decision, Fault, SessionOutcome
+    from referee.rules import FaultPolicy, Profile
     from referee.server import Referee
 
 
@@ -94,24 +94,11 @@ async def run_block(
     finished = []
     for rotation in spec.rotations:
         outcome = await referee.play_session(spec.session(rotation))
-        session = _finished(spec, rotation, outcome)
+        session = finish_session(spec, rotation, outcome)
         if on_session is not None:
             await on_session(session)
         finished.append(session)
     return finished
-
-
-def _finished(spec: BlockRun, rotation: int, outcome: SessionOutcome) -> FinishedSession:
-    seating = spec.block.seating(rotation)
-    return finish_session(
-        spec,
-        rotation,
-        outcome.record,
-        outcome.decisions,
-        [_fault_record(fault, seating) for fault in outcome.faults],
-        disqualified=outcome.disqualified,
-        settled=outcome.settlements or None,
-    )
 
 
 def _fault_record(fault: Fault, seating: Sequence[str]) -> FaultRecord:
@@ -130,42 +117,17 @@ def _fault_record(fault: Fault, seating: Sequence[str]) -> FaultRecord:
     )
 
 
-def settlements(record: SessionRecord) -> list[DealSettled]:
-    """Replay ``record`` and return each deal's settlement, in order."""
-    session = Session(
-        record.profile,
-        table_size=record.table_size,
-        seed=record.seed,
-        dealer=record.first_dealer,
-        decks=[d.deck for d in record.deals],
-    )
-    settled: list[DealSettled] = []
-    for deal in record.deals:
-        for action in deal.actions:
-            settled.extend(e for e in session.apply(action) if isinstance(e, DealSettled))
-    return settled
-
-
-def finish_session(  # noqa: PLR0913 - the parts of a played session, all keywords but the key
-    spec: BlockRun,
-    rotation: int,
-    record: SessionRecord,
-    decisions: Iterable[Iterable[Decision]],
-    faults: Sequence[FaultRecord],
-    *,
-    disqualified: Sequence[int] = (),
-    settled: Sequence[DealSettled] | None = None,
-) -> FinishedSession:
-    """Build a played session's result and log payload (pure).
+def finish_session(spec: BlockRun, rotation: int, outcome: SessionOutcome) -> FinishedSession:
+    """A played session's result and log payload (pure).
 
     Chips are the seats' final balances; each of w winners gets win share 1/w; each deal
-    a seat declared in adds a declaration (contract, made or failed). ``settled`` are the
-    deals' settlements when the caller has them (the referee's outcome does); otherwise
-    they come from replaying ``record``.
+    a seat declared in adds a declaration (contract, made or failed).
     """
     seating = spec.block.seating(rotation)
+    record = outcome.record
+    faults = [_fault_record(fault, seating) for fault in outcome.faults]
     declared: list[list[Declaration]] = [[] for _ in seating]
-    for settled_deal in settlements(record) if settled is None else settled:
+    for settled_deal in outcome.settlements:
         if settled_deal.declarer is not None and settled_deal.contract is not None:
             declared[settled_deal.declarer].append(
                 Declaration(settled_deal.contract, bool(settled_deal.made))
@@ -195,7 +157,7 @@ def finish_session(  # noqa: PLR0913 - the parts of a played session, all keywor
         "profile": spec.profile.name,
         "bots": [{"seat": seat, "bot": bot} for seat, bot in enumerate(seating)],
         "record": record.to_json(),
-        "decisions": [[_decision_json(decision) for decision in deal] for deal in decisions],
+        "decisions": [[_decision_json(decision) for decision in deal] for deal in outcome.decisions],
         "faults": [
             {
                 "kind": f.kind,
@@ -208,7 +170,7 @@ def finish_session(  # noqa: PLR0913 - the parts of a played session, all keywor
             }
             for f in faults
         ],
-        "disqualified": list(disqualified),
+        "disqualified": list(outcome.disqualified),
         "result": {
             "seats": [
                 {
@@ -263,5 +225,5 @@ def play_block_in_process(
             local = LocalBot(bots[name])
             simulation.add_bot(name, local.respond, listening=local.listening, on_tell=local.tell)
         [outcome] = simulation.play(spec.session(rotation))
-        finished.append(_finished(spec, rotation, outcome))
+        finished.append(finish_session(spec, rotation, outcome))
     return finished
