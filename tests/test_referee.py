@@ -331,3 +331,22 @@ def test_forced_moves_are_played_without_asking(tmp_path: Path) -> None:
     assert closed
     assert closed <= {f"forced-{seed}" for seed in range(4)}
     assert not any(m.batch.closed for m in messages if m.WhichOneof("kind") == "batch")
+
+
+def test_an_error_in_the_referee_ends_the_sessions_with_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bug in the core is not a bot's fault and must not hang a table: play_session raises it."""
+    from referee.match import Match  # noqa: PLC0415
+
+    def broken(self: Match, text: str, elapsed_ms: float) -> list[object]:
+        del self, text, elapsed_ms
+        msg = "boom"
+        raise RuntimeError(msg)
+
+    async def scenario() -> None:
+        async with arena() as ring:
+            await ring.bot("r", sdk_random_bot())
+            monkeypatch.setattr(Match, "answered", broken)
+            with pytest.raises(RuntimeError, match="boom"):
+                await asyncio.wait_for(ring.referee.play_session(spec("t", ("r",) * 4)), 30)
+
+    asyncio.run(scenario())

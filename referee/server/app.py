@@ -43,7 +43,7 @@ from referee.wire.fastcodec import RequestEncoder, closed_notice, fault_notice
 from referee.wire.stream import welcome_message
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
     from referee.match import Output
     from referee.server.connection import StreamState
@@ -186,11 +186,11 @@ class Referee:
         done = self._sessions[table] = self._running().create_future()
         self._encoders[table] = RequestEncoder(table)
         try:
-            self.carry_out(self.arbiter.open(spec, self.now()))
+            self._feed(self.arbiter.open, spec, self.now())
             outcome: SessionOutcome = await done
         finally:
             if table in self.arbiter.playing:  # cancelled: the table closes to every bot seated
-                self.carry_out(self.arbiter.abort(table, self.now()))
+                self._feed(self.arbiter.abort, table, self.now())
             del self._sessions[table]
             del self._encoders[table]
         log.info(
@@ -227,16 +227,16 @@ class Referee:
     def detach(self, link: BotLink, stream: StreamState, reason: str) -> None:
         """``stream`` ended for ``reason``: if it was the bot's, a disconnect where it sits."""
         if link.detach(stream):
-            self.carry_out(self.arbiter.detach(link.name, self.now(), reason))
+            self._feed(self.arbiter.detach, link.name, self.now(), reason)
 
     def answers(self, link: BotLink, answers: Iterable[tuple[int, str]]) -> None:
         """Answers from ``link``'s bot, in the order they came."""
-        self.carry_out(self.arbiter.answers(link.name, answers, self.now()))
+        self._feed(self.arbiter.answers, link.name, answers, self.now())
         link.answered()
 
     def connection_fault(self, link: BotLink, kind: FaultKind, detail: str) -> None:
         """A fault of ``link``'s connection itself (a malformed message, say)."""
-        self.carry_out(self.arbiter.connection_fault(link.name, kind, detail, self.now()))
+        self._feed(self.arbiter.connection_fault, link.name, kind, detail, self.now())
 
     # -- carrying out what the core decided ------------------------------------------------
 
@@ -249,6 +249,20 @@ class Referee:
         if loop is None:
             loop = self._loop = asyncio.get_running_loop()
         return loop
+
+    def _feed(self, core_input: Callable[..., list[Output]], *args: Any) -> None:  # noqa: ANN401 - the input's own arguments
+        """Give the core one input and carry out its outputs.
+
+        An exception here is a bug of the referee, not a bot's doing: every session playing
+        ends with it (their ``play_session`` raises it) rather than waiting forever.
+        """
+        try:
+            self.carry_out(core_input(*args))
+        except Exception as exc:  # noqa: BLE001 - handed to every session playing
+            self._log.exception("referee error", error=repr(exc))
+            for done in self._sessions.values():
+                if not done.done():
+                    done.set_exception(exc)
 
     def carry_out(self, outputs: list[Output]) -> None:
         """Do what the core's outputs say, in order; then set the timer for the next deadline."""
@@ -314,7 +328,7 @@ class Referee:
 
     def _tick(self) -> None:
         self._timer = self._timer_at = None
-        self.carry_out(self.arbiter.tick(self.now()))
+        self._feed(self.arbiter.tick, self.now())
         for link in self._links.values():
             if link.state.gone:
                 link.forget()
