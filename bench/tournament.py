@@ -35,8 +35,8 @@ from typing import Any, cast
 
 from rich.progress import Progress
 
+from referee.match import TimeLimits
 from referee.rules import DEFAULT_PROFILE
-from referee.server import TimeLimits
 from tournaments.blocks import BlockRun, play_block_in_process
 from tournaments.bots import example_bot
 from tournaments.config import DEFAULT_CONCURRENCY, TournamentConfig

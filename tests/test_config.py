@@ -7,8 +7,8 @@ from dataclasses import MISSING, fields
 
 import pytest
 
+from referee.match import TimeLimits
 from referee.rules import DEFAULT_PROFILE, FaultPolicy
-from referee.server import TimeLimits
 from tournaments.bots import RunnerError, example_bot
 from tournaments.config import TournamentConfig
 

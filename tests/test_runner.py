@@ -295,8 +295,8 @@ class TestInProcess:
             )
             over_grpc = {(r.block, r.rotation): r for r in store.session_results(tournament)}
             blocks = store.blocks(tournament)
+        from referee.match import TimeLimits  # noqa: PLC0415
         from referee.rules import get_profile  # noqa: PLC0415
-        from referee.server import TimeLimits  # noqa: PLC0415
 
         factories = {bot.name: bot.make_bot() for bot in FOUR}
         for block in blocks:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Final
 
+from referee.match import TimeLimits
 from referee.rules import DEFAULT_PROFILE, FaultPolicy
-from referee.server import TimeLimits
 from tournaments.bots import BotEntry, RunnerError
 
 if TYPE_CHECKING:

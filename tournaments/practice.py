@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from referee.match import TimeLimits
 from referee.rules import DEFAULT_PROFILE
-from referee.server import TimeLimits
 from tournaments.bots import BUILTIN_BOTS, RunnerError
 from tournaments.config import TournamentConfig
 from tournaments.logfiles import read_log

@@ -37,7 +37,7 @@ from referee.match import (
 from referee.rules import DEFAULT_PROFILE, Profile
 from referee.server.connection import BotLink
 from referee.server.limits import ServerLimits
-from referee.server.service import PROTOCOL_VERSION, SERVER_VERSION, SERVICE_NAME, PlayService
+from referee.server.service import SERVER_VERSION, SERVICE_NAME, PlayService
 from referee.wire.codec import told_to_proto
 from referee.wire.fastcodec import RequestEncoder, closed_notice, fault_notice
 from referee.wire.stream import welcome_message
@@ -212,7 +212,6 @@ class Referee:
             time_limits=self.time_limits,
             max_outstanding=link.state.max_outstanding,
             server_version=SERVER_VERSION,
-            protocol_version=PROTOCOL_VERSION,
         )
 
     def link_of(self, token: str) -> BotLink | None:

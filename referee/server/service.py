@@ -17,14 +17,20 @@ from typing import TYPE_CHECKING, Any, Protocol
 import grpc  # type: ignore[import-untyped]  # grpcio ships no stubs
 
 from referee.match import FaultKind
-from referee.wire.stream import Goodbye, Hello, RefusalReason, read_bot_message, refusal_message
+from referee.wire.stream import (
+    PROTOCOL_VERSION,
+    Goodbye,
+    Hello,
+    RefusalReason,
+    read_bot_message,
+    refusal_message,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from referee.server.connection import BotLink, StreamState
 
-PROTOCOL_VERSION = 1
 SERVER_VERSION = "nap-arena 0.1.0"
 SERVICE_NAME = "nap.v1.Referee"
 

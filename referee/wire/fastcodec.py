@@ -384,9 +384,9 @@ class RequestEncoder:
 
     def request_of(self, fields: ViewFields, *, request_id: int) -> tuple[bytes, bytes]:
         """:meth:`request` for the view with these fields (:func:`referee.rules.view_fields`)."""
-        head = b"".join((_REQUEST_ID, varint(request_id), self._request_table, _REQUEST_SEAT[fields[2]]))
+        head = b"".join((_REQUEST_ID, varint(request_id), self._request_table, _REQUEST_SEAT[fields.seat]))
         tail = length_delimited(_REQUEST_VIEW, self.view_of(fields)) + b"".join(
-            [_LEGAL[action] for action in fields[18]]
+            [_LEGAL[action] for action in fields.legal_actions]
         )
         return head, tail
 

@@ -9,8 +9,8 @@ import click
 from rich.progress import Progress
 from rich.table import Table
 
+from referee.match import TimeLimits
 from referee.rules import DEFAULT_PROFILE, get_profile
-from referee.server import TimeLimits
 from tournaments.cli.app import (
     console,
     db_option,
