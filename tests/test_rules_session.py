@@ -156,3 +156,16 @@ def test_card_text_round_trips_and_is_interned() -> None:
     assert Card("q♥") is Card("QH")
     with pytest.raises(ValueError, match="not a card"):
         Card("1X")
+
+
+def test_a_views_fields_are_named_as_the_seat_view_and_in_its_order() -> None:
+    """ViewFields (what the referee encodes) and SeatView (what a bot reads) are one list of fields."""
+    from dataclasses import fields  # noqa: PLC0415
+
+    from referee.rules import SeatView, ViewFields  # noqa: PLC0415
+
+    assert ViewFields._fields == tuple(field.name for field in fields(SeatView))
+    session = Session(PROFILES["heather"], table_size=4, seed=2)
+    view = session.view(session.to_act or 0)
+    assert view.fields() == session.view_fields(view.seat)
+    assert SeatView(*view.fields()) == view

@@ -108,6 +108,17 @@ class Match:
 
     def answered(self, text: str, elapsed_ms: float) -> list[Output]:
         """The bot of the seat asked answered ``text`` after ``elapsed_ms``."""
+        return self._reply(text, elapsed_ms, FaultKind.LATE, away=False)
+
+    def unanswered(self, kind: FaultKind, elapsed_ms: float, *, away: bool = False) -> list[Output]:
+        """No answer came for the seat asked: ``kind`` says why (late, or the bot gone).
+
+        ``away`` says the bot was disconnected at the time (for the fault's detail).
+        """
+        return self._reply(None, elapsed_ms, kind, away=away)
+
+    def _reply(self, text: str | None, elapsed_ms: float, kind: FaultKind, *, away: bool) -> list[Output]:
+        """The seat asked answered ``text`` (None: no answer came, for the reason ``kind``)."""
         out: list[Output] = []
         asked = self.asked
         if asked is None or self.finished:
@@ -118,7 +129,10 @@ class Match:
             self._play(seat, self._fallback(), elapsed_ms, DISQUALIFIED, out)
         else:
             self._clocks.charge(seat, elapsed_ms)
-            self._judge(asked, text, elapsed_ms, out)
+            if text is None:
+                self._fault(asked, kind, self._no_answer(asked, away=away), elapsed_ms, "", out)
+            else:
+                self._judge(asked, text, elapsed_ms, out)
         self._advance(out)
         return out
 
@@ -140,25 +154,6 @@ class Match:
             self._fault(
                 asked, FaultKind.ILLEGAL, self._illegal(action, text, asked.seat), elapsed_ms, text, out
             )
-
-    def unanswered(self, kind: FaultKind, elapsed_ms: float, *, away: bool = False) -> list[Output]:
-        """No answer came for the seat asked: ``kind`` says why (late, or the bot gone).
-
-        ``away`` says the bot was disconnected at the time (for the fault's detail).
-        """
-        out: list[Output] = []
-        asked = self.asked
-        if asked is None or self.finished:
-            return out
-        self.asked = None
-        seat = asked.seat
-        if asked.bot in self._disqualified:
-            self._play(seat, self._fallback(), elapsed_ms, DISQUALIFIED, out)
-        else:
-            self._clocks.charge(seat, elapsed_ms)
-            self._fault(asked, kind, self._no_answer(asked, away=away), elapsed_ms, "", out)
-        self._advance(out)
-        return out
 
     def connection_fault(
         self, bot: str, kind: FaultKind, detail: str, *, request_id: int = 0, action: str = ""

@@ -15,6 +15,7 @@ what a seat is told about each event; it reads a hand the way a view does.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import TYPE_CHECKING, NamedTuple
 
 from referee.rules.deal import Deal, Phase
@@ -93,27 +94,7 @@ class SeatView:
 
     def fields(self) -> ViewFields:
         """The view's field values in order: ``SeatView(*view.fields()) == view``."""
-        return ViewFields(
-            self.profile,
-            self.table_size,
-            self.seat,
-            self.seats_in_play,
-            self.deal_number,
-            self.deals_in_session,
-            self.dealer,
-            self.phase,
-            self.to_act,
-            self.hand,
-            self.bids,
-            self.declarer,
-            self.contract,
-            self.trump,
-            self.trick,
-            self.tricks,
-            self.tricks_won,
-            self.balances,
-            self.legal_actions,
-        )
+        return _new_fields(ViewFields, _field_values(self))
 
     @property
     def played(self) -> frozenset[Card]:
@@ -126,6 +107,10 @@ class SeatView:
     def visible_cards(self) -> frozenset[Card]:
         """Every card this view reveals: the seat's hand and the cards played."""
         return self.played | frozenset(self.hand)
+
+
+_field_values = attrgetter(*ViewFields._fields)
+"""A view's field values in :class:`ViewFields`' order (the same names as :class:`SeatView`'s)."""
 
 
 def seat_view(
