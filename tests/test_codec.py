@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import itertools
 import pickle
 import random
 import re
+import typing
 from typing import TYPE_CHECKING
 
 import pytest
@@ -145,22 +147,29 @@ def _as_told(item: SeatEvent, kind: FaultKind) -> SeatEvent | SeatPenalized:
     return item
 
 
+EVERY_EVENT = {kind.__name__ for kind in typing.get_args(Event)}
+"""Every kind of engine event (the told-events test goes on until it has seen each)."""
+
+
 class TestToldEvents:
     """told_to_proto encodes what a seat is told; event_from_proto gives the engine event back."""
 
-    def test_every_seat_is_told_every_event_over_random_sessions(self) -> None:
+    def test_every_seat_is_told_every_event_over_random_sessions(self) -> None:  # noqa: C901 - one walk, every kind
         """Each seat's told events, of every kind, survive the wire with their deal and context."""
         rng = random.Random(2025)
+        faults = random.Random(7)  # apart, so that the sessions do not change with the fault kinds
         kinds: set[str] = set()
         checked = 0
-        for index in range(45):
+        for index in range(400):  # until every kind of event was told, 45 sessions at least
+            if index >= 45 and kinds == EVERY_EVENT:
+                break
             profile = TOLD_PROFILES[index % len(TOLD_PROFILES)]
             size = rng.randint(profile.min_players, profile.max_players)
             session = Session(profile, table_size=size, seed=index)
             table = f"t{index}"
             deal, events = 0, session.opening
             while True:
-                fault = rng.choice(list(FaultKind))
+                fault = faults.choice(list(FaultKind))
                 penalized = None
                 for seat in range(size):
                     for item in session.tell(seat, events, deal=deal):
@@ -199,20 +208,7 @@ class TestToldEvents:
                     events = session.apply(Penalty(session.to_act))  # type: ignore[arg-type]
                 else:
                     events = session.apply(rng.choice(session.legal_actions()))
-        assert kinds == {
-            "DealStarted",
-            "BidMade",
-            "AuctionWon",
-            "AllPassed",
-            "CardPlayed",
-            "TrumpChosen",
-            "TrickWon",
-            "Penalized",
-            "DealSettled",
-            "SeatEliminated",
-            "SeatRebought",
-            "SessionOver",
-        }
+        assert kinds == EVERY_EVENT
         assert checked > 20_000
 
     def test_context_comes_from_the_seat_event(self) -> None:
@@ -442,13 +438,13 @@ def test_fast_batches_write_the_codec_bytes() -> None:
                 session = Session(PROFILES["heather"], table_size=4, seed=number)
         faults = [
             fault_to_proto(Faulted(Fault(kind, "b", "t", seat, 0, 0, 1.0, kind.value), 1, 3))
-            for kind, seat in zip(FaultKind, [None, 0, 1, 2, 3], strict=True)
+            for kind, seat in zip(FaultKind, itertools.cycle([None, 0, 1, 2, 3]), strict=False)
         ]
         closed = [closed_to_proto(Closed(f"t{n}", "b", reason)) for n, reason in enumerate(CloseReason)]
         notices = [closed_notice(Closed(f"t{n}", "b", reason)) for n, reason in enumerate(CloseReason)]
         notices += [
             fault_notice(Faulted(Fault(kind, "b", "t", seat, 0, 0, 1.0, kind.value), 1, 3))
-            for kind, seat in zip(FaultKind, [None, 0, 1, 2, 3], strict=True)
+            for kind, seat in zip(FaultKind, itertools.cycle([None, 0, 1, 2, 3]), strict=False)
         ]
         data = batch_message(
             [r.SerializeToString() for r in requests],

@@ -21,6 +21,8 @@ class FaultKind(StrEnum):
     DISCONNECT = "disconnect"
     """The bot went away (its connection was lost, it said goodbye, or its process died)
     while it held seats; as a decision's fault: it did not come back in time to answer."""
+    OVERSIZED = "oversized"
+    """A message larger than the referee accepts; the connection ends."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -375,12 +375,10 @@ def event_from_proto(msg: nap_pb2.TableEvent) -> Event | None:  # noqa: C901, PL
 # ---------------------------------------------------------------------------------------
 
 _FAULT_KIND_TO: Final[dict[FaultKind, nap_pb2.FaultKind]] = {
-    FaultKind.LATE: nap_pb2.FAULT_KIND_LATE,
-    FaultKind.ILLEGAL: nap_pb2.FAULT_KIND_ILLEGAL,
-    FaultKind.MALFORMED: nap_pb2.FAULT_KIND_MALFORMED,
-    FaultKind.UNKNOWN_REQUEST: nap_pb2.FAULT_KIND_UNKNOWN_REQUEST,
-    FaultKind.DISCONNECT: nap_pb2.FAULT_KIND_DISCONNECT,
+    kind: nap_pb2.FaultKind.Value(f"FAULT_KIND_{kind.name}")  # type: ignore[misc]
+    for kind in FaultKind
 }
+"""By name: ``UNKNOWN_REQUEST`` is ``FAULT_KIND_UNKNOWN_REQUEST`` (ValueError at import if one is missing)."""
 _FAULT_KIND_FROM: Final[dict[int, FaultKind]] = {number: kind for kind, number in _FAULT_KIND_TO.items()}
 _CLOSE_REASON_TO: Final[dict[CloseReason, nap_pb2.TableClosedReason]] = {
     CloseReason.SESSION_OVER: nap_pb2.TABLE_CLOSED_REASON_SESSION_OVER,

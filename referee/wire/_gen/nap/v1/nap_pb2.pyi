@@ -33,6 +33,7 @@ class FaultKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     FAULT_KIND_MALFORMED: _ClassVar[FaultKind]
     FAULT_KIND_UNKNOWN_REQUEST: _ClassVar[FaultKind]
     FAULT_KIND_DISCONNECT: _ClassVar[FaultKind]
+    FAULT_KIND_OVERSIZED: _ClassVar[FaultKind]
 
 class Penalty(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -69,6 +70,7 @@ FAULT_KIND_ILLEGAL: FaultKind
 FAULT_KIND_MALFORMED: FaultKind
 FAULT_KIND_UNKNOWN_REQUEST: FaultKind
 FAULT_KIND_DISCONNECT: FaultKind
+FAULT_KIND_OVERSIZED: FaultKind
 PENALTY_UNSPECIFIED: Penalty
 PENALTY_SUBSTITUTE: Penalty
 PENALTY_REVOKE: Penalty
