@@ -185,6 +185,27 @@ class TestClocks:
         assert [d.fault for d in bad_decisions(outcome)][:3] == [None, None, "late"]
         assert all(f.kind is FaultKind.LATE for f in outcome.faults)
 
+    def test_the_margin_forgives_a_small_overrun_the_bot_is_not_told_of(self) -> None:
+        """100 ms a decision, a 50 ms margin: 140 ms is in time, 151 ms is late."""
+        told: list[int] = []
+
+        def timed(after_ms: float) -> Callable[[Ask, int, float], list[Reaction]]:
+            def respond(ask: Ask, deadline_ms: int, now: float) -> list[Reaction]:
+                del now
+                told.append(deadline_ms)
+                return [Answer(ask.request_id, str(ask.view.legal_actions[0]), after_ms)]
+
+            return respond
+
+        limits = TimeLimits(decision_ms=100, margin_ms=50)
+        _, [in_margin] = play({"bad": timed(140.0), "good": GOOD}, replace(spec(SEATS), time_limits=limits))
+        assert in_margin.faults == ()
+        assert set(told) == {100}
+        _, [late] = play({"bad": timed(151.0), "good": GOOD}, replace(spec(SEATS), time_limits=limits))
+        assert late.faults[0].kind is FaultKind.LATE
+        assert late.faults[0].detail == "no answer within 100 ms (and a 50 ms margin)"
+        assert late.faults[0].elapsed_ms == 150.0
+
 
 class TestAnswers:
     def test_an_illegal_answer_is_substituted_with_the_rules_reason(self) -> None:

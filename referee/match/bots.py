@@ -99,8 +99,8 @@ class BotState:
             if ask.expires_at is None:
                 self._start_clock(ask, now)
                 sent.append((ask, ask.deadline_ms))
-            else:
-                sent.append((ask, max(1, int(ask.expires_at - now))))
+            else:  # what is left of the deadline it was told
+                sent.append((ask, max(1, int(ask.sent_at + ask.deadline_ms - now))))  # type: ignore[operator]
             room -= 1
         return sent
 
@@ -163,7 +163,7 @@ class BotState:
             return
         if ask.sent_at is None:
             ask.sent_at = now
-        expires = ask.expires_at = ask.sent_at + ask.deadline_ms
+        expires = ask.expires_at = ask.sent_at + ask.late_ms
         self._clocked[ask.request_id] = ask
         due = self.due
         if due is None or expires < due:

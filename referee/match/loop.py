@@ -138,8 +138,8 @@ class Match:
 
     def _judge(self, asked: Ask, text: str, elapsed_ms: float, out: list[Output]) -> None:
         """Play the answer if it is in time and legal; else record the fault and apply the policy."""
-        if elapsed_ms > asked.deadline_ms:
-            self._fault(asked, FaultKind.LATE, self._no_answer(asked, away=False), asked.deadline_ms, "", out)
+        if elapsed_ms > asked.late_ms:
+            self._fault(asked, FaultKind.LATE, self._no_answer(asked, away=False), asked.late_ms, "", out)
             return
         action = _ACTION_OF_TEXT.get(text)
         if action is None:
@@ -208,13 +208,15 @@ class Match:
                     self._apply(Decision(seat, str(action), 0.0, None, forced=True), action, out)
                     continue
             clocks = self._clocks
+            deadline = clocks.deadline_ms(seat)
             ask = self.asked = Ask(
                 self.table,
                 seat,
                 bot,
                 session.view_fields(seat, legal_actions=legal),
-                clocks.deadline_ms(seat),
+                deadline,
                 clocks.bank_ms(seat),
+                deadline + clocks.margin_ms,
             )
             out.append(ask)
             return
@@ -261,7 +263,9 @@ class Match:
     # -- faults ----------------------------------------------------------------------------
 
     def _no_answer(self, asked: Ask, *, away: bool) -> str:
-        return f"no answer within {asked.deadline_ms} ms{' (bot disconnected)' if away else ''}"
+        margin = asked.late_ms - asked.deadline_ms
+        within = f"{asked.deadline_ms} ms" + (f" (and a {margin} ms margin)" if margin else "")
+        return f"no answer within {within}{' (bot disconnected)' if away else ''}"
 
     def _illegal(self, action: Action, text: str, seat: int) -> str:
         try:

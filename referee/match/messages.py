@@ -77,10 +77,11 @@ class SessionOutcome:
 class Ask:
     """A decision asked of ``seat``'s bot at ``table``: its view (legal actions included) and clock.
 
-    The match core fills in what to ask; the arbiter gives it a ``request_id`` and keeps
-    its clock on the caller's time (milliseconds): ``sent_at`` once it left (or once the
-    bot was away, so a decision due meanwhile waits no longer than its deadline),
-    ``expires_at`` then, and ``done`` once it has had its one reply.
+    ``deadline_ms`` is what the bot is told; it is late past ``late_ms`` (the deadline
+    plus the clock's margin). The match core fills in what to ask; the arbiter gives it a
+    ``request_id`` and keeps its clock on the caller's time (milliseconds): ``sent_at``
+    once it left (or once the bot was away, so a decision due meanwhile waits no longer
+    than its deadline), ``expires_at`` then, and ``done`` once it has had its one reply.
     """
 
     __slots__ = (
@@ -89,6 +90,7 @@ class Ask:
         "deadline_ms",
         "done",
         "expires_at",
+        "late_ms",
         "request_id",
         "seat",
         "sent_at",
@@ -104,6 +106,7 @@ class Ask:
         view: ViewFields,
         deadline_ms: int,
         bank_ms: int,
+        late_ms: int,
     ) -> None:
         self.table = table
         self.seat = seat
@@ -111,6 +114,7 @@ class Ask:
         self.view = view
         self.deadline_ms = deadline_ms
         self.bank_ms = bank_ms
+        self.late_ms = late_ms
         self.request_id = 0
         self.sent_at: float | None = None
         self.expires_at: float | None = None

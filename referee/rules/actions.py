@@ -15,8 +15,23 @@ from referee.rules.cards import Card, parse_card
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-BID_NAMES: Final = ("pass", "two", "three", "misere", "four", "nap", "wellington", "blucher")
-"""Every bid any profile may use, as written in records and on the wire."""
+BID_NAMES: Final = (
+    "pass",
+    "two",
+    "three",
+    "misere",
+    "four",
+    "nap",
+    "six",
+    "seven",
+    "wellington",
+    "blucher",
+)
+"""Every bid any profile may use, as written in records and on the wire.
+
+Six and Seven are seven-card Nap's; no profile has them together with Wellington or
+Blücher, so their order here says nothing about a ladder (each profile lists its own).
+"""
 
 
 class Bid:

@@ -1,9 +1,12 @@
-"""Cards of the 52-card pack: suits, ranks and interned card values.
+"""Cards of the 52-card pack and its short packs: suits, ranks and interned card values.
 
 Every card exists once: ``Card("QH") is Card(Rank.QUEEN, Suit.HEARTS)``. Equality is
 identity and hashing is by identity, which keeps hands, membership tests and sets cheap in
 the inner loops of the engine and of bots' searches. Cards sort by suit (clubs, diamonds,
 hearts, spades) then rank, which is the order of every legal-action tuple.
+
+A short pack (seed 001's variation: 28 to 40 cards) is the 52-card pack with its lowest
+ranks stripped: :func:`pack_of` gives it. A card keeps its ``index`` in the full pack.
 """
 
 from __future__ import annotations
@@ -157,6 +160,24 @@ CARDS: Final[tuple[Card, ...]] = tuple(_make_card(index) for index in range(52))
 
 _CARD_OF_TEXT: Final = {card.text: card for card in CARDS}
 
+_PACKS: Final = {
+    4 * ranks: tuple(card for card in CARDS if card.rank > Rank.ACE - ranks) for ranks in range(1, 13)
+}
+_PACKS[52] = CARDS
+
+
+def pack_of(size: int) -> tuple[Card, ...]:
+    """The pack of ``size`` cards in sorted order: the 52-card pack with its lowest ranks stripped.
+
+    ``size`` is a multiple of 4 (whole ranks go): 32 is Ace down to 7, 28 Ace down to 8,
+    52 the whole pack (``CARDS`` itself). ValueError for any other size.
+    """
+    found = _PACKS.get(size)
+    if found is None:
+        msg = f"no {size}-card pack: a pack strips whole ranks, so its size is a multiple of 4 up to 52"
+        raise ValueError(msg)
+    return found
+
 
 def parse_card(text: str) -> Card:
     """Read a card from its text (``"QH"``, ``"10s"``, ``"q♥"``); raise ValueError if it is none."""
@@ -173,14 +194,14 @@ def parse_card(text: str) -> Card:
     raise ValueError(msg)
 
 
-def shuffled_deck(seed: int | str) -> tuple[Card, ...]:
-    """The pack shuffled by a private generator seeded with ``seed``: same seed, same order.
+def shuffled_deck(seed: int | str, pack: tuple[Card, ...] = CARDS) -> tuple[Card, ...]:
+    """``pack`` (the 52 cards by default) shuffled by a private generator seeded with ``seed``.
 
-    ``random.Random`` with an int or str seed is stable across Python versions and
-    platforms, so a record holding only the seed would also replay; records keep the
-    whole order anyway, so nothing depends on that.
+    Same seed and pack, same order: ``random.Random`` with an int or str seed is stable
+    across Python versions and platforms, so a record holding only the seed would also
+    replay; records keep the whole order anyway, so nothing depends on that.
     """
-    deck = list(CARDS)
+    deck = list(pack)
     random.Random(seed).shuffle(deck)
     return tuple(deck)
 

@@ -1,10 +1,11 @@
-"""One deal of Nap: the auction, five tricks and the settlement, as a state machine.
+"""One deal of Nap: the auction, the tricks (one per card in a hand) and the settlement.
 
 ``Deal`` is mutable for speed (a search may play thousands of deals a second) and cheap to
 copy: ``deal.copy()`` branches a search. There is one transition, :meth:`Deal.apply`,
 which checks the action, changes the state and returns the events it caused. Chance
-enters only as the deck order given to the constructor, so a deal replays exactly from
-its record (deck, dealer, seats in play, actions).
+enters only as the deck order given to the constructor (an order of the profile's pack,
+52 cards or a short pack), so a deal replays exactly from its record (deck, dealer, seats
+in play, actions).
 
 Seats are session seats (0..n-1 clockwise). Seats that are not in play (eliminated in a
 finite-chip profile) get no cards and are skipped.
@@ -17,7 +18,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Final
 
 from referee.rules.actions import BID_NAMES, PASS, Action, Bid, Penalty
-from referee.rules.cards import CARDS, Card, Suit
+from referee.rules.cards import CARDS, Card, Suit, pack_of
 from referee.rules.events import (
     AllPassed,
     AuctionWon,
@@ -34,6 +35,9 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
     from referee.rules.profiles import Contract, Profile
+
+_MAX_SEATS: Final = 10
+"""Seats the shared event tables below cover; a larger table builds its events as it goes."""
 
 _BY_INDEX: Final = attrgetter("index")
 
@@ -54,9 +58,11 @@ _PLAY: Final = Phase.PLAY
 _OVER: Final = Phase.OVER
 
 # Events are values, so the ones that carry no history are made once and shared.
-_CARD_PLAYED: Final = tuple(tuple(CardPlayed(seat, card) for card in CARDS) for seat in range(10))
+_CARD_PLAYED: Final = tuple(tuple(CardPlayed(seat, card) for card in CARDS) for seat in range(_MAX_SEATS))
 _TRUMP_CHOSEN: Final = tuple(TrumpChosen(suit) for suit in Suit)
-_BID_MADE: Final = tuple({Bid(name): BidMade(seat, Bid(name)) for name in BID_NAMES} for seat in range(10))
+_BID_MADE: Final = tuple(
+    {Bid(name): BidMade(seat, Bid(name)) for name in BID_NAMES} for seat in range(_MAX_SEATS)
+)
 
 
 class IllegalActionError(ValueError):
@@ -64,11 +70,13 @@ class IllegalActionError(ValueError):
 
 
 class _Ladder:
-    """A profile's auction precomputed: the legal bids for each current highest bid."""
+    """A profile's auction and pack precomputed: the legal bids for each current highest bid."""
 
-    __slots__ = ("after", "by_bid", "contracts")
+    __slots__ = ("after", "by_bid", "contracts", "pack", "pack_cards")
 
     def __init__(self, profile: Profile) -> None:
+        self.pack = pack_of(profile.pack_size)
+        self.pack_cards = frozenset(self.pack)
         self.contracts = profile.contracts
         self.by_bid = {Bid(c.name): (i, c) for i, c in enumerate(profile.contracts)}
         after: list[tuple[Bid, ...]] = []

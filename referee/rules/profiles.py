@@ -1,7 +1,7 @@
-"""Rules profiles: one frozen value per seed document, plus house rules from TOML.
+"""Rules profiles: one frozen value per seed document or variation, plus house rules from TOML.
 
-A profile holds every parameter on which the three source documents differ. The engine
-reads nothing else, so a house rule is a profile with some parameters changed.
+A profile holds every parameter on which the source documents differ. The engine reads
+nothing else, so a house rule is a profile with some parameters changed.
 
 Readings we settled where the seeds are terse (see ``docs/rules.md``):
 
@@ -13,6 +13,11 @@ Readings we settled where the seeds are terse (see ``docs/rules.md``):
   lost), as seed 001 has it.
 - First dealer: seed 001 says lowest card of a draw, Ace low; seed 000 and 002 only say
   "draw", and we use the same rule for them so that every profile draws the same way.
+- Seven-card Nap (seed 001's variation): bids Three, Misère, Four, Nap, Six, Seven; the
+  seed gives only "Seven pays 24 per opponent". The other stakes are ours: Three to Nap
+  as in full-ladder, Six 18/9 and Seven 24/12 (won / lost, lost half of won as for Nap).
+- Short packs (seed 001: "28 to 40 cards depending on the number of players") strip
+  the lowest ranks; a profile names its pack by its size (``pack_size``).
 """
 
 from __future__ import annotations
@@ -23,6 +28,11 @@ from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 from pathlib import Path
 from typing import Any, Final
+
+from referee.rules.cards import Card, pack_of
+
+PACK_SIZES: Final = (28, 32, 36, 40, 52)
+"""The packs a profile may use: the whole pack, or a short pack of seed 001 (28 to 40 cards)."""
 
 
 class FaultPolicy(Enum):
@@ -69,7 +79,8 @@ class Profile:
     accounting units (balances may go negative); a number means finite stacks: a seat
     whose balance falls to zero or below is eliminated, or buys in again when ``rebuy``
     is set. ``tie_break_deal`` adds one deal among the seats tied for the lead after the
-    last deal (seed 001).
+    last deal (seed 001). ``pack_size`` is the number of cards in the pack: 52, or a short
+    pack (:data:`PACK_SIZES`) without its lowest ranks (32 is Ace down to 7).
     """
 
     name: str
@@ -81,6 +92,7 @@ class Profile:
     deals_per_session: int = 8
     hand_size: int = 5
     deal_pattern: tuple[int, ...] = (3, 2)
+    pack_size: int = 52
     starting_chips: int | None = None
     rebuy: bool = False
     tie_break_deal: bool = False
@@ -90,6 +102,11 @@ class Profile:
     def __post_init__(self) -> None:
         object.__setattr__(self, "_by_name", {c.name: c for c in self.contracts})
         _validate(self)
+
+    @property
+    def pack(self) -> tuple[Card, ...]:
+        """The cards of this profile's pack, in sorted order (``CARDS`` for 52)."""
+        return pack_of(self.pack_size)
 
     def contract(self, name: str) -> Contract:
         """The contract called ``name``; KeyError if this profile has none."""
@@ -133,9 +150,15 @@ def _validate(profile: Profile) -> None:
     if not 2 <= profile.min_players <= profile.max_players:
         msg = f"{profile.name}: min_players must be 2..max_players"
         raise ProfileError(msg)
-    pack_needs = profile.max_players * profile.hand_size
-    if pack_needs > 52:
-        msg = f"{profile.name}: max_players * hand_size is {pack_needs}, more than 52 cards"
+    if profile.pack_size not in PACK_SIZES:
+        msg = (
+            f"{profile.name}: pack_size must be 52, or 28, 32, 36 or 40 for a short pack "
+            f"(the lowest ranks stripped), not {profile.pack_size}"
+        )
+        raise ProfileError(msg)
+    too_small = pack_shortfall(profile, profile.max_players)
+    if too_small is not None:
+        msg = f"{profile.name}: {too_small} (max_players {profile.max_players})"
         raise ProfileError(msg)
     if sum(profile.deal_pattern) != profile.hand_size:
         msg = f"{profile.name}: deal_pattern must add up to hand_size ({profile.hand_size})"
@@ -147,6 +170,17 @@ def _validate(profile: Profile) -> None:
         msg = f"{profile.name}: starting_chips must be positive (or absent for unlimited)"
         raise ProfileError(msg)
     _validate_ladder(profile)
+
+
+def pack_shortfall(profile: Profile, players: int) -> str | None:
+    """Why ``profile``'s pack cannot deal a hand to each of ``players`` seats, or None if it can."""
+    needed = players * profile.hand_size
+    if needed <= profile.pack_size:
+        return None
+    return (
+        f"a {profile.pack_size}-card pack is too small for {players} players of "
+        f"{profile.hand_size} cards: {needed} cards needed"
+    )
 
 
 def _validate_ladder(profile: Profile) -> None:
@@ -205,6 +239,28 @@ FULL_LADDER: Final = Profile(
     fault_policy=FaultPolicy.REVOKE,
 )
 
+SEVEN_CARD: Final = Profile(
+    name="seven-card",
+    source="seed 001, common variations (seven-card Nap: 'Seven pays 24'; the other stakes are ours)",
+    summary="Seven cards each, dealt 4 then 3; Three / Misère / Four / Nap (five tricks) / Six / "
+    "Seven, no Wellington or Blücher; Three 3/3, Misère 3/3, Four 4/4, Nap 10/5, Six 18/9, "
+    "Seven 24/12; full-ladder's chips, tie-break and revoke.",
+    contracts=(
+        _c("three", "Three", 3, 3),
+        _c("misere", "Misère", 0, 3, misere=True),
+        _c("four", "Four", 4, 4),
+        _c("nap", "Nap", 5, 10, 5),
+        _c("six", "Six", 6, 18, 9),
+        _c("seven", "Seven", 7, 24, 12),
+    ),
+    hand_size=7,
+    deal_pattern=(4, 3),
+    starting_chips=FULL_LADDER.starting_chips,
+    tie_break_deal=FULL_LADDER.tie_break_deal,
+    fault_policy=FULL_LADDER.fault_policy,
+)
+"""Seed 001's seven-card Nap on full-ladder's conventions (7 players x 7 cards = 49 <= 52)."""
+
 TWO_TO_FIVE: Final = Profile(
     name="two-to-five",
     source="seed 002 (bids from Two to Five; Blücher agreed per table)",
@@ -214,7 +270,9 @@ TWO_TO_FIVE: Final = Profile(
     max_players=6,
 )
 
-PROFILES: Final[dict[str, Profile]] = {p.name: p for p in (HEATHER, FULL_LADDER, TWO_TO_FIVE)}
+PROFILES: Final[dict[str, Profile]] = {
+    p.name: p for p in (HEATHER, FULL_LADDER, TWO_TO_FIVE, SEVEN_CARD)
+}
 """The built-in profiles by name; ``heather`` is the default."""
 
 DEFAULT_PROFILE: Final = HEATHER
@@ -224,6 +282,7 @@ _SCALARS: Final = {
     "min_players": int,
     "max_players": int,
     "deals_per_session": int,
+    "pack_size": int,
     "starting_chips": int,
     "rebuy": bool,
     "tie_break_deal": bool,
@@ -252,6 +311,7 @@ def load_profile(path: Path) -> Profile:
         name = "pub"                 # required: the new profile's name
         base = "full-ladder"         # required: a built-in profile
         starting_chips = 100
+        pack_size = 32               # a short pack: Ace down to 7
         remove = ["blucher"]         # drop contracts from the ladder
         [contracts.misere]           # change a contract's stakes
         win = 10
