@@ -17,7 +17,9 @@ import pytest
 from referee.match import (
     DISQUALIFIED,
     Answer,
+    Arbiter,
     Ask,
+    BotState,
     Closed,
     CloseReason,
     Decision,
@@ -33,6 +35,7 @@ from referee.match import (
     Tell,
     TimeLimits,
 )
+from referee.match.bots import RETIRED_KEPT
 from referee.rules import (
     CARDS,
     PASS,
@@ -45,6 +48,7 @@ from referee.rules import (
     Penalty,
     Phase,
     SeatEvent,
+    Session,
     fallback_action,
     replay,
     verify,
@@ -365,6 +369,49 @@ class TestComingsAndGoings:
         assert [f.seat for f in outcome.faults] == [None, 0, 0]
         assert outcome.disqualified == (0,)
         assert simulation.now < 1000  # no clock ran out: once gone, it fails at once
+
+
+class TestLimitsOfOnePeer:
+    def test_a_flood_of_unknown_answers_is_cut_off(self) -> None:
+        arbiter = Arbiter(max_unknown_answers=5)
+        arbiter.add_bot("bot")
+        arbiter.attach("bot", max_batch=8, listening=False)
+        arbiter.open(spec(("bot",) * 4), 0.0)
+        out = arbiter.answers("bot", [(10_000 + i, "pass") for i in range(50)], 1.0)
+        assert len([item for item in out if isinstance(item, Faulted)]) == 5  # then no more are read
+        assert arbiter.cut_off("bot")
+        arbiter.attach("bot", max_batch=8, listening=False)  # a new connection starts afresh
+        assert not arbiter.cut_off("bot")
+
+    def test_the_ids_of_ended_requests_are_remembered_within_bounds(self) -> None:
+        state = BotState("bot", max_outstanding=1)
+        state.attach(max_batch=1, listening=False)
+        for number in range(1, RETIRED_KEPT + 11):
+            ask = Ask("t", 0, "bot", Session(HEATHER, table_size=3, seed=1).view_fields(0), 1, 0, 1)
+            ask.request_id = number
+            state.add(ask, 0.0)
+            state.take(0.0)
+            assert state.withdraw(ask)
+        assert len(state.retired) == RETIRED_KEPT
+        assert state.answer(RETIRED_KEPT + 10) is True  # late answers to recent ones: ignored
+        assert state.answer(1) is False  # to one long gone: unknown
+
+    def test_a_request_is_clocked_from_when_it_was_written(self) -> None:
+        """Taken at 0, written at 300 (the bot read slowly): a 400 ms answer after that is in time."""
+        arbiter = Arbiter()
+        arbiter.add_bot("bot")
+        arbiter.attach("bot", max_batch=8, listening=False)
+        arbiter.open(spec(("bot",) * 4, decision_ms=500), 0.0)
+        [(ask, deadline)] = arbiter.take("bot", 0.0)
+        assert deadline == 500
+        arbiter.written("bot", 300.0)
+        assert arbiter.tick(600.0) == []  # not late: its clock started at 300
+        out = arbiter.answers("bot", [(ask.request_id, str(ask.view.legal_actions[0]))], 700.0)
+        assert not [item for item in out if isinstance(item, Faulted)]
+        [(again, _)] = arbiter.take("bot", 700.0)
+        late = arbiter.tick(700.0 + 501)  # never written: it expires on the clock of its taking
+        assert [item.fault.kind for item in late if isinstance(item, Faulted)] == [FaultKind.LATE]
+        assert again.done
 
 
 class TestDisqualification:

@@ -264,8 +264,8 @@ def test_health_reflection_auth_and_hello_checks() -> None:
                 assert welcome.welcome.profile.name == "heather"
                 assert welcome.welcome.max_outstanding == 4
                 assert ring.referee.is_connected("known")
-                again = await hello("good-token")
-                assert again.refusal.reason == nap_pb2.REFUSAL_REASON_ALREADY_CONNECTED
+                again = await hello("good-token")  # a reconnect takes over (tests/test_referee_limits.py)
+                assert again.welcome.bot_id == "known"
             ring.referee.add_bot(name="never", token="t-never")  # noqa: S106
             with pytest.raises(TimeoutError, match="'never' did not connect"):
                 await ring.referee.wait_for_bot("never", timeout=0.05)

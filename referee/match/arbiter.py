@@ -40,15 +40,23 @@ class Arbiter:
     ``fault_limit``: faults of one bot at one table after which it is disqualified there
     (0: never). ``reconnect_grace_ms``: how long a bot that went away may take to come
     back and keep its seats. ``max_outstanding``: requests in flight to one bot at most
-    (a bot may ask for fewer).
+    (a bot may ask for fewer). ``max_unknown_answers``: answers to unknown requests one
+    connection may send (each one a fault at every table it sits at); past it the rest
+    are not read and the connection is :meth:`cut_off` (0: no limit).
     """
 
     def __init__(
-        self, *, fault_limit: int = 10, reconnect_grace_ms: float = 5000.0, max_outstanding: int = 256
+        self,
+        *,
+        fault_limit: int = 10,
+        reconnect_grace_ms: float = 5000.0,
+        max_outstanding: int = 256,
+        max_unknown_answers: int = 64,
     ) -> None:
         self.fault_limit = fault_limit
         self.reconnect_grace_ms = reconnect_grace_ms
         self.max_outstanding = max_outstanding
+        self.max_unknown_answers = max_unknown_answers
         self._bots: dict[str, BotState] = {}
         self._matches: dict[str, Match] = {}
         self._asks: dict[str, Ask] = {}
@@ -109,6 +117,9 @@ class Arbiter:
                     elapsed = now - ask.sent_at  # type: ignore[operator]
                     self._carry(match, match.answered(text, elapsed), now, out)
             elif found is False:
+                if self.cut_off(bot):
+                    break
+                state.unknown += 1
                 self._connection_fault(
                     state,
                     FaultKind.UNKNOWN_REQUEST,
@@ -136,6 +147,15 @@ class Arbiter:
         out: list[Output] = []
         self._connection_fault(self._bots[bot], kind, detail, request_id, action, now, out)
         return out
+
+    def cut_off(self, bot: str) -> bool:
+        """Whether ``bot``'s connection sent more answers to unknown requests than allowed."""
+        limit = self.max_unknown_answers
+        return bool(limit) and self._bots[bot].unknown >= limit
+
+    def written(self, bot: str, now: float) -> None:
+        """The requests last taken for ``bot`` are written to its stream: their clocks run from now."""
+        self._bots[bot].written(now)
 
     def take(self, bot: str, now: float) -> list[tuple[Ask, int]]:
         """The requests to send to ``bot`` now, each with the deadline it carries (ms)."""

@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 EARLY_MS = 0.1
 """A deadline this close counts as passed (timer granularity)."""
 
+RETIRED_KEPT = 4096
+"""How many ended ids a bot's late answers are still recognised for (bounded memory)."""
+
 
 class BotState:
     """Everything the referee keeps about one bot identity (pure bookkeeping)."""
@@ -31,6 +34,8 @@ class BotState:
     __slots__ = (
         "_clocked",
         "_queue",
+        "_retired_order",
+        "_unwritten",
         "cap",
         "connected",
         "due",
@@ -42,6 +47,7 @@ class BotState:
         "outstanding",
         "retired",
         "tables",
+        "unknown",
     )
 
     def __init__(self, name: str, *, max_outstanding: int) -> None:
@@ -64,9 +70,15 @@ class BotState:
         self.outstanding: dict[int, Ask] = {}
         """Sent and not yet answered, by request id."""
         self.retired: set[int] = set()
-        """Ids sent and then ended without an answer (late or withdrawn): answers to them are ignored."""
+        """Ids sent and then ended without an answer (late or withdrawn): answers to them are
+        ignored. The latest :data:`RETIRED_KEPT` only: an answer later than that is unknown."""
+        self._retired_order: deque[int] = deque()
+        self.unknown = 0
+        """Answers to unknown requests on this connection (the referee cuts a flood off)."""
         self._queue: deque[Ask] = deque()
         self._clocked: dict[int, Ask] = {}
+        self._unwritten: list[Ask] = []
+        """Requests taken to be sent whose clocks started when they were taken."""
 
     @property
     def queued(self) -> bool:
@@ -98,11 +110,25 @@ class BotState:
             outstanding[ask.request_id] = ask
             if ask.expires_at is None:
                 self._start_clock(ask, now)
+                self._unwritten.append(ask)
                 sent.append((ask, ask.deadline_ms))
             else:  # what is left of the deadline it was told
                 sent.append((ask, max(1, int(ask.sent_at + ask.deadline_ms - now))))  # type: ignore[operator]
             room -= 1
         return sent
+
+    def written(self, now: float) -> None:
+        """The requests last taken are out (written to the stream): their clocks start now.
+
+        A request's clock first starts when it is taken, so that one that can never be
+        written (a bot that reads nothing) still expires; once written, it runs from then:
+        no bot is charged for the time its request waited to be written.
+        """
+        for ask in self._unwritten:
+            if not ask.done and ask.sent_at is not None and ask.sent_at < now:
+                ask.sent_at = now
+                ask.expires_at = now + ask.late_ms
+        self._unwritten.clear()
 
     def answer(self, request_id: int) -> Ask | bool:
         """The request an answer with ``request_id`` ends; True to ignore it, False if unknown.
@@ -173,7 +199,12 @@ class BotState:
         ask.done = True
         self._clocked.pop(ask.request_id, None)
         if self.outstanding.pop(ask.request_id, None) is not None:
-            self.retired.add(ask.request_id)
+            retired = self.retired
+            retired.add(ask.request_id)
+            order = self._retired_order
+            order.append(ask.request_id)
+            if len(order) > RETIRED_KEPT:
+                retired.discard(order.popleft())
 
     # -- comings and goings ----------------------------------------------------------------
 
@@ -184,6 +215,8 @@ class BotState:
         self.connected = True
         self.gone = False
         self.grace_until = None
+        self.unknown = 0
+        self._unwritten.clear()
         for ask in sorted(self.outstanding.values(), key=lambda a: a.request_id, reverse=True):
             self._queue.appendleft(ask)
         self.outstanding.clear()

@@ -12,6 +12,7 @@ the core what the streams bring.
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from typing import TYPE_CHECKING, Any
 
 import grpc  # type: ignore[import-untyped]  # grpcio ships no stubs
@@ -51,6 +52,13 @@ if TYPE_CHECKING:
 
 __all__ = ["Referee"]
 
+_KEEPALIVE_MS = 10_000
+"""The referee pings a bot's connection after this long without traffic."""
+_KEEPALIVE_TIMEOUT_MS = 5_000
+"""A ping unanswered this long drops the connection."""
+_FAULTS_KEPT = 1_000
+"""Faults of bots at no table kept in :attr:`Referee.faults` (the latest; memory stays bounded)."""
+
 
 class Referee:
     """A referee server: register bots, start, then play sessions between them.
@@ -76,6 +84,7 @@ class Referee:
             fault_limit=limits.fault_limit,
             reconnect_grace_ms=limits.reconnect_grace_s * 1000,
             max_outstanding=limits.max_outstanding,
+            max_unknown_answers=limits.max_unknown_answers,
         )
         self._links: dict[str, BotLink] = {}
         self._by_token: dict[str, BotLink] = {}
@@ -84,8 +93,8 @@ class Referee:
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: float | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self.faults: list[Fault] = []
-        """Faults of bots that sat at no table when they made them (connection faults)."""
+        self.faults: deque[Fault] = deque(maxlen=_FAULTS_KEPT)
+        """Faults of bots that sat at no table when they made them (connection faults), the latest."""
         self._service = PlayService(self, logger=self._log)
         self._server: grpc.aio.Server | None = None
 
@@ -112,9 +121,17 @@ class Referee:
         size = self.limits.max_message_bytes
         server = grpc.aio.server(
             options=[
-                ("grpc.max_receive_message_length", size),
+                # read up to 4x the cap, so that a larger message is seen and faulted as
+                # oversized by the service (beyond, gRPC ends the stream by itself)
+                ("grpc.max_receive_message_length", 4 * size),
                 ("grpc.max_send_message_length", size),
                 ("grpc.so_reuseport", 0),
+                # ping idle connections: a peer that froze or vanished is dropped in about
+                # 15 s (and its bot may reconnect), instead of holding its identity forever
+                ("grpc.keepalive_time_ms", _KEEPALIVE_MS),
+                ("grpc.keepalive_timeout_ms", _KEEPALIVE_TIMEOUT_MS),
+                ("grpc.keepalive_permit_without_calls", 1),
+                ("grpc.http2.max_pings_without_data", 0),
             ]
         )
         server.add_generic_rpc_handlers((self._service.handler(),))
@@ -219,7 +236,14 @@ class Referee:
         return self._by_token.get(token)
 
     def attach(self, link: BotLink, hello: Hello) -> StreamState:
-        """A stream said hello for ``link``'s bot: the core sends what it holds in flight first."""
+        """A stream said hello for ``link``'s bot: the core sends what it holds in flight first.
+
+        A bot that still has a stream (a stale one, say, after its network froze) takes over
+        with the new one: the old stream ends as a disconnect, and the new one carries on.
+        """
+        old = link.stream
+        if old is not None:
+            self.detach(link, old, "replaced by a new connection")
         self.arbiter.attach(link.name, max_batch=hello.max_batch, listening=hello.events)
         return link.attach(notices_in_batch=hello.notices_in_batch)
 
@@ -232,6 +256,14 @@ class Referee:
         """Answers from ``link``'s bot, in the order they came."""
         self._feed(self.arbiter.answers, link.name, answers, self.now())
         link.answered()
+
+    def cut_off(self, link: BotLink) -> bool:
+        """Whether ``link``'s connection sent more answers to unknown requests than allowed."""
+        return self.arbiter.cut_off(link.name)
+
+    def written(self, link: BotLink) -> None:
+        """The requests last taken for ``link``'s bot are written: their clocks run from now."""
+        self.arbiter.written(link.name, self.now())
 
     def connection_fault(self, link: BotLink, kind: FaultKind, detail: str) -> None:
         """A fault of ``link``'s connection itself (a malformed message, say)."""
@@ -326,7 +358,17 @@ class Referee:
         self._timer = None if at is None else self._running().call_at(at / 1000, self._tick)
 
     def _tick(self) -> None:
+        """The timer is due: first let what the streams already brought in be handled.
+
+        The read of an answer that arrived just before a deadline resumes its task one or
+        two turns of the event loop after the timer's turn; deadlines are judged only after
+        that, so that no answer the referee already holds is charged as late.
+        """
         self._timer = self._timer_at = None
+        loop = self._running()
+        loop.call_soon(loop.call_soon, self._expire)
+
+    def _expire(self) -> None:
         self._feed(self.arbiter.tick, self.now())
         for link in self._links.values():
             if link.state.gone:

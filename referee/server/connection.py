@@ -81,6 +81,11 @@ class BotLink:
         """Whether a stream is attached now."""
         return self._stream is not None
 
+    @property
+    def stream(self) -> StreamState | None:
+        """The stream attached now, if any."""
+        return self._stream
+
     def _running(self) -> asyncio.AbstractEventLoop:
         loop = self._loop
         if loop is None:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from referee.server.connection import BotLink, StreamState
+    from referee.server.limits import ServerLimits
 
 SERVER_VERSION = "nap-arena 0.1.0"
 SERVICE_NAME = "nap.v1.Referee"
@@ -37,6 +38,8 @@ SERVICE_NAME = "nap.v1.Referee"
 
 class Hub(Protocol):
     """What the service needs of the referee."""
+
+    limits: ServerLimits
 
     def link_of(self, token: str) -> BotLink | None:
         """The link of the bot with this token."""
@@ -52,6 +55,12 @@ class Hub(Protocol):
 
     def answers(self, link: BotLink, answers: Iterable[tuple[int, str]]) -> None:
         """The bot answered."""
+
+    def cut_off(self, link: BotLink) -> bool:
+        """Whether the bot's connection sent too many answers to unknown requests."""
+
+    def written(self, link: BotLink) -> None:
+        """The requests last taken for the bot are written to its stream."""
 
     def connection_fault(self, link: BotLink, kind: FaultKind, detail: str) -> None:
         """The bot's connection did something wrong."""
@@ -80,10 +89,17 @@ class PlayService:
 
     async def play(self, _requests: object, context: grpc.aio.ServicerContext[bytes, bytes]) -> None:
         """Run one bot stream: hello, welcome, then batches out and answers in."""
-        first = await context.read()
+        limits = self._hub.limits
+        try:
+            first = await asyncio.wait_for(context.read(), limits.hello_timeout_s)
+        except TimeoutError:
+            self._log.warning("bot refused", reason="no hello", peer=context.peer())
+            text = f"no Hello within {limits.hello_timeout_s:g} s"
+            await context.write(refusal_message(RefusalReason.BAD_HELLO, text))
+            return
         if first is grpc.aio.EOF:
             return
-        hello = read_bot_message(first)
+        hello = read_bot_message(first) if len(first) <= limits.max_message_bytes else None
         if not isinstance(hello, Hello):
             await context.write(refusal_message(RefusalReason.BAD_HELLO, "the first message must be a Hello"))
             return
@@ -92,7 +108,7 @@ class PlayService:
             self._log.warning("bot refused", reason="unknown token", peer=context.peer())
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown token")
             return
-        refusal = self._check_hello(hello, link)
+        refusal = self._check_hello(hello)
         if refusal is not None:
             self._log.warning("bot refused", bot=link.name, reason=refusal[1])
             await context.write(refusal_message(*refusal))
@@ -123,6 +139,7 @@ class PlayService:
                     break
                 for outgoing in messages:
                     await context.write(outgoing)
+                self._hub.written(link)
             if not reader.done():
                 reason = "referee stopping"
             elif reader.cancelled() or reader.exception() is not None:
@@ -139,11 +156,14 @@ class PlayService:
             self._streams.discard(stream)
             self._hub.detach(link, stream, reason)
             self._log.info("bot disconnected", bot=link.name, reason=reason)
-        if reason.startswith("malformed"):
+        if reason.startswith(("malformed", "cut off")):
             context.set_code(grpc.StatusCode.INVALID_ARGUMENT)
             context.set_details(reason)
+        elif reason.startswith("oversized"):
+            context.set_code(grpc.StatusCode.RESOURCE_EXHAUSTED)
+            context.set_details(reason)
 
-    def _check_hello(self, hello: Hello, link: BotLink) -> tuple[RefusalReason, str] | None:
+    def _check_hello(self, hello: Hello) -> tuple[RefusalReason, str] | None:
         if hello.protocol_version != PROTOCOL_VERSION:
             return (
                 RefusalReason.PROTOCOL_VERSION,
@@ -156,23 +176,39 @@ class PlayService:
             return RefusalReason.BAD_HELLO, "max_batch must be at least 1"
         if self.stopping:
             return RefusalReason.SHUTTING_DOWN, "the referee is shutting down"
-        if link.connected:
-            return RefusalReason.ALREADY_CONNECTED, f"{link.name} already has a live connection"
         return None
 
     async def _read(
         self, context: grpc.aio.ServicerContext[bytes, bytes], link: BotLink, stream: StreamState
     ) -> str:
-        """Read the bot's messages until it leaves; return why the stream should end."""
+        """Read the bot's messages until it leaves; return why the stream should end.
+
+        What one message can make the referee do is bounded: a message over the size cap is
+        not read (an ``oversized`` fault), one with more answers than the bot may hold
+        requests is not played (``malformed``), and a connection that keeps answering
+        requests it does not hold is cut off; each of these ends the stream.
+        """
         hub = self._hub
+        most_bytes = hub.limits.max_message_bytes
         try:
             while True:
                 data = await context.read()
                 if data is grpc.aio.EOF:
                     return "the bot closed its side of the stream"
+                if len(data) > most_bytes:
+                    detail = f"a message of {len(data)} bytes, more than the {most_bytes} accepted"
+                    hub.connection_fault(link, FaultKind.OVERSIZED, detail)
+                    return f"oversized: {detail}"
                 message = read_bot_message(data)
                 if isinstance(message, tuple):
+                    most = link.state.max_outstanding
+                    if len(message) > most:
+                        detail = f"{len(message)} answers in one message, more than the {most} it may hold"
+                        hub.connection_fault(link, FaultKind.MALFORMED, detail)
+                        return f"malformed: {detail}"
                     hub.answers(link, message)
+                    if hub.cut_off(link):
+                        return "cut off: too many answers to requests it does not hold"
                 elif isinstance(message, Goodbye):
                     return f"goodbye: {message.reason}"
                 elif isinstance(message, Hello):

@@ -93,6 +93,17 @@ class Goodbye:
     reason: str
 
 
+TEXT_KEPT: Final = 120
+"""Characters kept of any text a bot sends (an action, a name, a goodbye's reason): more
+than any action or sensible name; the rest is cut off (and the cut marked with "…")
+before the referee stores, logs or echoes it, so that no bot can make it write megabytes."""
+
+
+def clip(text: str) -> str:
+    """``text`` cut to :data:`TEXT_KEPT` characters, the cut marked (so it is never an action)."""
+    return text if len(text) <= TEXT_KEPT else text[:TEXT_KEPT] + "…"
+
+
 NOT_A_BOT_MESSAGE: Final = "a message that is not a BotMessage"
 """:attr:`Malformed.detail` of bytes that do not parse as a BotMessage."""
 EMPTY_MESSAGE: Final = "an empty BotMessage"
@@ -124,6 +135,8 @@ _from_string: Final = nap_pb2.BotMessage.FromString
 def read_bot_message(data: bytes) -> BotMessage:
     """Read one message a bot sent on its Play stream; never raises.
 
+    Every text in it is cut by :func:`clip`.
+
     A Hello after the first message is returned like the first: whether it is a fault
     (a second Hello) is the caller's business.
     """
@@ -133,20 +146,25 @@ def read_bot_message(data: bytes) -> BotMessage:
         return _NOT_A_BOT_MESSAGE
     kind = message.WhichOneof("kind")
     if kind == "answers":
-        return tuple([(answer.request_id, answer.action) for answer in message.answers.answers])
+        return tuple(
+            [
+                (answer.request_id, action if len(action := answer.action) <= TEXT_KEPT else clip(action))
+                for answer in message.answers.answers
+            ]
+        )
     if kind == "hello":
         hello = message.hello
         return Hello(
             token=hello.token,
-            bot_name=hello.bot_name,
-            bot_version=hello.bot_version,
+            bot_name=clip(hello.bot_name),
+            bot_version=clip(hello.bot_version),
             protocol_version=hello.protocol_version,
             max_batch=hello.max_batch,
             events=hello.events,
             notices_in_batch=hello.notices_in_batch,
         )
     if kind == "goodbye":
-        return Goodbye(message.goodbye.reason)
+        return Goodbye(clip(message.goodbye.reason))
     return _EMPTY
 
 
