@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from typing import TYPE_CHECKING
+from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
+from referee.match import FaultKind
 from tournaments.cli import main
+from tournaments.cli.logs import log_list
+from tournaments.commands import resume_command
 from tournaments.manifest import ManifestError, content_hash, read_manifest
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 
 def run(*args: str) -> tuple[int, str]:
@@ -142,3 +143,44 @@ def test_resume_refuses_a_missing_database(tmp_path: Path) -> None:
     assert code == 1
     assert "no such database" in out
     assert not db.exists()
+
+
+def test_log_list_offers_every_fault_kind_and_no_other() -> None:
+    """`nap log list --fault` takes exactly the referee's fault kinds: oversized yes, crash no."""
+    [fault] = [param for param in log_list.params if param.name == "fault_kind"]
+    assert isinstance(fault.type, click.Choice)
+    assert list(fault.type.choices) == [kind.value for kind in FaultKind]
+    assert "oversized" in fault.type.choices
+    code, out = run("log", "list", "--fault", "crash", "--db", "none.db")
+    assert code == 2
+    assert "'crash' is not one of" in out
+
+
+def test_the_resume_command_names_only_what_is_not_the_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`nap tournament resume N`, with --db and --out only where the defaults would not find them."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("NAP_DB", raising=False)
+    default_logs = (Path("nap-out") / "logs").resolve()
+    assert resume_command(7, db=Path("nap.db"), logs_root=default_logs) == "nap tournament resume 7"
+    assert resume_command(7, db=tmp_path / "nap.db") == "nap tournament resume 7"
+    assert (
+        resume_command(7, db=Path("cup.db"), logs_root=tmp_path / "my out" / "logs")
+        == f"nap tournament resume 7 --db cup.db --out '{tmp_path / 'my out'}'"
+    )
+    monkeypatch.setenv("NAP_DB", "cup.db")
+    assert resume_command(7, db=Path("cup.db")) == "nap tournament resume 7"
+    assert resume_command(7, db=Path("nap.db")) == "nap tournament resume 7 --db nap.db"
+
+
+def test_a_run_into_a_file_that_is_not_a_database_is_refused(tmp_path: Path) -> None:
+    """`nap tournament run --db notes.txt`: one line on stderr, exit 1, the file untouched."""
+    db = tmp_path / "notes.txt"
+    db.write_bytes(b"shopping: eggs, milk\n" * 200)
+    result = CliRunner().invoke(main, ["tournament", "run", "--db", str(db), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 1
+    assert result.stderr.splitlines() == [
+        f"Error: {db} is not a SQLite database: choose a Nap Arena database, or a new file, with --db"
+    ]
+    assert db.read_bytes() == b"shopping: eggs, milk\n" * 200

@@ -7,22 +7,57 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from tournaments.cli import main
+from tournaments.cli.serve import serve
+from tournaments.cli.tournament import tournament_run
+from tournaments.store import Store
+
+if TYPE_CHECKING:
+    from tournaments.results import SessionResult
 
 
 def nap(*args: str) -> tuple[int, str]:
     result = CliRunner().invoke(main, list(args))
     return result.exit_code, result.output
+
+
+def invoke(*args: str | Path) -> Result:
+    """Run `nap` in this process: stdout and stderr apart, exceptions caught by click's runner."""
+    return CliRunner().invoke(main, [str(arg) for arg in args])
+
+
+def nap_process(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """Run `nap` as another process, as a second terminal would."""
+    return subprocess.run(
+        [sys.executable, "-m", "tournaments.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
+def copy_database(source: Path, target: Path) -> None:
+    with closing(sqlite3.connect(source)) as reading, closing(sqlite3.connect(target)) as writing:
+        reading.backup(writing)
+
+
+def stored(db: Path, query: str) -> object:
+    with closing(sqlite3.connect(db)) as conn:
+        return conn.execute(query).fetchone()[0]
 
 
 @pytest.fixture(scope="module")
@@ -374,3 +409,215 @@ def test_a_locked_database_is_a_one_line_error_and_keeps_its_data(
     assert done.stderr.strip() == f"Error: {copy} is locked by another process"
     with sqlite3.connect(copy) as conn:
         assert conn.execute("select count(*) from sessions").fetchone()[0] == 12
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_full_disk_mid_run_is_one_line_and_loses_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
+) -> None:
+    """The database fills up mid-run (SQLITE_FULL, from its page limit as from a full disk):
+    one line ending with the command that resumes; every session committed before it is kept,
+    the tournament is marked interrupted, and that command plays the rest.
+
+    Past the limit, the first session that needs a new page fails (200 sessions need many);
+    the status is updated in place, which a full database still allows."""
+    db, out = tmp_path / "nap.db", tmp_path / "out"
+    real_record = Store.record_session
+    committed: list[tuple[int, int]] = []
+
+    def record(self: Store, result: SessionResult, *, log_path: Path) -> int:
+        if len(committed) == 4:  # from now on, no page more: the disk is full
+            pages = self._conn.execute("PRAGMA page_count").fetchone()[0]
+            self._conn.execute(f"PRAGMA max_page_count = {pages}")
+        session = real_record(self, result, log_path=log_path)
+        committed.append((result.block, result.rotation))
+        return session
+
+    monkeypatch.setattr(Store, "record_session", record)
+    result = invoke("tournament", "run", "-n", "200", "--workers", str(workers), "--db", db, "--out", out)
+    monkeypatch.undo()
+    assert result.exit_code == 1, result.output
+    resume = f"nap tournament resume 1 --db {db} --out {out.resolve()}"
+    assert result.stderr.splitlines() == [
+        (
+            f"Error: {db}: database or disk is full (free some space); tournament 1 stopped after "
+            f"{len(committed)} of 200 sessions; to play the rest: {resume}"
+        )
+    ]
+    assert 4 <= len(committed) < 200
+    with Store.open(db) as store:
+        assert store.finished_keys(1) == set(committed)
+        assert store.tournament(1).status == "interrupted"
+    result = invoke(*resume.split()[1:])
+    assert result.exit_code == 0, result.output
+    with Store.open(db) as store:
+        assert store.tournament(1).status == "finished"
+        assert set(committed) < store.finished_keys(1)
+        assert len(store.session_results(1)) == 200
+
+
+@pytest.mark.slow
+def test_a_damaged_database_is_refused_before_anything_goes_into_it(
+    played: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A damaged page: `run` and `resume` each say so in one line and write nothing to the file."""
+    copy = tmp_path / "damaged.db"
+    copy_database(played[0], copy)
+    page_size = int(stored(copy, "PRAGMA page_size"))  # type: ignore[call-overload]
+    root = int(stored(copy, "SELECT rootpage FROM sqlite_master WHERE name = 'seat_results'"))  # type: ignore[call-overload]
+    data = bytearray(copy.read_bytes())
+    data[(root - 1) * page_size] = 0xFF  # no such b-tree page type: a bad sector
+    copy.write_bytes(bytes(data))
+    for command in (("tournament", "run", "-n", "3"), ("tournament", "resume", "1")):
+        result = invoke(*command, "--db", copy, "--out", tmp_path / "out")
+        assert result.exit_code == 1, command
+        [line] = result.stderr.splitlines()
+        assert re.fullmatch(
+            rf"Error: {re.escape(str(copy))} is damaged \(.+\): "
+            r"restore it from a backup, or choose another file with --db",
+            line,
+        ), line
+        assert copy.read_bytes() == bytes(data), command
+    assert not (tmp_path / "out").exists()
+
+
+HOLD_THE_LOCK = """
+import sys
+from pathlib import Path
+from tournaments.locks import tournament_lock
+
+with tournament_lock(Path(sys.argv[1]), int(sys.argv[2])):
+    print("locked", flush=True)
+    sys.stdin.read()
+"""
+
+
+@pytest.mark.slow
+def test_resume_is_refused_while_another_process_plays_and_allowed_once_it_is_killed(
+    played: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Another process holds the tournament: resume touches nothing; after its kill -9, resume plays."""
+    db, out = tmp_path / "copy.db", tmp_path / "out"
+    copy_database(played[0], db)
+    with closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute("UPDATE tournaments SET status = 'interrupted' WHERE id = 1")
+    temporary = out / "logs" / "t1" / ".b0-r0.json.gz.k5x9.tmp"  # what a killed writer leaves
+    temporary.parent.mkdir(parents=True)
+    temporary.write_bytes(b"half a log")
+    with subprocess.Popen(
+        [sys.executable, "-c", HOLD_THE_LOCK, str(db), "1"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as holder:
+        try:
+            assert holder.stdout is not None
+            assert holder.stdout.readline() == "locked\n"
+            result = invoke("tournament", "resume", "1", "--db", db, "--out", out)
+            assert result.exit_code == 1
+            assert result.stderr.splitlines() == [
+                (
+                    f"Error: tournament 1 is being played by another process (pid {holder.pid}): "
+                    "wait for it to finish, or stop that process before resuming"
+                )
+            ]
+            assert stored(db, "SELECT status FROM tournaments WHERE id = 1") == "interrupted"
+            assert temporary.exists()
+        finally:
+            holder.kill()
+    result = invoke("tournament", "resume", "1", "--db", db, "--out", out)
+    assert result.exit_code == 0, result.output
+    assert stored(db, "SELECT status FROM tournaments WHERE id = 1") == "finished"
+    assert not temporary.exists()
+
+
+@pytest.mark.slow
+def test_a_second_resume_of_a_running_tournament_is_refused_and_a_new_run_is_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While a run plays tournament 1, `resume 1` elsewhere is refused; another `run` plays its own."""
+    db, out = tmp_path / "nap.db", tmp_path / "out"
+    real_record = Store.record_session
+    elsewhere: list[subprocess.CompletedProcess[str]] = []
+
+    def record(self: Store, result: SessionResult, *, log_path: Path) -> int:
+        if not elsewhere:  # tournament 1 is being played here, right now
+            elsewhere.append(nap_process("tournament", "resume", "1", "--db", db, "--out", out))
+            elsewhere.append(
+                nap_process("tournament", "run", "-n", "4", "-w", "1", "--db", db, "--out", tmp_path / "b")
+            )
+        return real_record(self, result, log_path=log_path)
+
+    monkeypatch.setattr(Store, "record_session", record)
+    result = invoke("tournament", "run", "-n", "8", "--workers", "1", "--db", db, "--out", out)
+    monkeypatch.undo()
+    assert result.exit_code == 0, result.output
+    refused, other = elsewhere
+    assert refused.returncode == 1
+    assert refused.stderr.splitlines() == [
+        (
+            f"Error: tournament 1 is being played by another process (pid {os.getpid()}): "
+            "wait for it to finish, or stop that process before resuming"
+        )
+    ]
+    assert other.returncode == 0, other.stderr
+    with Store.open(db) as store:
+        assert [(row.id, row.status) for row in store.tournaments()] == [(1, "finished"), (2, "finished")]
+        assert len(store.session_results(1)) == 8
+        assert len(store.session_results(2)) == 4
+
+
+@pytest.mark.slow
+def test_run_names_its_tournament_first_and_last_and_keeps_margin_and_bank(tmp_path: Path) -> None:
+    """The first line gives the id and the resume command, the last the id; limits are stored and shown."""
+    db, out = tmp_path / "nap.db", tmp_path / "out"
+    result = invoke(
+        "tournament", "run", "-n", "4", "-w", "1", "--margin-ms", "250", "--bank-ms", "2000", "--db", db,
+        "--out", out,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == (
+        "tournament 1: heather, 4 seats, peel, random, peel-2, random-2, 4 sessions "
+        f"(if it stops: nap tournament resume 1 --db {db} --out {out.resolve()})"
+    )
+    assert lines[-1].startswith("tournament 1 finished, 4 sessions: standings written to ")
+    limits = json.loads(str(stored(db, "SELECT config FROM tournaments WHERE id = 1")))["time_limits"]
+    assert limits == {"decision_ms": 1000, "session_bank_ms": 2000, "margin_ms": 250}
+    result = invoke("tournament", "status", "1", "--db", db)
+    assert (
+        "  time limits: 1000 ms per decision, bank 2000 ms per seat and session, margin 250 ms"
+        in result.stdout.splitlines()
+    )
+
+
+def test_margin_and_bank_options_say_what_they_do() -> None:
+    """`run` and `serve` take --margin-ms and --bank-ms, each with a one-line help."""
+    for command in (tournament_run, serve):
+        helps = {param.name: getattr(param, "help", None) or "" for param in command.params}
+        assert "late" in helps["margin_ms"]
+        assert "not told" in helps["margin_ms"]
+        assert "bank" in helps["bank_ms"]
+        assert "\n" not in helps["margin_ms"] + helps["bank_ms"]
+
+
+def test_serve_stores_margin_and_bank_and_says_how_to_resume(tmp_path: Path) -> None:
+    """Remote bots that never come: one line ending with the resume command; the limits were stored."""
+    db, out = tmp_path / "served.db", tmp_path / "out"
+    result = invoke(
+        "serve", "--host", "127.0.0.1", "--port", "0", "--remote", "a", "--remote", "b", "--remote", "c",
+        "-k", "3", "-n", "3", "--wait", "0.2", "--margin-ms", "40", "--bank-ms", "900", "--db", db,
+        "--out", out,
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert result.stderr.splitlines() == [
+        (
+            "Error: remote bot a did not connect within 0.2 s; tournament 1 stopped after 0 of 3 sessions; "
+            f"to play the rest: nap tournament resume 1 --db {db} --out {out.resolve()}"
+        )
+    ]
+    assert result.stdout.startswith("tournament 1: served on port 0: a, b, c, 3 sessions (if it stops: ")
+    limits = json.loads(str(stored(db, "SELECT config FROM tournaments WHERE id = 1")))["time_limits"]
+    assert limits == {"decision_ms": 1000, "session_bank_ms": 900, "margin_ms": 40}
+    assert stored(db, "SELECT status FROM tournaments WHERE id = 1") == "interrupted"

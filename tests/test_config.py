@@ -27,7 +27,7 @@ class TestJson:
             **REQUIRED,  # type: ignore[arg-type]
             profile="full-ladder",
             concurrency=7,
-            time_limits=TimeLimits(decision_ms=50, session_bank_ms=500),
+            time_limits=TimeLimits(decision_ms=50, session_bank_ms=500, margin_ms=25),
             max_restarts=0,
             connect_timeout_s=1.5,
             fault_policy=FaultPolicy.REVOKE,
@@ -42,7 +42,7 @@ class TestJson:
         data = TournamentConfig(**REQUIRED).to_json()  # type: ignore[arg-type]
         assert list(data) == [f.name for f in fields(TournamentConfig)]
         assert data["profile"] == "heather"
-        assert data["time_limits"] == {"decision_ms": 1000, "session_bank_ms": 0}
+        assert data["time_limits"] == {"decision_ms": 1000, "session_bank_ms": 0, "margin_ms": 0}
         assert data["fault_policy"] is None
         assert data["workers"] is None
 
@@ -54,6 +54,13 @@ class TestJson:
             if f.default is not MISSING:
                 assert getattr(loaded, f.name) == f.default, f.name
         assert loaded.profile == DEFAULT_PROFILE.name
+
+    def test_limits_stored_without_a_margin_load_with_none(self) -> None:
+        """time_limits written before margin_ms was stored load with a margin of 0 ms."""
+        loaded = TournamentConfig.from_json(
+            {**required_json(), "time_limits": {"decision_ms": 300, "session_bank_ms": 900}}
+        )
+        assert loaded.time_limits == TimeLimits(decision_ms=300, session_bank_ms=900, margin_ms=0)
 
     def test_null_limits_policy_and_workers_read_as_their_defaults(self) -> None:
         """Nulls where an older writer left them read as no limits given, no policy, one per core."""

@@ -18,6 +18,7 @@ from referee.rules import SessionRecord, verify
 from tournaments.blocks import BlockRun, play_block_in_process
 from tournaments.bots import BotEntry, RunnerError, example_bot
 from tournaments.config import TournamentConfig
+from tournaments.locks import lock_path
 from tournaments.logfiles import read_log
 from tournaments.runner import resume_tournament, run_tournament
 from tournaments.standings import compute_standings
@@ -127,6 +128,7 @@ class TestResume:
             if process.poll() is None:
                 process.kill()
             _kill_orphaned_bots(logs)
+        assert lock_path(db, 1).exists()  # left by the killed run, but no longer locked
         with Store.open(db) as store:
             assert store.tournament(1).status == "running"  # killed: nobody could say otherwise
             before = key_set(store, 1)
@@ -135,6 +137,7 @@ class TestResume:
             assert store.tournament(1).status == "finished"
             resumed = store.session_results(1)
             after = key_set(store, 1)
+        assert not lock_path(db, 1).exists()
         assert before <= after
         assert len(resumed) == len(after) == sessions
         with Store.open(tmp_path / "straight.db") as store:
@@ -190,7 +193,11 @@ class TestBotProcesses:
                     config(bots, sessions=3, table_size=3), store=store, logs_root=tmp_path / "logs"
                 )
             assert store.tournaments()[0].status == "interrupted"
-        assert str(raised.value) == ("bot dying exited with status 3 before connecting: no luck today")
+        assert str(raised.value) == (
+            "bot dying exited with status 3 before connecting: no luck today; tournament 1 stopped after "
+            f"0 of 3 sessions; to play the rest: nap tournament resume 1 --db {tmp_path / 'nap.db'} "
+            f"--out {tmp_path}"
+        )
 
     def test_crashed_bot_is_restarted_and_the_tournament_goes_on(self, tmp_path: Path) -> None:
         """A bot that exits mid-tournament is relaunched; its later sessions play cleanly."""
@@ -276,10 +283,17 @@ class TestWorkers:
         with Store.open(tmp_path / "nap.db") as store:
             with pytest.raises(RunnerError) as raised:
                 asyncio.run(scenario(store))
-            assert re.fullmatch(r"worker [12] stopped unexpectedly \(exit status -9\)", str(raised.value))
+            resume = f"nap tournament resume 1 --db {tmp_path / 'nap.db'} --out {tmp_path}"
+            said = re.fullmatch(
+                r"worker [12] stopped unexpectedly \(exit status -9\); tournament 1 stopped after "
+                rf"(\d+) of 200 sessions; to play the rest: {re.escape(resume)}",
+                str(raised.value),
+            )
+            assert said is not None, str(raised.value)
             assert store.tournament(1).status == "interrupted"
             kept = key_set(store, 1)
             assert 8 <= len(kept) < 200
+            assert int(said.group(1)) == len(kept)
             assert not _worker_pids()
             resume_tournament(1, store=store, logs_root=tmp_path / "logs")
             assert kept <= key_set(store, 1)

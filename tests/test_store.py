@@ -1,14 +1,26 @@
-"""The SQLite store: round trips, exactly-once sessions, atomicity, file identity."""
+"""The SQLite store: round trips, exactly-once sessions, atomicity, file identity, failures.
+
+Also what lives beside it: the lock that lets one process play a tournament, and the
+log files' temporaries, which a cleanup removes only when their writer is gone.
+"""
 
 from __future__ import annotations
 
+import fcntl
+import os
 import sqlite3
+import subprocess
+import sys
+import tempfile
+from contextlib import closing
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
+from tournaments import logfiles
 from tournaments import store as store_module
+from tournaments.locks import TournamentBusyError, lock_path, tournament_lock
 from tournaments.results import Declaration, FaultRecord, SeatResult, SessionResult
 from tournaments.store import BotRow, Store, StoreError
 from tournaments.store_schema import APPLICATION_ID, SCHEMA_VERSION
@@ -63,8 +75,19 @@ def make_result(tournament: int, block: int = 0, rotation: int = 0) -> SessionRe
 
 
 def count(db: Path, table: str) -> int:
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn:
         return int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])  # noqa: S608 - table names are constants here
+
+
+def damage_page_of(db: Path, table: str) -> bytes:
+    """Break the b-tree header of ``table``'s root page, as a bad sector would; the new bytes."""
+    with closing(sqlite3.connect(db)) as conn:
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+        root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
+    data = bytearray(db.read_bytes())
+    data[(root - 1) * page_size] = 0xFF  # no such page type
+    db.write_bytes(bytes(data))
+    return bytes(data)
 
 
 class TestFile:
@@ -84,10 +107,55 @@ class TestFile:
             assert second.tournament(tournament).name == "cup"
 
     def test_garbage_file_is_not_a_sqlite_database(self, db: Path) -> None:
-        """A file that is not SQLite at all is refused with a message saying so."""
-        db.write_bytes(b"this is not a database, just some text" * 100)
-        with pytest.raises(StoreError, match=r"nap\.db is not a SQLite database$"):
+        """A file that is not SQLite at all is refused, left as it is, with what to do."""
+        garbage = b"this is not a database, just some text" * 100
+        db.write_bytes(garbage)
+        with pytest.raises(StoreError) as raised:
             Store.open(db)
+        assert str(raised.value) == (
+            f"{db} is not a SQLite database: choose a Nap Arena database, or a new file, with --db"
+        )
+        assert db.read_bytes() == garbage
+
+    def test_damaged_database_is_refused_before_anything_is_written(self, db: Path) -> None:
+        """A damaged page is found when the file is opened for writing; the file is left as it is."""
+        with Store.open(db) as store:
+            tournament = make_tournament(store)
+            for rotation in range(3):
+                store.record_session(make_result(tournament, 0, rotation), log_path=Path("a"))
+        damaged = damage_page_of(db, "seat_results")
+        with pytest.raises(StoreError) as raised:
+            Store.open(db)
+        message = str(raised.value)
+        assert message.startswith(f"{db} is damaged (")
+        assert message.endswith("): restore it from a backup, or choose another file with --db")
+        assert "\n" not in message
+        assert db.read_bytes() == damaged
+        with Store.open(db, check=False) as reader:  # a reader may skip the check, and reads what it can
+            assert reader.tournament(tournament).name == "cup"
+        assert db.read_bytes() == damaged
+
+    def test_full_disk_is_one_line_and_keeps_every_committed_session(self, db: Path, store: Store) -> None:
+        """SQLITE_FULL (here: the page limit reached) fails one session, which leaves no trace."""
+        tournament = make_tournament(store, blocks=40)
+        pages = store._conn.execute("PRAGMA page_count").fetchone()[0]  # noqa: SLF001
+        store._conn.execute(f"PRAGMA max_page_count = {pages}")  # noqa: SLF001
+        recorded: set[tuple[int, int]] = set()
+
+        def record_all() -> None:
+            for block in range(40):
+                for rotation in range(3):
+                    store.record_session(make_result(tournament, block, rotation), log_path=Path("a"))
+                    recorded.add((block, rotation))
+
+        with pytest.raises(StoreError) as raised:
+            record_all()
+        assert str(raised.value) == f"{db}: database or disk is full (free some space)"
+        assert 0 < len(recorded) < 120
+        assert store.finished_keys(tournament) == recorded
+        assert count(db, "seat_results") == 3 * len(recorded)
+        store.set_status(tournament, "interrupted")  # an update in place still fits
+        assert store.tournament(tournament).status == "interrupted"
 
     def test_other_sqlite_database_is_not_ours(self, db: Path) -> None:
         """A SQLite file of another application (tables, no id of ours) is left untouched."""
@@ -305,7 +373,22 @@ class TestFindSessions:
         # alpha sits at seat 0 (rotation 0), seat 2 (rotation 1), seat 1 (rotation 2).
         assert found(bot="alpha", result="win") == [a, c]
         assert found(bot="alpha", result="loss") == [b]
-        assert found(tournament=1, bot="alpha", result="win", fault_kind="late") == [a]
+        assert found(tournament=1, bot="gamma", result="loss", fault_kind="late") == [a]
+
+    def test_fault_filter_with_a_bot_keeps_that_bots_faults(
+        self, store: Store, ids: dict[tuple[int, int, int], int]
+    ) -> None:
+        """--bot X --fault late lists the sessions where X was late, not those where X sat by a late bot."""
+
+        def found(**filters: object) -> list[int]:
+            return [row.id for row in store.find_sessions(**filters)]  # type: ignore[arg-type]
+
+        a, c = ids[1, 0, 0], ids[2, 1, 2]
+        # The faults are seat 2's: gamma's in session a, beta's in c; alpha sits in both.
+        assert found(fault_kind="late") == [a, c]
+        assert found(bot="alpha", fault_kind="late") == []
+        assert found(bot="gamma", fault_kind="late") == [a]
+        assert found(bot="beta", fault_kind="illegal") == [c]
 
     def test_result_filter_needs_a_bot(self, store: Store) -> None:
         """Win/loss only means something for a named bot."""
@@ -318,3 +401,158 @@ def test_commits_do_not_wait_for_a_disk_sync(tmp_path: Path) -> None:
     with Store.open(tmp_path / "nap.db") as store:
         mode = store._conn.execute("PRAGMA synchronous").fetchone()[0]  # noqa: SLF001
     assert mode == 1  # NORMAL
+
+
+HOLD_THE_LOCK = """
+import sys
+from pathlib import Path
+from tournaments.locks import tournament_lock
+
+with tournament_lock(Path(sys.argv[1]), int(sys.argv[2])):
+    print("locked", flush=True)
+    sys.stdin.read()
+"""
+
+
+def hold_lock(db: Path, tournament: int) -> subprocess.Popen[str]:
+    """A process that holds the tournament's lock until its stdin closes or it is killed."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_THE_LOCK, str(db), str(tournament)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None
+    assert holder.stdout.readline() == "locked\n"
+    return holder
+
+
+class TestTournamentLock:
+    def test_one_holder_at_a_time_per_tournament(self, db: Path) -> None:
+        """A second lock of the same tournament is refused at once, naming the holder; others are free."""
+        with tournament_lock(db, 3) as path:
+            assert path == lock_path(db, 3)
+            assert path.parent == db.resolve().parent
+            with pytest.raises(TournamentBusyError) as raised, tournament_lock(db, 3):
+                pass
+            assert str(raised.value) == (
+                f"tournament 3 is being played by another process (pid {os.getpid()}): "
+                "wait for it to finish, or stop that process before resuming"
+            )
+            with tournament_lock(db, 4):
+                pass
+        assert not path.exists()
+        with tournament_lock(db, 3):
+            pass
+
+    def test_a_killed_holder_leaves_no_lock_behind(self, db: Path) -> None:
+        """kill -9 of the holder: its lock file stays, but the kernel has released the lock."""
+        with hold_lock(db, 1) as holder:
+            try:
+                with (
+                    pytest.raises(TournamentBusyError, match=rf"\(pid {holder.pid}\)"),
+                    tournament_lock(db, 1),
+                ):
+                    pass
+            finally:
+                holder.kill()  # the with block closes its pipes and waits for it
+        assert lock_path(db, 1).exists()
+        with tournament_lock(db, 1):
+            pass
+        assert not lock_path(db, 1).exists()
+
+    def test_a_lock_file_removed_under_our_feet_is_made_again(
+        self, db: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The last holder removes its file between our open and our lock: we lock a new file."""
+        real_flock = fcntl.flock
+        removed: list[Path] = []
+
+        def flock_after_the_holder_left(fd: int, operation: int) -> None:
+            if not removed:
+                removed.append(lock_path(db, 5))
+                lock_path(db, 5).unlink()
+            real_flock(fd, operation)
+
+        monkeypatch.setattr(fcntl, "flock", flock_after_the_holder_left)
+        with tournament_lock(db, 5) as path:
+            assert removed == [path]
+            assert path.exists()
+            monkeypatch.undo()
+            with pytest.raises(TournamentBusyError), tournament_lock(db, 5):
+                pass
+
+
+class TestTemporaries:
+    """A log's temporary file is locked by its writer: a cleanup removes only a dead writer's."""
+
+    def test_a_live_writers_temporary_is_left_alone(self, tmp_path: Path) -> None:
+        folder = tmp_path / "t1"
+        folder.mkdir()
+        stale = folder / ".b0-r0.json.gz.dead.tmp"
+        stale.write_bytes(b"half")
+        live = folder / ".b0-r1.json.gz.live.tmp"
+        live.write_bytes(b"being written")
+        with live.open("rb") as writer:
+            fcntl.flock(writer, fcntl.LOCK_EX)
+            assert logfiles.remove_temporaries(tmp_path) == 1
+        assert not stale.exists()
+        assert live.exists()
+
+    def test_a_cleanup_in_the_middle_of_a_write_does_not_break_it(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The other run's cleanup, run while the log is being written, leaves the log to finish."""
+        real_fsync = os.fsync
+        cleaned: list[int] = []
+
+        def fsync_after_a_cleanup(fd: int) -> None:
+            cleaned.append(logfiles.remove_temporaries(tmp_path, tournament=1))
+            real_fsync(fd)
+
+        monkeypatch.setattr(os, "fsync", fsync_after_a_cleanup)
+        path = logfiles.write_log(tmp_path, tournament=1, block=0, rotation=0, payload={"x": 1})
+        assert cleaned[0] == 0
+        assert logfiles.read_log(path)["x"] == 1
+
+    def test_a_cleanup_at_the_rename_does_not_break_it(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The lock is held until the temporary has its final name, so a cleanup then leaves it."""
+        real_replace = Path.replace
+        cleaned: list[int] = []
+
+        def replace_after_a_cleanup(self: Path, target: Path) -> Path:
+            cleaned.append(logfiles.remove_temporaries(tmp_path))
+            return real_replace(self, target)
+
+        monkeypatch.setattr(Path, "replace", replace_after_a_cleanup)
+        path = logfiles.write_log(tmp_path, tournament=1, block=0, rotation=1, payload={"x": 3})
+        assert cleaned == [0]
+        assert logfiles.read_log(path)["x"] == 3
+
+    def test_a_cleanup_between_creating_and_locking_the_temporary(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A temporary removed before its writer locked it is replaced; the write still succeeds."""
+        real_mkstemp = tempfile.mkstemp
+        cleaned: list[int] = []
+
+        def mkstemp_then_a_cleanup(**kwargs: Any) -> tuple[int, str]:
+            made = cast("tuple[int, str]", real_mkstemp(**kwargs))
+            if not cleaned:
+                cleaned.append(logfiles.remove_temporaries(tmp_path))
+            return made
+
+        monkeypatch.setattr(tempfile, "mkstemp", mkstemp_then_a_cleanup)
+        path = logfiles.write_log(tmp_path, tournament=2, block=0, rotation=0, payload={"x": 2})
+        assert cleaned == [1]
+        assert logfiles.read_log(path)["x"] == 2
+        assert [p.name for p in path.parent.iterdir()] == [path.name]
+
+    def test_a_cleanup_looks_only_in_its_tournaments_folder(self, tmp_path: Path) -> None:
+        for tournament in (1, 2):
+            (tmp_path / f"t{tournament}").mkdir()
+            (tmp_path / f"t{tournament}" / ".b0-r0.json.gz.x.tmp").write_bytes(b"half")
+        assert logfiles.remove_temporaries(tmp_path, tournament=1) == 1
+        assert (tmp_path / "t2" / ".b0-r0.json.gz.x.tmp").exists()

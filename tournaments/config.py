@@ -18,7 +18,7 @@ from tournaments.bots import BotEntry, RunnerError
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-__all__ = ["DEFAULT_CONCURRENCY", "TournamentConfig"]
+__all__ = ["DEFAULT_CONCURRENCY", "TournamentConfig", "time_limits_from_json"]
 
 DEFAULT_CONCURRENCY = 512
 """Blocks in flight on each referee by default: enough tables for full batches to every bot
@@ -77,6 +77,14 @@ class TournamentConfig:
         return cls(**{f.name: _READ[f.name](data[f.name]) for f in fields(cls) if f.name in data})
 
 
+def time_limits_from_json(data: Mapping[str, Any] | None) -> TimeLimits:
+    """Read stored ``time_limits``: a missing key takes :class:`TimeLimits`' default.
+
+    So a config stored before ``margin_ms`` was written loads with no margin (0 ms).
+    """
+    return TimeLimits(**(data or {}))
+
+
 def _same(value: object) -> object:
     return value
 
@@ -90,6 +98,7 @@ _WRITE: Final[Mapping[str, Callable[[Any], object]]] = {
     "time_limits": lambda limits: {
         "decision_ms": limits.decision_ms,
         "session_bank_ms": limits.session_bank_ms,
+        "margin_ms": limits.margin_ms,
     },
     "fault_policy": lambda policy: None if policy is None else policy.value,
 }
@@ -103,7 +112,7 @@ _READ: Final[Mapping[str, Callable[[Any], Any]]] = {
     "seed": int,
     "profile": str,
     "concurrency": int,
-    "time_limits": lambda limits: TimeLimits(**(limits or {})),
+    "time_limits": time_limits_from_json,
     "max_restarts": int,
     "connect_timeout_s": float,
     "fault_policy": _optional(FaultPolicy),

@@ -54,6 +54,18 @@ class Hosting:
     announce: Callable[[int, Mapping[str, str]], None] | None = None
 
 
+def first_failure(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The first exception of a task group's failure, nested groups opened.
+
+    A task group fails with all its tasks' exceptions in a group; the first is the one
+    that stopped the others, and is what the caller reports (one line, not a group).
+    """
+    first = group.exceptions[0]
+    while isinstance(first, BaseExceptionGroup):
+        first = first.exceptions[0]
+    return first
+
+
 def remote_bot(name: str) -> BotEntry:
     """An entrant that runs elsewhere and connects to the referee with its token."""
     return BotEntry(name=name, version="remote", command=(), content_hash="remote")
@@ -177,16 +189,23 @@ class BlockHost:
     async def play_all(
         self, runs: Sequence[BlockRun], deliver: Callable[[SessionResult, Path], None], *, concurrency: int
     ) -> None:
-        """Play the blocks with at most ``concurrency`` in flight; the first error stops all."""
+        """Play the blocks with at most ``concurrency`` in flight.
+
+        The first error (a bot's, a log's, or ``deliver``'s own, such as a full database)
+        stops them all and is raised as it is.
+        """
         queue = iter(runs)
 
         async def lane() -> None:
             for run in queue:
                 await self.play(run, deliver)
 
-        async with asyncio.TaskGroup() as group:
-            for _ in range(min(concurrency, len(runs))):
-                group.create_task(lane())
+        try:
+            async with asyncio.TaskGroup() as group:
+                for _ in range(min(concurrency, len(runs))):
+                    group.create_task(lane())
+        except* Exception as failed:  # noqa: BLE001 - raised again, as itself
+            raise first_failure(failed) from None
 
     async def stop(self) -> None:
         """Stop the bots first (so none is restarted), then the referee."""

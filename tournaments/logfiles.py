@@ -24,11 +24,13 @@ A log is written to a temporary file in the same folder, flushed to disk and ren
 the final path, so a crash never leaves a half-written log under the final name. A log
 written before a crash but never committed to the store is simply overwritten when the
 session is replayed on resume: the store, not the presence of a file, says what counted.
+The writer holds an advisory lock (``flock``) on its temporary file until the rename, so
+:func:`remove_temporaries` deletes only what a dead writer left, never a live one's file.
 """
 
 from __future__ import annotations
 
-import contextlib
+import fcntl
 import gzip
 import json
 import os
@@ -103,8 +105,7 @@ def write_log(
         raise LogError(msg) from exc
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        temp = Path(name)
+        fd, temp = _locked_temporary(path)
         try:
             os.fchmod(fd, 0o644)  # mkstemp makes it private; a log is for anyone to read
             with os.fdopen(fd, "wb") as file:
@@ -115,7 +116,7 @@ def write_log(
                     gz.write(data)
                 file.flush()
                 os.fsync(file.fileno())
-            temp.replace(path)
+                temp.replace(path)  # before the close, which ends the lock
         except BaseException:
             temp.unlink(missing_ok=True)
             raise
@@ -124,6 +125,25 @@ def write_log(
         raise LogError(msg) from exc
     _fsync_folder(path.parent)
     return path
+
+
+def _locked_temporary(path: Path) -> tuple[int, Path]:
+    """A new temporary file beside ``path``, locked for as long as its descriptor is open.
+
+    A cleanup may delete the file between its creation and the lock; the lock is then on
+    a file without a name (no link left), and another one is made.
+    """
+    while True:
+        fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if os.fstat(fd).st_nlink:
+                return fd, Path(name)
+        except BaseException:
+            os.close(fd)
+            Path(name).unlink(missing_ok=True)
+            raise
+        os.close(fd)
 
 
 def _check(document: object) -> str | None:
@@ -157,14 +177,33 @@ def read_log(path: Path) -> dict[str, object]:
     return dict(document)
 
 
-def remove_temporaries(root: Path) -> int:
-    """Delete temporary files that writes interrupted by a crash left under ``root``.
+def remove_temporaries(root: Path, *, tournament: int | None = None) -> int:
+    """Delete the temporary files that writes cut short by a crash left under ``root``.
 
-    Returns how many were removed. Only call this when no writer is running.
+    Only ``tournament``'s folder is searched when it is given. A temporary file whose
+    writer is alive is locked by it and left alone, so this is safe while others write.
+    Returns how many were removed.
     """
+    folders = "t*" if tournament is None else f"t{tournament}"
     removed = 0
-    for temp in root.glob("t*/.*.json.gz.*.tmp"):
-        with contextlib.suppress(FileNotFoundError):
-            temp.unlink()
-            removed += 1
+    for temp in root.glob(f"{folders}/.*.json.gz.*.tmp"):
+        removed += _remove_if_abandoned(temp)
     return removed
+
+
+def _remove_if_abandoned(temp: Path) -> int:
+    """Delete ``temp`` unless a live writer holds its lock; 1 if it was deleted."""
+    try:
+        fd = os.open(temp, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return 0  # gone already (renamed into place, or removed)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if not os.path.samestat(os.fstat(fd), temp.stat()):
+            return 0  # the name now belongs to another file
+        temp.unlink()
+    except OSError:  # locked by its writer, or gone meanwhile
+        return 0
+    finally:
+        os.close(fd)
+    return 1

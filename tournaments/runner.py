@@ -12,6 +12,9 @@ process (:mod:`tournaments.host`). Blocks run concurrently (``concurrency`` in f
 each referee); each finished session's log is written first, then the session is committed
 in one transaction, so a tournament killed at any moment resumes with nothing lost,
 nothing played twice and the same deals (the board seeds come from the stored blocks).
+One process plays a tournament at a time (:mod:`tournaments.locks`). Whatever stops a run
+(a signal, a bot, a worker, the store, a log) ends it with one line that says how far it
+got and ends with the command that plays the rest (:func:`~tournaments.commands.resume_command`).
 What is printed meanwhile is built in :mod:`tournaments.progress`.
 """
 
@@ -32,12 +35,15 @@ from referee.rules import get_profile
 from referee.server import ServerLimits
 from tournaments.blocks import BlockRun
 from tournaments.bots import BotEntry, RunnerError
+from tournaments.commands import resume_command
 from tournaments.config import TournamentConfig
 from tournaments.host import BlockHost, Hosting
-from tournaments.logfiles import remove_temporaries
+from tournaments.locks import tournament_lock
+from tournaments.logfiles import LogError, remove_temporaries
 from tournaments.progress import standings_printer
 from tournaments.scheduler import BlockSpec, schedule
 from tournaments.standings import Standings, compute_standings
+from tournaments.store import StoreError
 from tournaments.workers import WorkerPool, WorkerSetup
 
 if TYPE_CHECKING:
@@ -53,6 +59,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RunOptions",
+    "RunStart",
     "TournamentInterrupted",
     "default_workers",
     "resume_tournament",
@@ -64,12 +71,30 @@ __all__ = [
 _log = structlog.get_logger("nap.runner")
 
 
-class TournamentInterrupted(RunnerError):  # noqa: N818 - a stop the user asked for, not a bug
-    """The tournament was stopped (SIGINT/SIGTERM) before the end; it can be resumed."""
+class TournamentInterrupted(RunnerError):  # noqa: N818 - a stop, not a bug
+    """The tournament stopped before the end (a signal, a bot, a worker, the store); it can be resumed.
+
+    ``str()`` is one line ending with the command that plays the rest; ``__cause__`` is
+    the failure, if one stopped it.
+    """
 
     def __init__(self, message: str, *, tournament: int) -> None:
         super().__init__(message)
         self.tournament = tournament
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunStart:
+    """What a run is about to play: told to ``RunOptions.on_start`` before its first session."""
+
+    tournament: int
+    name: str
+    sessions: int
+    """All the tournament's sessions."""
+    recorded: int
+    """Sessions already recorded by earlier runs (a resume)."""
+    resume: str
+    """The command that plays the rest, should this run stop."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -81,6 +106,8 @@ class RunOptions:
     ``on_standings``, or are printed as a table when it is None
     (:func:`~tournaments.progress.standings_printer`). ``limits`` are the referee's limits
     on each bot connection; ``hosting`` says where it listens and gives remote bots' tokens.
+    ``on_start`` is told the tournament's id and what is left once it is stored and locked
+    for this run, before anything is played.
     """
 
     progress: Progress | None = None
@@ -88,6 +115,7 @@ class RunOptions:
     on_standings: Callable[[Standings], None] | None = None
     limits: ServerLimits = field(default_factory=ServerLimits)
     hosting: Hosting = field(default_factory=Hosting)
+    on_start: Callable[[RunStart], None] | None = None
 
 
 # ---------------------------------------------------------------------------- tournaments
@@ -132,9 +160,11 @@ async def run_tournament_async(
 ) -> int:
     """Schedule, store and play a new tournament; return its id.
 
-    Raises RunnerError (one line) when a bot cannot start or connect, and
-    :class:`TournamentInterrupted` on SIGINT/SIGTERM; either way the sessions finished so
-    far are kept and the tournament is marked ``interrupted``, ready to resume.
+    Raises RunnerError (one line) when the tournament cannot start (a bot's command is
+    missing), and :class:`TournamentInterrupted` when it stops once stored (SIGINT/SIGTERM,
+    a bot that cannot start or connect, a dead worker, a store or log failure): the
+    sessions finished so far are kept and the tournament is marked ``interrupted`` (when
+    the store still allows it), ready to resume.
     """
     _validate(config)
     _check_commands(config.bots)
@@ -162,9 +192,16 @@ async def run_tournament_async(
         seed=config.seed,
         blocks=[(block.index, block.board_seed, block.bots) for block in blocks],
     )
-    await _play(
-        tournament, config, blocks, set(), store=store, logs_root=logs_root, options=options or RunOptions()
-    )
+    with tournament_lock(store.path, tournament):
+        await _play(
+            tournament,
+            config,
+            blocks,
+            set(),
+            store=store,
+            logs_root=logs_root,
+            options=options or RunOptions(),
+        )
     return tournament
 
 
@@ -179,33 +216,37 @@ async def resume_tournament_async(
     """Play the sessions of a stored tournament that are not recorded yet; return its id.
 
     The blocks (and so the board seeds) come from the store. ``bots`` replaces the stored
-    bot entries by name (say, to fix a command); the names must be the same set.
+    bot entries by name (say, to fix a command); the names must be the same set. A
+    tournament that another live process is playing is refused with
+    :class:`~tournaments.locks.TournamentBusyError` before anything is touched.
     """
-    row = store.tournament(tournament)
-    config = TournamentConfig.from_json(row.config)
-    if bots is not None:
-        if {b.name for b in bots} != {b.name for b in config.bots}:
-            msg = "the bots given to resume must have the names of the stored entries"
-            raise RunnerError(msg)
-        config = TournamentConfig.from_json({**config.to_json(), "bots": [b.to_json() for b in bots]})
-    _check_commands(config.bots)
-    blocks = [
-        BlockSpec(index=b.index, board_seed=b.board_seed, bots=b.bots) for b in store.blocks(tournament)
-    ]
-    finished = store.finished_keys(tournament)
-    with contextlib.suppress(OSError):
-        remove_temporaries(logs_root)
-    if row.status != "running":
-        store.set_status(tournament, "running")
-    await _play(
-        tournament,
-        config,
-        blocks,
-        finished,
-        store=store,
-        logs_root=logs_root,
-        options=options or RunOptions(),
-    )
+    store.tournament(tournament)
+    with tournament_lock(store.path, tournament):
+        row = store.tournament(tournament)  # as the last run left it
+        config = TournamentConfig.from_json(row.config)
+        if bots is not None:
+            if {b.name for b in bots} != {b.name for b in config.bots}:
+                msg = "the bots given to resume must have the names of the stored entries"
+                raise RunnerError(msg)
+            config = TournamentConfig.from_json({**config.to_json(), "bots": [b.to_json() for b in bots]})
+        _check_commands(config.bots)
+        blocks = [
+            BlockSpec(index=b.index, board_seed=b.board_seed, bots=b.bots) for b in store.blocks(tournament)
+        ]
+        finished = store.finished_keys(tournament)
+        with contextlib.suppress(OSError):
+            remove_temporaries(logs_root, tournament=tournament)
+        if row.status != "running":
+            store.set_status(tournament, "running")
+        await _play(
+            tournament,
+            config,
+            blocks,
+            finished,
+            store=store,
+            logs_root=logs_root,
+            options=options or RunOptions(),
+        )
     return tournament
 
 
@@ -240,7 +281,11 @@ async def _play(  # noqa: PLR0913 - the pieces of one run
     logs_root: Path,
     options: RunOptions,
 ) -> None:
-    """Start the referee and the bots, play what is left, and leave the status right."""
+    """Start the referee and the bots, play what is left, and leave the status right.
+
+    Anything that stops the run once it has started becomes :class:`TournamentInterrupted`
+    (one line), except a bug's own exception, which is raised as it is.
+    """
     profile = get_profile(config.profile)
     runs = [
         BlockRun(
@@ -260,6 +305,11 @@ async def _play(  # noqa: PLR0913 - the pieces of one run
     total = sum(block.table_size for block in blocks)
     done = total - sum(len(run.rotations) for run in runs)
     log = _log.bind(tournament=tournament)
+    resume = resume_command(tournament, db=store.path, logs_root=logs_root)
+    if options.on_start is not None:
+        options.on_start(
+            RunStart(tournament=tournament, name=config.name, sessions=total, recorded=done, resume=resume)
+        )
     main = asyncio.current_task()
     with _sigterm_cancels(main) as signalled:
         progress = options.progress
@@ -286,21 +336,20 @@ async def _play(  # noqa: PLR0913 - the pieces of one run
             store.set_status(tournament, "finished")
             log.info("tournament finished", sessions=commit.count)
         except BaseException as exc:
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(Exception):  # a full or damaged store may refuse even this
                 store.set_status(tournament, "interrupted")
+            so_far = f"after {commit.count} of {total} sessions; to play the rest: {resume}"
             if isinstance(exc, asyncio.CancelledError) and signalled:
                 if main is not None:
                     main.uncancel()
-                msg = (
-                    f"tournament {tournament} interrupted by {signalled[0]} after {commit.count} "
-                    f"of {total} sessions; resume it to play the rest"
-                )
+                msg = f"tournament {tournament} interrupted by {signalled[0]} {so_far}"
                 raise TournamentInterrupted(msg, tournament=tournament) from None
             if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError):
-                msg = (
-                    f"tournament {tournament} interrupted after {commit.count} of {total} "
-                    "sessions; resume it to play the rest"
-                )
+                msg = f"tournament {tournament} interrupted {so_far}"
+                raise TournamentInterrupted(msg, tournament=tournament) from exc
+            if isinstance(exc, RunnerError | StoreError | LogError):
+                reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                msg = f"{reason}; tournament {tournament} stopped {so_far}"
                 raise TournamentInterrupted(msg, tournament=tournament) from exc
             raise
 

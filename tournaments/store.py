@@ -8,8 +8,10 @@ its seat results, declarations and faults in one ``BEGIN IMMEDIATE`` transaction
 ``UNIQUE (tournament_id, block_idx, rotation)`` guarantees that no session is counted
 twice, even across a resume.
 
-Every failure the caller can act on (not our file, newer schema, locked, unknown id,
-duplicate session) is a :class:`StoreError` whose ``str()`` is one line.
+Every failure the caller can act on (not our file, newer schema, damaged, locked, full,
+unknown id, duplicate session) is a :class:`StoreError` whose ``str()`` is one line. An
+existing file opened for writing is checked first (``PRAGMA quick_check``), so a damaged
+database is refused before anything is written into it.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import defaultdict
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -95,16 +97,39 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
+def _damaged(name: str, problem: str) -> StoreError:
+    return StoreError(
+        f"{name} is damaged ({problem}): restore it from a backup, or choose another file with --db"
+    )
+
+
 def _translate(exc: sqlite3.Error, name: str) -> StoreError:
     """Turn an sqlite3 error into a one-line StoreError that says what went wrong."""
     message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     if "locked" in message or "busy" in message:
         return StoreError(f"{name} is locked by another process")
     if "not a database" in message:
-        return StoreError(f"{name} is not a SQLite database")
+        return StoreError(
+            f"{name} is not a SQLite database: choose a Nap Arena database, or a new file, with --db"
+        )
     if "malformed" in message:
-        return StoreError(f"{name} is damaged: {message}")
+        return _damaged(name, message)
+    if "full" in message:  # SQLITE_FULL: the disk, or the database's page limit
+        return StoreError(f"{name}: {message} (free some space)")
     return StoreError(f"{name}: {message}")
+
+
+def _check_intact(conn: sqlite3.Connection, name: str) -> None:
+    """Raise StoreError when ``PRAGMA quick_check`` finds the file damaged (it only reads).
+
+    quick_check verifies every page's b-tree structure (not the indexes' contents), in
+    time linear in the file's size: about 0.1 s for 50,000 sessions (27 MB).
+    """
+    rows = conn.execute("PRAGMA quick_check(1)").fetchall()
+    report = [line for (text,) in rows for line in str(text).splitlines()]
+    problems = [line for line in report if line != "ok" and not line.startswith("*** in database")]
+    if problems:
+        raise _damaged(name, problems[0])
 
 
 def _needs_schema(conn: sqlite3.Connection, name: str) -> bool:
@@ -190,16 +215,20 @@ class Store:
     One store is one connection: use it from one thread (the runner's event loop).
     """
 
-    def __init__(self, conn: sqlite3.Connection, name: str) -> None:
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
         self._conn = conn
-        self._name = name
+        self._name = str(path)
+        self.path = path
+        """The database file, as given to :meth:`open`."""
 
     @classmethod
-    def open(cls, path: Path, *, busy_timeout_ms: int = 5000) -> Store:
+    def open(cls, path: Path, *, busy_timeout_ms: int = 5000, check: bool = True) -> Store:
         """Open the database at ``path``, creating the file and schema if it is new.
 
         ``busy_timeout_ms`` is how long any statement waits for another process's lock
-        before failing with "<path> is locked by another process".
+        before failing with "<path> is locked by another process". ``check`` runs
+        ``PRAGMA quick_check`` on an existing file before anything is written to it and
+        refuses a damaged one; a caller that only reads may skip it.
         """
         name = str(path)
         try:
@@ -212,6 +241,8 @@ class Store:
             conn.execute("PRAGMA foreign_keys = ON")
             if _needs_schema(conn, name):
                 _create_schema(conn, name)
+            elif check:
+                _check_intact(conn, name)
             conn.execute("PRAGMA journal_mode = WAL")
             # In WAL mode, NORMAL syncs at checkpoints rather than at every commit: a killed
             # process loses nothing committed; only a power cut can drop the last commits,
@@ -223,7 +254,7 @@ class Store:
         except sqlite3.Error as exc:
             conn.close()
             raise _translate(exc, name) from exc
-        return cls(conn, name)
+        return cls(conn, path)
 
     def close(self) -> None:
         """Close the connection; the store is unusable afterwards."""
@@ -258,7 +289,8 @@ class Store:
             self._conn.execute("COMMIT")
         except BaseException as exc:
             if self._conn.in_transaction:
-                self._conn.execute("ROLLBACK")
+                with suppress(sqlite3.Error):  # the first error says more than a failed rollback
+                    self._conn.execute("ROLLBACK")
             if isinstance(exc, sqlite3.Error):
                 raise _translate(exc, self._name) from exc
             raise
@@ -426,7 +458,8 @@ class Store:
         """List the sessions matching every filter given, by tournament, block, rotation.
 
         ``result`` needs ``bot``: ``"win"`` keeps the sessions in which that bot had a win
-        share above zero, ``"loss"`` those in which it sat and did not.
+        share above zero, ``"loss"`` those in which it sat and did not. With ``bot``,
+        ``fault_kind`` keeps the sessions in which that bot made a fault of that kind.
         """
         if result is not None and bot is None:
             msg = "the result filter needs a bot"

@@ -89,7 +89,8 @@ FIND_SESSIONS = """
             SELECT 1 FROM seat_results r WHERE r.session_id = s.id AND r.bot = :bot
               AND (:result IS NULL OR (r.win_share > 0) = (:result = 'win'))))
       AND (:fault_kind IS NULL OR EXISTS (
-            SELECT 1 FROM faults f WHERE f.session_id = s.id AND f.kind = :fault_kind))
+            SELECT 1 FROM faults f WHERE f.session_id = s.id AND f.kind = :fault_kind
+              AND (:bot IS NULL OR f.bot = :bot)))
     ORDER BY s.tournament_id, s.block_idx, s.rotation
 """
 

@@ -37,7 +37,7 @@ import structlog
 
 from referee.server import tune_collector
 from tournaments.bots import RunnerError
-from tournaments.host import BlockHost
+from tournaments.host import BlockHost, first_failure
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -100,8 +100,9 @@ class WorkerPool:
     ) -> None:
         """Play ``runs`` with at most ``per_worker`` blocks in flight on each; deliver each session.
 
-        Raises RunnerError when a worker cannot start its bots or stops unexpectedly;
-        the workers are stopped in every case before this returns.
+        Raises RunnerError when a worker cannot start its bots or stops unexpectedly, and
+        whatever ``deliver`` raises (a StoreError: the database is full) as it is; the
+        workers are stopped in every case before this returns.
         """
         workers = min(self._count, len(runs))
         if not workers:
@@ -117,8 +118,8 @@ class WorkerPool:
             async with asyncio.TaskGroup() as group:
                 for number, process in enumerate(self._processes, start=1):
                     group.create_task(self._drive(number, process, queue, share, deliver))
-        except* RunnerError as failed:
-            raise failed.exceptions[0] from None
+        except* Exception as failed:  # noqa: BLE001 - raised again, as itself
+            raise first_failure(failed) from None
         finally:
             await self._close()
 
@@ -260,8 +261,8 @@ async def _serve(output: BinaryIO) -> None:
             for task in playing:  # told to stop, or the runner is gone
                 task.cancel()
     except* Exception as errors:  # noqa: BLE001 - any failure is reported to the runner
-        first = errors.exceptions[0]
-        send("failed", str(first) or type(first).__name__)
+        first = first_failure(errors)
+        send("failed", str(first).splitlines()[0] if str(first) else type(first).__name__)
     finally:
         await host.stop()
 

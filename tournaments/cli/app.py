@@ -21,10 +21,11 @@ from rich.progress import Progress
 
 from referee.server import tune_collector
 from tournaments.bots import RunnerError
+from tournaments.commands import DB_VARIABLE, DEFAULT_DB, DEFAULT_OUT
 from tournaments.logfiles import LogError
 from tournaments.progress import progress_columns, standings_table
 from tournaments.publish import publish
-from tournaments.runner import RunOptions, run_tournament
+from tournaments.runner import RunOptions, RunStart, run_tournament
 from tournaments.standings import compute_standings
 from tournaments.store import Store, StoreError, TournamentRow
 
@@ -36,8 +37,6 @@ if TYPE_CHECKING:
 P = ParamSpec("P")
 R = TypeVar("R")
 
-DEFAULT_DB = Path("nap.db")
-DEFAULT_OUT = Path("nap-out")
 KNOWN_ERRORS: tuple[type[Exception], ...] = (StoreError, RunnerError, LogError, ValueError, OSError)
 """Errors whose message is meant for the user (ManifestError, ProfileError, RecordError are ValueErrors)."""
 
@@ -63,19 +62,23 @@ db_option = click.option(
     "db_path",
     type=click.Path(dir_okay=False, path_type=Path),
     default=DEFAULT_DB,
-    envvar="NAP_DB",
+    envvar=DB_VARIABLE,
     show_default=True,
     help="The tournament database (SQLite).",
 )
 
 
 @contextmanager
-def open_store(path: Path, *, must_exist: bool = True) -> Iterator[Store]:
-    """Open the database, refusing to create one where a read-only command expects it."""
+def open_store(path: Path, *, must_exist: bool = True, writing: bool = False) -> Iterator[Store]:
+    """Open the database, refusing to create one where a read-only command expects it.
+
+    A command that will write (``writing``) has the file checked first, so that a damaged
+    database is refused before anything goes into it.
+    """
     if must_exist and not path.exists():
         msg = f"{path}: no such database (run 'nap tournament run' first, or pass --db)"
         raise StoreError(msg)
-    with Store.open(path) as store:
+    with Store.open(path, check=writing) as store:
         yield store
 
 
@@ -97,6 +100,22 @@ def main(*, verbose: bool) -> None:
     )
 
 
+bank_option = click.option(
+    "--bank-ms",
+    type=click.IntRange(0),
+    default=0,
+    show_default=True,
+    help="Time bank per seat and session, in ms, drawn on by decisions that run past --decision-ms.",
+)
+margin_option = click.option(
+    "--margin-ms",
+    type=click.IntRange(0),
+    default=0,
+    show_default=True,
+    help="Tolerance past each deadline, in ms, before a decision is late; bots are not told of it.",
+)
+
+
 out_option = click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
@@ -113,7 +132,24 @@ def publish_standings(store: Store, tournament_id: int, out: Path) -> None:
     title = f"Tournament {row.id}: {row.name}"
     console.print(standings_table(standings, title=title))
     paths = publish(standings, out, title=title)
-    console.print(f"standings written to {', '.join(str(p) for p in paths)}", markup=False)
+    console.print(
+        f"tournament {row.id} {row.status}, {len(store.finished_keys(row.id))} sessions: "
+        f"standings written to {', '.join(str(p) for p in paths)}",
+        markup=False,
+        soft_wrap=True,
+    )
+
+
+def announce_start(start: RunStart) -> None:
+    """Print the tournament's id and what is left to play, with the command that resumes it."""
+    left = start.sessions - start.recorded
+    sessions = f"{left} of {start.sessions} sessions left" if start.recorded else f"{left} sessions"
+    console.print(
+        f"tournament {start.tournament}: {start.name}, {sessions} (if it stops: {start.resume})",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def latest_tournament(store: Store) -> TournamentRow:
@@ -147,6 +183,6 @@ def play_and_publish(
             config,
             store=store,
             logs_root=(out / "logs").resolve(),
-            options=dataclasses.replace(options or RunOptions(), progress=progress),
+            options=dataclasses.replace(options or RunOptions(), progress=progress, on_start=announce_start),
         )
     publish_standings(store, tournament_id, out)

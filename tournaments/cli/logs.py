@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 from rich.table import Table
 
+from referee.match import FaultKind
 from tournaments.audit import audit_session, open_log
 from tournaments.cli.app import (
     console,
@@ -31,8 +32,8 @@ def log() -> None:
 @click.option(
     "--fault",
     "fault_kind",
-    type=click.Choice(["late", "illegal", "malformed", "unknown-request", "disconnect", "crash"]),
-    help="Only sessions with a fault of this kind (by --bot when given).",
+    type=click.Choice([kind.value for kind in FaultKind]),
+    help="Only sessions with a fault of this kind (made by --bot when given).",
 )
 @click.option("--result", type=click.Choice(["win", "loss"]), help="Only sessions --bot won / did not win.")
 @click.option("--limit", type=int, default=50, show_default=True, help="At most this many rows (0: all).")

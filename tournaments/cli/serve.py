@@ -19,10 +19,12 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 from tournaments.cli.app import (
+    bank_option,
     console,
     db_option,
     friendly,
     main,
+    margin_option,
     out_option,
     play_and_publish,
     seats_for,
@@ -59,7 +61,15 @@ from tournaments.cli.app import (
 @click.option("--sessions", "-n", type=click.IntRange(1), default=40, show_default=True)
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("--profile", "-p", default=DEFAULT_PROFILE.name, show_default=True)
-@click.option("--decision-ms", type=click.IntRange(1), default=1000, show_default=True)
+@click.option(
+    "--decision-ms",
+    type=click.IntRange(1),
+    default=1000,
+    show_default=True,
+    help="Time limit per decision, in milliseconds.",
+)
+@bank_option
+@margin_option
 @click.option(
     "--wait",
     type=click.FloatRange(0.1),
@@ -80,6 +90,8 @@ def serve(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
     seed: int,
     profile: str,
     decision_ms: int,
+    bank_ms: int,
+    margin_ms: int,
     wait: float,
     db_path: Path,
     out: Path,
@@ -105,7 +117,7 @@ def serve(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
             sessions=sessions,
             seed=seed,
             profile=profile,
-            time_limits=TimeLimits(decision_ms=decision_ms),
+            time_limits=TimeLimits(decision_ms=decision_ms, session_bank_ms=bank_ms, margin_ms=margin_ms),
             connect_timeout_s=wait,
         )
         hosting = Hosting(

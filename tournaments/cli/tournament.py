@@ -12,18 +12,22 @@ from rich.table import Table
 from referee.match import TimeLimits
 from referee.rules import DEFAULT_PROFILE, get_profile
 from tournaments.cli.app import (
+    announce_start,
+    bank_option,
     console,
     db_option,
     friendly,
     latest_tournament,
     main,
+    margin_option,
     open_store,
     out_option,
     play_and_publish,
     publish_standings,
     seats_for,
 )
-from tournaments.config import TournamentConfig
+from tournaments.commands import resume_command
+from tournaments.config import TournamentConfig, time_limits_from_json
 from tournaments.entrants import DEFAULT_ENTRANTS, resolve_all
 from tournaments.progress import progress_columns
 from tournaments.publish import publish, render_markdown
@@ -93,6 +97,8 @@ def tournament() -> None:
     show_default=True,
     help="Time limit per decision, in milliseconds.",
 )
+@bank_option
+@margin_option
 @click.option(
     "--connect-timeout",
     type=click.FloatRange(0.1),
@@ -116,6 +122,8 @@ def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line o
     concurrency: int | None,
     workers: int | None,
     decision_ms: int,
+    bank_ms: int,
+    margin_ms: int,
     connect_timeout: float,
     name: str | None,
     live: float | None,
@@ -135,7 +143,7 @@ def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line o
             sessions=sessions,
             seed=seed,
             profile=profile,
-            time_limits=TimeLimits(decision_ms=decision_ms),
+            time_limits=TimeLimits(decision_ms=decision_ms, session_bank_ms=bank_ms, margin_ms=margin_ms),
             connect_timeout_s=connect_timeout,
             workers=workers,
             **options,
@@ -149,15 +157,18 @@ def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line o
 @out_option
 @friendly
 def tournament_resume(tournament_id: int, db_path: Path, out: Path) -> None:
-    """Play the sessions an interrupted tournament has left (same deals), then print standings."""
-    with open_store(db_path) as store:
+    """Play the sessions an interrupted tournament has left (same deals), then print standings.
+
+    A tournament that another process is playing right now is left alone (exit status 1).
+    """
+    with open_store(db_path, writing=True) as store:
         store.tournament(tournament_id)
         with Progress(*progress_columns(), console=console) as progress:
             resume_tournament(
                 tournament_id,
                 store=store,
                 logs_root=(out / "logs").resolve(),
-                options=RunOptions(progress=progress),
+                options=RunOptions(progress=progress, on_start=announce_start),
             )
         publish_standings(store, tournament_id, out)
 
@@ -201,10 +212,17 @@ def tournament_status(tournament_id: int | None, db_path: Path) -> None:
     bots = config.pop("bots", [])
     names = [b["name"] for b in bots] if isinstance(bots, list) else []
     console.print(f"  bots: {', '.join(names)}", markup=False)
+    limits = time_limits_from_json(config.pop("time_limits", None))  # type: ignore[arg-type]
+    console.print(
+        f"  time limits: {limits.decision_ms} ms per decision, bank {limits.session_bank_ms} ms "
+        f"per seat and session, margin {limits.margin_ms} ms",
+        markup=False,
+        soft_wrap=True,
+    )
     for key, value in config.items():
         console.print(f"  {key}: {value}", markup=False)
     if row.status == "interrupted":
-        console.print(f"  resume with: nap tournament resume {row.id}", markup=False)
+        console.print(f"  resume with: {resume_command(row.id, db=db_path)}", markup=False, soft_wrap=True)
 
 
 def _planned(store: Store, tournament_id: int) -> int:

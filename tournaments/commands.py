@@ -1,0 +1,39 @@
+"""The ``nap`` commands that messages tell the user to type, and the defaults they leave out.
+
+A message that stops a tournament ends with the exact command that plays the rest; it
+names ``--db`` and ``--out`` only where they are not what ``nap`` takes without them.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+
+__all__ = ["DB_VARIABLE", "DEFAULT_DB", "DEFAULT_OUT", "resume_command"]
+
+DEFAULT_DB = Path("nap.db")
+"""The database of a ``nap`` command given no ``--db`` (and no ``NAP_DB``)."""
+DEFAULT_OUT = Path("nap-out")
+"""The output folder of a ``nap`` command given no ``--out``: standings, and logs in ``logs/``."""
+DB_VARIABLE = "NAP_DB"
+"""The environment variable that ``--db`` defaults to."""
+
+
+def resume_command(tournament: int, *, db: Path, logs_root: Path | None = None) -> str:
+    """The command that plays the rest of ``tournament``, ready to paste into a shell.
+
+    ``--db`` is named unless ``db`` is the file ``nap`` opens without it (``NAP_DB``, else
+    ``nap.db`` in the current folder); ``--out`` unless ``logs_root`` (``<out>/logs``, where
+    the logs go) is None or the default folder's.
+    """
+    words = ["nap", "tournament", "resume", str(tournament)]
+    if not _same_path(db, Path(os.environ.get(DB_VARIABLE) or DEFAULT_DB)):
+        words += ["--db", str(db)]
+    if logs_root is not None and not _same_path(logs_root, DEFAULT_OUT / "logs"):
+        words += ["--out", str(logs_root.parent)]
+    return shlex.join(words)
+
+
+def _same_path(first: Path, second: Path) -> bool:
+    return first.resolve() == second.resolve()
