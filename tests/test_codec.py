@@ -65,13 +65,20 @@ if TYPE_CHECKING:
 
 FIELD_NAMES = [field.name for field in dataclasses.fields(SeatView)]
 
+WIRE_PROFILES = [
+    *PROFILES.values(),
+    dataclasses.replace(PROFILES["heather"], name="heather-32", pack_size=32, max_players=6),
+    dataclasses.replace(PROFILES["seven-card"], name="seven-card-36", pack_size=36, max_players=5),
+]
+"""Every built-in profile (seven-card Nap among them) and two short packs (Ace down to 7, to 6)."""
+
 
 def _sessions(count: int) -> list[tuple[Session, list[tuple[Event, ...]]]]:
     """Random sessions over every profile and table size, with the events of each step."""
     rng = random.Random(2024)
     out = []
     for index in range(count):
-        profile = list(PROFILES.values())[index % len(PROFILES)]
+        profile = WIRE_PROFILES[index % len(WIRE_PROFILES)]
         size = rng.randint(profile.min_players, profile.max_players)
         session = Session(profile, table_size=size, seed=rng.randrange(10**6))
         steps = [session.opening]
@@ -137,7 +144,7 @@ def _chip_profile(*, rebuy: bool) -> Profile:
     return dataclasses.replace(PROFILES["full-ladder"], name="short-stack", starting_chips=8, rebuy=rebuy)
 
 
-TOLD_PROFILES = [*PROFILES.values(), _chip_profile(rebuy=False), _chip_profile(rebuy=True)]
+TOLD_PROFILES = [*WIRE_PROFILES, _chip_profile(rebuy=False), _chip_profile(rebuy=True)]
 
 
 def _as_told(item: SeatEvent, kind: FaultKind) -> SeatEvent | SeatPenalized:
@@ -330,15 +337,15 @@ class TestFaultsAndClosedTables:
         assert notice.in_batch == nap_pb2.Batch(closed=[wire]).SerializeToString()
 
 
-@pytest.mark.parametrize("name", sorted(PROFILES))
-def test_profile_to_proto(name: str) -> None:
-    profile = PROFILES[name]
+@pytest.mark.parametrize("profile", WIRE_PROFILES, ids=lambda profile: profile.name)
+def test_profile_to_proto(profile: Profile) -> None:
     msg = profile_to_proto(profile)
-    assert msg.name == name
+    assert msg.name == profile.name
     assert [c.bid for c in msg.contracts] == [c.name for c in profile.contracts]
     assert msg.parameters["fault_policy"] == profile.fault_policy.value
     assert msg.parameters["deals_per_session"] == str(profile.deals_per_session)
-    assert msg.parameters["deal_pattern"] == "3,2"
+    assert msg.parameters["deal_pattern"] == ("4,3" if profile.hand_size == 7 else "3,2")
+    assert msg.parameters["pack_size"] == str(profile.pack_size)
     assert (msg.min_seats, msg.max_seats, msg.hand_size) == (
         profile.min_players,
         profile.max_players,
@@ -358,7 +365,7 @@ def test_fast_encoder_writes_the_codec_bytes() -> None:
     rng = random.Random(11)
     checked = 0
     for index in range(40):
-        profile = list(PROFILES.values())[index % len(PROFILES)]
+        profile = WIRE_PROFILES[index % len(WIRE_PROFILES)]
         size = rng.randint(profile.min_players, profile.max_players)
         session = Session(profile, table_size=size, seed=index)
         table = f"t{index}-b{index * 7}"
@@ -556,7 +563,7 @@ def test_fast_decoder_gives_the_codec_views() -> None:
     decoder = ViewDecoder()
     checked = 0
     for index in range(30):
-        profile = list(PROFILES.values())[index % len(PROFILES)]
+        profile = WIRE_PROFILES[index % len(WIRE_PROFILES)]
         size = rng.randint(profile.min_players, profile.max_players)
         session = Session(profile, table_size=size, seed=100 + index)
         table = f"d{index % 3}"  # tables ids come back after forget()

@@ -5,15 +5,18 @@ from __future__ import annotations
 import pytest
 
 from referee.rules import (
+    CARDS,
     PROFILES,
     Bid,
     Card,
+    Deal,
     DealSettled,
     IllegalActionError,
     Session,
     Suit,
     TrumpChosen,
 )
+from referee.rules.cards import cards_text
 from tests.rules_helpers import deal_of, play
 
 HEATHER = PROFILES["heather"]
@@ -226,3 +229,80 @@ def test_nap_stakes_are_asymmetric_in_full_ladder() -> None:
         "nap pass pass pass AH 10C 10D 10S  KH JC JD JS  QH QC QD QS  2C AC AD AS  KC KD KS 2D",
     )
     assert failing.payments == (-15, 5, 5, 5)
+
+
+# Seven-card Nap (seed 001, common variations): four seats, dealer 3, seat 0 eldest.
+SEVEN = PROFILES["seven-card"]
+SEVEN_SWEEP = {
+    0: "AH KH QH JH 10H 9H 8H",
+    1: "AC KC QC JC 10C 9C 8C",
+    2: "AD KD QD JD 10D 9D 8D",
+    3: "AS KS QS JS 10S 9S 8S",
+}
+SEVEN_SIX_TRICKS = {**SEVEN_SWEEP, 0: "AH KH QH JH 10H 9H 2C"}
+SIX_TRICKS_PLAY = (
+    "AH AC AD AS  KH KC KD KS  QH QC QD QS  JH JC JD JS  10H 10C 10D 10S  9H 9C 9D 9S  2C 8C 8D 8S"
+)
+
+
+def test_seed_001_seven_made_pays_24_from_each_opponent() -> None:
+    """Seed 001: in seven-card Nap, Seven (all seven tricks) pays 24 per opponent."""
+    deal = deal_of(SEVEN, SEVEN_SWEEP, dealer=3)
+    events = play(
+        deal,
+        "seven pass pass pass AH AC AD AS  KH KC KD KS  QH QC QD QS  JH JC JD JS  "
+        "10H 10C 10D 10S  9H 9C 9D 9S  8H 8C 8D 8S",
+    )
+    assert len(deal.tricks) == 7
+    assert deal.tricks_won == (7, 0, 0, 0)
+    assert deal.payments == (72, -24, -24, -24)
+    assert isinstance(events[-1], DealSettled)
+    assert events[-1].made is True
+
+
+@pytest.mark.parametrize(
+    ("bid", "payments"),
+    [("nap", (30, -10, -10, -10)), ("six", (54, -18, -18, -18)), ("seven", (-36, 12, 12, 12))],
+)
+def test_seven_card_contracts_count_tricks_out_of_seven(bid: str, payments: tuple[int, ...]) -> None:
+    """Six tricks of seven make Nap (five) and Six, and fail Seven, which then pays 12 to each."""
+    deal = deal_of(SEVEN, SEVEN_SIX_TRICKS, dealer=3)
+    play(deal, f"{bid} pass pass pass {SIX_TRICKS_PLAY}")
+    assert deal.tricks_won == (6, 1, 0, 0)
+    assert deal.payments == payments
+
+
+def test_seven_card_has_no_wellington_nor_blucher() -> None:
+    """Seed 001: Wellington and Blücher are eliminated in seven-card Nap; over Nap come Six and Seven."""
+    deal = deal_of(SEVEN, SEVEN_SWEEP, dealer=3)
+    for name in ("wellington", "blucher"):
+        assert Bid(name) not in deal.legal_actions()
+        with pytest.raises(IllegalActionError, match=f"{name} is not a contract of the seven-card rules"):
+            deal.check(Bid(name))
+    play(deal, "nap")
+    assert deal.legal_actions() == (Bid("pass"), Bid("six"), Bid("seven"))
+    with pytest.raises(IllegalActionError, match="wellington is not a contract of the seven-card rules"):
+        deal.apply(Bid("wellington"))
+
+
+def test_seven_cards_are_dealt_four_then_three_from_the_dealers_left() -> None:
+    """A deck in pack order, dealer 2 of 4: seats 3, 0, 1, 2 get four cards each, then three each."""
+    deal = Deal(SEVEN, deck=CARDS, dealer=2, table_size=4)
+    assert {seat: cards_text(hand) for seat, hand in enumerate(deal.hands)} == {
+        3: "2C 3C 4C 5C 5D 6D 7D",
+        0: "6C 7C 8C 9C 8D 9D 10D",
+        1: "10C JC QC KC JD QD KD",
+        2: "AC 2D 3D 4D AD 2H 3H",
+    }
+    assert deal.to_act == 3
+
+
+def test_seven_card_misere_is_losing_all_seven_tricks() -> None:
+    """Misère in seven-card Nap: no trump, all seven tricks are played, the declarer takes none: 3 each."""
+    hands = {0: "2H 3H 4H 5H 2C 3C 4C", 1: "AH KH QH JH AC KC QC", 2: "10H 9H 8H 7H JC 10C 9C"}
+    deal = deal_of(SEVEN, hands, dealer=2)
+    play(deal, "misere pass pass 2H AH 10H  KH 9H 3H  QH 8H 4H  JH 7H 5H  AC JC 2C  KC 10C 3C")
+    assert deal.payments is None
+    play(deal, "QC 9C 4C")
+    assert (len(deal.tricks), deal.tricks_won, deal.trump) == (7, (0, 7, 0), None)
+    assert deal.payments == (6, -3, -3)

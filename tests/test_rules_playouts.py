@@ -1,9 +1,15 @@
-"""Seeded random playouts: invariants over thousands of deals, every profile, 3 to 7 seats."""
+"""Seeded random playouts: invariants over thousands of deals, every profile, 3 to 7 seats.
+
+Every built-in profile (seven-card Nap among them) at every table size it allows, and
+short packs (32 and 28 cards, the lowest ranks stripped) under heather, full-ladder and
+seven-card at the table sizes their packs allow.
+"""
 
 from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -12,6 +18,7 @@ from referee.rules import (
     Card,
     DealSettled,
     Phase,
+    Profile,
     Session,
     SessionRecord,
     deal_from_view,
@@ -22,9 +29,31 @@ from referee.rules import (
 
 SESSIONS_PER_CASE = 250  # x 8 deals = 2,000 deals for each profile and table size
 
+
+def _short_pack(base: str, pack_size: int) -> Profile:
+    """``base`` with a short pack, seating as many players as the pack can deal to."""
+    profile = PROFILES[base]
+    most = min(profile.max_players, pack_size // profile.hand_size)
+    return replace(profile, name=f"{base}-{pack_size}", pack_size=pack_size, max_players=most)
+
+
+RULES = {
+    **PROFILES,
+    **{
+        p.name: p
+        for p in (
+            _short_pack("heather", 32),
+            _short_pack("heather", 28),
+            _short_pack("full-ladder", 32),
+            _short_pack("full-ladder", 28),
+            _short_pack("seven-card", 32),
+        )
+    },
+}
+
 CASES = [
     (name, seats)
-    for name, profile in PROFILES.items()
+    for name, profile in RULES.items()
     for seats in range(3, 8)
     if profile.min_players <= seats <= profile.max_players
 ]
@@ -34,7 +63,7 @@ def _check_view(session: Session, seat: int) -> None:
     view = session.view(seat)
     deal = session.deal
     hidden = {card for other in deal.seats if other != seat for card in deal.hands[other]}
-    hidden |= set(deal.deck[len(deal.seats) * 5 :])
+    hidden |= set(deal.deck[len(deal.seats) * deal.profile.hand_size :])
     assert not (view.visible_cards & hidden), "a view shows a card its seat may not see"
     assert view.hand == tuple(deal.hands[seat])
     if view.to_act == seat and not deal.over:
@@ -46,8 +75,9 @@ def _check_view(session: Session, seat: int) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize(("profile_name", "seats"), CASES)
 def test_random_playouts_keep_every_invariant(profile_name: str, seats: int) -> None:
-    """Zero-sum deals, five tricks, every card once, legal moves until the end, no leaks, exact replay."""
-    profile = PROFILES[profile_name]
+    """Zero-sum deals, a trick per card in hand, each dealt card once, legal moves, no leaks, exact replay."""
+    profile = RULES[profile_name]
+    tricks = profile.hand_size
     rng = random.Random(f"{profile_name}/{seats}")
     for number in range(SESSIONS_PER_CASE):
         session = Session(profile, table_size=seats, seed=rng.randrange(2**32))
@@ -62,16 +92,17 @@ def test_random_playouts_keep_every_invariant(profile_name: str, seats: int) -> 
             settled.extend(e for e in events if isinstance(e, DealSettled))
         assert len(settled) == len(session.deals)
         for deal, settlement in zip(session.deals, settled, strict=True):
+            assert sorted(deal.deck) == list(profile.pack), "a deck is not an order of the profile's pack"
             assert sum(settlement.payments) == 0
             assert deal.phase is Phase.OVER
             if deal.declarer is None:
                 assert settlement.payments == (0,) * seats
                 continue
-            assert len(deal.tricks) == 5
+            assert len(deal.tricks) == tricks
             played = [card for trick in deal.tricks for _, card in trick.plays]
-            assert len(played) == len(set(played)) == 5 * len(deal.seats)
-            assert set(played) == set(deal.deck[: 5 * len(deal.seats)])
-            assert sum(deal.tricks_won) == 5
+            assert len(played) == len(set(played)) == tricks * len(deal.seats)
+            assert set(played) == set(deal.deck[: tricks * len(deal.seats)])
+            assert sum(deal.tricks_won) == tricks
         assert sum(session.balances) == 0
         best = max(session.balances[s] for s in session.in_play)
         assert all(session.balances[s] == best for s in session.winners)
@@ -86,13 +117,17 @@ def _order(action: object) -> tuple[int, int]:
     return (1, action.index) if isinstance(action, Card) else (0, 0)
 
 
-def test_deal_from_view_rebuilds_the_same_position() -> None:
-    """A deal rebuilt from a seat's view and the true hidden hands continues exactly like the original."""
-    profile = PROFILES["heather"]
+@pytest.mark.parametrize(("profile_name", "seats"), [("heather", 4), ("seven-card", 5), ("heather-28", 4)])
+def test_deal_from_view_rebuilds_the_same_position(profile_name: str, seats: int) -> None:
+    """A deal rebuilt from a seat's view and the true hidden hands continues exactly like the original.
+
+    Short packs too: the rebuilt deal's undealt stock is the rest of the profile's pack.
+    """
+    profile = RULES[profile_name]
     rng = random.Random(5)
     checked = 0
     for seed in range(300):
-        session = Session(profile, table_size=4, seed=seed)
+        session = Session(profile, table_size=seats, seed=seed)
         deal = session.deal
         steps = rng.randrange(4, 20)
         for _ in range(steps):
@@ -105,6 +140,7 @@ def test_deal_from_view_rebuilds_the_same_position() -> None:
         view = session.view(seat)
         others = {s: deal.hands[s] for s in deal.seats if s != seat}
         rebuilt = deal_from_view(view, profile, others)
+        assert sorted(rebuilt.deck) == list(profile.pack)
         assert rebuilt.legal_actions() == deal.legal_actions()
         assert rebuilt.tricks_won == deal.tricks_won
         assert rebuilt.trump is deal.trump

@@ -1,12 +1,23 @@
-"""Rules profiles: the three seeds' parameters and house rules read from TOML."""
+"""Rules profiles: the seeds' parameters (seven-card Nap among them) and house rules read from TOML."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import pytest
 
-from referee.rules import PROFILES, ProfileError, get_profile, load_profile
+from referee.rules import (
+    PROFILES,
+    Deal,
+    ProfileError,
+    Rank,
+    Session,
+    get_profile,
+    load_profile,
+    pack_of,
+    record_of,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -38,6 +49,92 @@ def test_the_three_seed_profiles_have_their_ladders_and_stakes() -> None:
     assert (full.min_players, full.max_players) == (3, 7)
     assert full.starting_chips is not None
     assert heather.starting_chips is None
+
+
+def test_seven_card_nap_has_its_ladder_hand_and_full_ladders_conventions() -> None:
+    """Seed 001's variation: seven cards dealt 4 then 3; Three to Seven, no Wellington or Blücher.
+
+    Seven pays 24 per opponent (the seed); the other stakes are ours. Everything else is
+    full-ladder's: 3-7 players, chips, tie-break deal, revoke fault policy, first-dealer draw.
+    """
+    seven, full = PROFILES["seven-card"], PROFILES["full-ladder"]
+    assert [c.name for c in seven.contracts] == ["three", "misere", "four", "nap", "six", "seven"]
+    assert [c.tricks for c in seven.contracts] == [3, 0, 4, 5, 6, 7]
+    assert [(c.win, c.lose) for c in seven.contracts] == [
+        (3, 3),
+        (3, 3),
+        (4, 4),
+        (10, 5),
+        (18, 9),
+        (24, 12),
+    ]
+    assert all(c.over is None for c in seven.contracts)
+    assert (seven.hand_size, seven.deal_pattern, seven.pack_size) == (7, (4, 3), 52)
+    assert (seven.min_players, seven.max_players) == (full.min_players, full.max_players) == (3, 7)
+    assert (seven.starting_chips, seven.rebuy, seven.tie_break_deal, seven.fault_policy) == (
+        full.starting_chips,
+        full.rebuy,
+        full.tie_break_deal,
+        full.fault_policy,
+    )
+    assert all(p.deals_per_session == 8 for p in PROFILES.values())
+    assert all(p.pack_size == 52 for p in PROFILES.values())
+
+
+def test_a_short_pack_strips_the_lowest_ranks() -> None:
+    """32 cards are Ace down to 7, 28 Ace down to 8, 36 down to 6, 40 down to 5; 52 is the pack."""
+    for size, lowest in ((28, Rank.EIGHT), (32, Rank.SEVEN), (36, Rank.SIX), (40, Rank.FIVE), (52, Rank.TWO)):
+        pack = pack_of(size)
+        assert len(pack) == len(set(pack)) == size
+        assert min(card.rank for card in pack) is lowest
+        assert list(pack) == sorted(pack)
+        assert all(sum(card.rank is rank for card in pack) == 4 for rank in {card.rank for card in pack})
+
+
+def test_house_rules_set_the_pack_and_the_session_length(tmp_path: Path) -> None:
+    """pack_size and deals_per_session are house rules: they reach the deals, the views and the records."""
+    path = tmp_path / "short.toml"
+    path.write_text(
+        'name = "short"\nbase = "heather"\npack_size = 32\nmax_players = 6\ndeals_per_session = 3\n',
+        encoding="utf-8",
+    )
+    profile = load_profile(path)
+    assert (profile.pack_size, profile.max_players, profile.deals_per_session) == (32, 6, 3)
+    assert profile.pack == pack_of(32)
+    session = Session(profile, table_size=6, seed=5)
+    assert session.view(0).deals_in_session == 3
+    while not session.over:
+        session.apply(session.legal_actions()[0])
+    assert len(session.deals) == 3
+    assert all(sorted(deal.deck) == list(pack_of(32)) for deal in session.deals)
+    rules = record_of(session).to_json()["rules"]
+    assert (rules["pack_size"], rules["deals_per_session"]) == (32, 3)
+
+
+def test_house_rules_change_six_and_seven_over_seven_card(tmp_path: Path) -> None:
+    """Every seven-card stake is a parameter: a house-rules file may change Six and Seven."""
+    path = tmp_path / "sevens.toml"
+    path.write_text(
+        'name = "sevens"\nbase = "seven-card"\n'
+        "[contracts.six]\nwin = 20\nlose = 10\n[contracts.seven]\nwin = 30\nlose = 30\n",
+        encoding="utf-8",
+    )
+    profile = load_profile(path)
+    assert [(c.name, c.win, c.lose) for c in profile.contracts[-2:]] == [("six", 20, 10), ("seven", 30, 30)]
+    assert profile.hand_size == 7
+
+
+def test_a_pack_too_small_for_the_table_is_refused_where_the_table_is_known() -> None:
+    """At session start (a deal) the actual table size is checked against the pack: one line, cards needed."""
+    profile = replace(PROFILES["heather"], name="p", pack_size=28, max_players=5)
+    with pytest.raises(
+        ValueError, match="a 28-card pack is too small for 6 players of 5 cards: 30 cards needed"
+    ):
+        Deal(profile, deck=pack_of(28), dealer=0, table_size=6)
+    with pytest.raises(ValueError, match="is for 3 to 5 players, not 6"):
+        Session(profile, table_size=6, seed=1)
+    with pytest.raises(ValueError, match="2C is not in the 28-card pack of p"):
+        Deal(profile, deck=(*pack_of(28)[1:], pack_of(52)[0]), dealer=0, table_size=4)
 
 
 def test_house_rules_override_a_base_profile(tmp_path: Path) -> None:
@@ -77,7 +174,21 @@ def test_house_rules_override_a_base_profile(tmp_path: Path) -> None:
             'name = "x"\nbase = "heather"\n[contracts.nap]\nwins = 10\n',
             "field 'contracts.nap.wins' is not a contract parameter",
         ),
-        ('name = "x"\nbase = "heather"\nmax_players = 12\n', "more than 52 cards"),
+        (
+            'name = "x"\nbase = "heather"\nmax_players = 12\n',
+            "pack_size 52 is too small for max_players 12 with hand_size 5: 60 cards needed",
+        ),
+        (
+            'name = "x"\nbase = "heather"\npack_size = 28\n',
+            "pack_size 28 is too small for max_players 7 with hand_size 5: 35 cards needed",
+        ),
+        (
+            'name = "x"\nbase = "seven-card"\npack_size = 40\nmax_players = 6\n',
+            "pack_size 40 is too small for max_players 6 with hand_size 7: 42 cards needed",
+        ),
+        ('name = "x"\nbase = "heather"\npack_size = 30\n', "pack_size must be 52, or 28, 32, 36 or 40"),
+        ('name = "x"\nbase = "heather"\npack_size = 44\n', "pack_size must be 52, or 28, 32, 36 or 40"),
+        ('name = "x"\nbase = "heather"\npack_size = "short"\n', "field 'pack_size' must be an integer"),
         (
             'name = "x"\nbase = "heather"\nfault_policy = "shout"\n',
             "field 'fault_policy' must be one of",
@@ -97,5 +208,5 @@ def test_a_bad_house_rules_file_names_the_field(tmp_path: Path, text: str, messa
 
 def test_an_unknown_profile_name_lists_the_built_in_ones() -> None:
     """Asking for a profile that does not exist says which ones do."""
-    with pytest.raises(ProfileError, match="heather, full-ladder, two-to-five"):
+    with pytest.raises(ProfileError, match="heather, full-ladder, two-to-five, seven-card"):
         get_profile("blackjack")

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import replace
 
 import pytest
 
 from referee.rules import (
+    CARDS,
     PROFILES,
     Bid,
     Card,
@@ -18,10 +20,12 @@ from referee.rules import (
     Session,
     SessionOver,
     SessionRecord,
+    deal_deck,
     first_dealer,
     record_of,
     verify,
 )
+from referee.rules.cards import cards_text
 
 FULL = PROFILES["full-ladder"]
 
@@ -169,3 +173,52 @@ def test_a_views_fields_are_named_as_the_seat_view_and_in_its_order() -> None:
     view = session.view(session.to_act or 0)
     assert view.fields() == session.view_fields(view.seat)
     assert SeatView(*view.fields()) == view
+
+
+SHORT = replace(PROFILES["full-ladder"], name="piquet-pack", pack_size=32, max_players=6)
+
+
+def test_a_short_pack_session_draws_and_deals_from_its_own_pack() -> None:
+    """The first-dealer draw and every deck of a 32-card session come from the 32 cards (Ace to 7)."""
+    pack = SHORT.pack
+    differs = 0
+    for seed in range(40):
+        session = Session(SHORT, table_size=5, seed=seed)
+        assert session.first_dealer == first_dealer(seed, 5, pack=pack)
+        differs += session.first_dealer != first_dealer(seed, 5)
+        _play_randomly(session, random.Random(seed))
+        assert all(sorted(deal.deck) == list(pack) for deal in session.deals)
+        assert all(deal.deck == deal_deck(seed, n, pack=pack) for n, deal in enumerate(session.deals))
+    assert differs > 0
+
+
+def test_a_short_pack_record_holds_its_pack_and_replays() -> None:
+    """A 32-card session's record has 32-card decks and verifies; a deck of another pack is refused."""
+    session = Session(SHORT, table_size=4, seed=12)
+    _play_randomly(session, random.Random(12))
+    data = record_of(session).to_json()
+    assert data["rules"]["pack_size"] == 32
+    assert all(len(deal["deck"].split()) == 32 for deal in data["deals"])
+    record = SessionRecord.from_json(json.loads(json.dumps(data)))
+    assert record.profile == SHORT
+    assert verify(record) == []
+
+    whole = json.loads(json.dumps(data))
+    whole["deals"][0]["deck"] = cards_text(CARDS)
+    with pytest.raises(RecordError, match="deal 0: a deck must hold each of the 32 cards of the pack once"):
+        SessionRecord.from_json(whole)
+    foreign = json.loads(json.dumps(data))
+    foreign["deals"][1]["deck"] = foreign["deals"][1]["deck"].replace("7C", "2C")
+    with pytest.raises(RecordError, match="deal 1: a deck must hold each of the 32 cards"):
+        SessionRecord.from_json(foreign)
+
+
+def test_a_record_from_before_pack_size_reads_as_its_built_in_profile() -> None:
+    """Records written before pack_size existed have none in their rules: the pack is the 52 cards."""
+    session = Session(PROFILES["heather"], table_size=4, seed=3)
+    _play_randomly(session, random.Random(3))
+    data = record_of(session).to_json()
+    del data["rules"]["pack_size"]
+    record = SessionRecord.from_json(data)
+    assert record.profile is PROFILES["heather"]
+    assert verify(record) == []

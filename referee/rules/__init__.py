@@ -2,9 +2,11 @@
 
 The public API, for the referee and for bot authors who want to search:
 
-- cards: :class:`Card` (interned; ``Card("QH")``), :class:`Suit`, :class:`Rank`, ``CARDS``
-- profiles: :class:`Profile`, :class:`Contract`, ``PROFILES``, :func:`get_profile`
-  (a built-in name or a house-rules ``.toml``), ``DEFAULT_PROFILE``
+- cards: :class:`Card` (interned; ``Card("QH")``), :class:`Suit`, :class:`Rank`, ``CARDS``,
+  :func:`pack_of` (a short pack: ``pack_of(32)`` is Ace down to 7)
+- profiles: :class:`Profile` (``profile.pack`` is its cards), :class:`Contract`,
+  ``PROFILES``, :func:`get_profile` (a built-in name or a house-rules ``.toml``),
+  ``DEFAULT_PROFILE``, ``PACK_SIZES``
 - actions: :class:`Bid` (``Bid("nap")``, ``PASS``), cards, :class:`Penalty`;
   :func:`parse_action`; :func:`fallback_action` (pass, else the lowest legal card: what a
   seat plays when its bot did not decide) and :func:`lowest_card`
@@ -30,7 +32,7 @@ from referee.rules.actions import (
     lowest_card,
     parse_action,
 )
-from referee.rules.cards import CARDS, Card, Rank, Suit, parse_card, parse_cards, shuffled_deck
+from referee.rules.cards import CARDS, Card, Rank, Suit, pack_of, parse_card, parse_cards, shuffled_deck
 from referee.rules.deal import Deal, IllegalActionError, Phase
 from referee.rules.events import (
     AllPassed,
@@ -49,6 +51,7 @@ from referee.rules.events import (
 )
 from referee.rules.profiles import (
     DEFAULT_PROFILE,
+    PACK_SIZES,
     PROFILES,
     Contract,
     FaultPolicy,
@@ -81,6 +84,7 @@ __all__ = [
     "BID_NAMES",
     "CARDS",
     "DEFAULT_PROFILE",
+    "PACK_SIZES",
     "PASS",
     "PROFILES",
     "Action",
@@ -124,6 +128,7 @@ __all__ = [
     "get_profile",
     "load_profile",
     "lowest_card",
+    "pack_of",
     "parse_action",
     "parse_card",
     "parse_cards",

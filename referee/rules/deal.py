@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from enum import Enum
 from operator import attrgetter
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, NoReturn
 
 from referee.rules.actions import BID_NAMES, PASS, Action, Bid, Penalty
 from referee.rules.cards import CARDS, Card, Suit, pack_of
@@ -30,14 +30,12 @@ from referee.rules.events import (
     TrickWon,
     TrumpChosen,
 )
+from referee.rules.profiles import pack_shortfall
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
     from referee.rules.profiles import Contract, Profile
-
-_MAX_SEATS: Final = 10
-"""Seats the shared event tables below cover; a larger table builds its events as it goes."""
 
 _BY_INDEX: Final = attrgetter("index")
 
@@ -58,11 +56,9 @@ _PLAY: Final = Phase.PLAY
 _OVER: Final = Phase.OVER
 
 # Events are values, so the ones that carry no history are made once and shared.
-_CARD_PLAYED: Final = tuple(tuple(CardPlayed(seat, card) for card in CARDS) for seat in range(_MAX_SEATS))
+_CARD_PLAYED: Final = tuple(tuple(CardPlayed(seat, card) for card in CARDS) for seat in range(10))
 _TRUMP_CHOSEN: Final = tuple(TrumpChosen(suit) for suit in Suit)
-_BID_MADE: Final = tuple(
-    {Bid(name): BidMade(seat, Bid(name)) for name in BID_NAMES} for seat in range(_MAX_SEATS)
-)
+_BID_MADE: Final = tuple({Bid(name): BidMade(seat, Bid(name)) for name in BID_NAMES} for seat in range(10))
 
 
 class IllegalActionError(ValueError):
@@ -130,6 +126,25 @@ def _seating(
     return found[0], found[1], found[2]
 
 
+def _refuse_table(profile: Profile, table_size: int) -> NoReturn:
+    if table_size < 2:
+        msg = f"table size {table_size}: a deal needs at least 2 seats"
+        raise ValueError(msg)
+    msg = f"{profile.name}: {pack_shortfall(profile, table_size)}"
+    raise ValueError(msg)
+
+
+def _refuse_deck(profile: Profile, deck: Sequence[Card]) -> NoReturn:
+    pack = _ladder(profile).pack_cards
+    foreign = [card for card in deck if card not in pack]
+    if foreign:
+        lowest = min(card.rank for card in pack)
+        msg = f"{foreign[0]} is not in the {len(pack)}-card pack of {profile.name} (Ace down to {lowest})"
+        raise ValueError(msg)
+    msg = f"a deck must hold each of the {len(pack)} cards of the {profile.name} pack once"
+    raise ValueError(msg)
+
+
 def deal_order(dealer: int, seats: Sequence[int], table_size: int) -> tuple[int, ...]:
     """Seats in play, clockwise from the dealer's left (eldest hand first, dealer last)."""
     in_play = set(seats)
@@ -177,17 +192,18 @@ class Deal:
         table_size: int,
         seats: Sequence[int] | None = None,
     ) -> None:
-        """Deal from ``deck`` (top card first): 3 then 2 to each seat in play from the dealer's left.
+        """Deal from ``deck`` (top card first) by the profile's ``deal_pattern`` from the dealer's left.
 
+        ``deck`` is an order of the profile's pack (52 cards, or a short pack). The pattern
+        is 3 then 2 cards to each seat in play for five-card hands, 4 then 3 for seven.
         ``seats`` are the seats in play (all of ``range(table_size)`` by default); the
         dealer need not be one of them. The cards left over stay hidden, out of play.
         """
-        if not 2 <= table_size <= 52 // profile.hand_size:
-            msg = f"table size {table_size} is outside 2..{52 // profile.hand_size}"
-            raise ValueError(msg)
-        if len(deck) != 52 or len(set(deck)) != 52:
-            msg = "a deck must hold each of the 52 cards once"
-            raise ValueError(msg)
+        ladder = _ladder(profile)
+        if table_size < 2 or table_size * profile.hand_size > len(ladder.pack):
+            _refuse_table(profile, table_size)
+        if len(deck) != len(ladder.pack) or set(deck) != ladder.pack_cards:
+            _refuse_deck(profile, deck)
         self.profile = profile
         self.table_size = table_size
         self.dealer = dealer
@@ -202,7 +218,7 @@ class Deal:
         for hand in hands:
             hand.sort(key=_BY_INDEX)
         self.hands = hands
-        self._ladder = _ladder(profile)
+        self._ladder = ladder
         self._phase = _BIDDING
         self._to_act: int | None = self.order[0]
         self._speakers_left = self._in_play = len(self.order)
@@ -234,7 +250,8 @@ class Deal:
         """A deal in which each seat of ``hands`` holds exactly those cards (for search).
 
         A deck order that deals these hands is built, so the result has a record like
-        any other deal; the cards nobody holds go to the undealt stock in pack order.
+        any other deal; the cards of the profile's pack that nobody holds go to the
+        undealt stock in pack order. Every card given must be of that pack.
         """
         seats = sorted(hands)
         order = deal_order(dealer, seats, table_size)
@@ -248,7 +265,7 @@ class Deal:
                 deck.extend(given[seat][:count])
                 del given[seat][:count]
         held = set(deck)
-        deck.extend(card for card in CARDS if card not in held)
+        deck.extend(card for card in _ladder(profile).pack if card not in held)
         return cls(profile, deck=deck, dealer=dealer, table_size=table_size, seats=seats)
 
     def copy(self) -> Deal:

@@ -156,9 +156,12 @@ def _validate(profile: Profile) -> None:
             f"(the lowest ranks stripped), not {profile.pack_size}"
         )
         raise ProfileError(msg)
-    too_small = pack_shortfall(profile, profile.max_players)
-    if too_small is not None:
-        msg = f"{profile.name}: {too_small} (max_players {profile.max_players})"
+    if pack_shortfall(profile, profile.max_players) is not None:
+        msg = (
+            f"{profile.name}: pack_size {profile.pack_size} is too small for max_players "
+            f"{profile.max_players} with hand_size {profile.hand_size}: "
+            f"{profile.max_players * profile.hand_size} cards needed"
+        )
         raise ProfileError(msg)
     if sum(profile.deal_pattern) != profile.hand_size:
         msg = f"{profile.name}: deal_pattern must add up to hand_size ({profile.hand_size})"
@@ -270,9 +273,7 @@ TWO_TO_FIVE: Final = Profile(
     max_players=6,
 )
 
-PROFILES: Final[dict[str, Profile]] = {
-    p.name: p for p in (HEATHER, FULL_LADDER, TWO_TO_FIVE, SEVEN_CARD)
-}
+PROFILES: Final[dict[str, Profile]] = {p.name: p for p in (HEATHER, FULL_LADDER, TWO_TO_FIVE, SEVEN_CARD)}
 """The built-in profiles by name; ``heather`` is the default."""
 
 DEFAULT_PROFILE: Final = HEATHER

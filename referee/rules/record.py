@@ -8,12 +8,14 @@ This is what session logs store and what ``nap log verify`` checks. The JSON for
      "profile": "heather", "rules": {...profile parameters...},
      "table_size": 4, "seed": 7, "first_dealer": 2,
      "deals": [{"dealer": 2, "seats": [0, 1, 2, 3],
-                "deck": "QS JC KH ... (52 cards, top first)",
+                "deck": "QS JC KH ... (the pack's 52 cards, or a short pack's, top first)",
                 "actions": ["pass", "three", "pass", "pass", "KH", "2H", ...]}],
      "balances": [12, -4, -4, -4], "winners": [0]}
 
 ``balances`` and ``winners`` are the outcome as recorded; :func:`verify` replays the rest
-and checks them.
+and checks them. ``rules`` holds every profile parameter, ``pack_size`` among them, so a
+short-pack session's decks (fewer cards) are checked against its own pack. A record
+written before ``pack_size`` existed has none in its rules: its pack is the 52 cards.
 """
 
 from __future__ import annotations
@@ -91,11 +93,7 @@ class SessionRecord:
         try:
             name = data["profile"]
             rules = data.get("rules")
-            profile = (
-                PROFILES[name]
-                if name in PROFILES and (rules is None or rules == PROFILES[name].parameters())
-                else profile_from_parameters(rules)
-            )
+            profile = _profile_of(name, rules)
             deals = tuple(
                 DealRecord(
                     dealer=int(d["dealer"]),
@@ -105,9 +103,10 @@ class SessionRecord:
                 )
                 for d in data["deals"]
             )
+            pack = frozenset(profile.pack)
             for number, deal in enumerate(deals):
-                if len(set(deal.deck)) != 52 or len(deal.deck) != 52:
-                    msg = f"deal {number}: a deck must hold each of the 52 cards once"
+                if len(deal.deck) != len(pack) or set(deal.deck) != pack:
+                    msg = f"deal {number}: a deck must hold each of the {len(pack)} cards of the pack once"
                     raise RecordError(msg)
             return cls(
                 profile=profile,
@@ -122,6 +121,15 @@ class SessionRecord:
             msg = f"malformed record: {exc}"
 
             raise RecordError(msg) from None
+
+
+def _profile_of(name: str, rules: Mapping[str, Any] | None) -> Profile:
+    """The record's profile: the built-in one when its rules are that profile's, else rebuilt."""
+    builtin = PROFILES.get(name)
+    if builtin is not None and (rules is None or rules == builtin.parameters()):
+        return builtin
+    profile = profile_from_parameters(rules)
+    return builtin if profile == builtin else profile
 
 
 def record_of(session: Session) -> SessionRecord:

@@ -33,18 +33,19 @@ MIN_SEATS_IN_PLAY = 3
 """A session with finite chips ends early when fewer seats than this remain in play."""
 
 
-def first_dealer(seed: int | str, table_size: int) -> int:
+def first_dealer(seed: int | str, table_size: int, *, pack: Sequence[Card] = CARDS) -> int:
     """Draw for first dealer: one card to each seat from seat 0; the lowest card deals.
 
-    Ace is low for the draw (seed 001); equal ranks are broken by suit, clubs lowest.
+    The cards are drawn from ``pack``, the profile's (a short pack has no low ranks). Ace
+    is low for the draw (seed 001); equal ranks are broken by suit, clubs lowest.
     """
-    draw = random.Random(f"{seed}/draw").sample(CARDS, table_size)
+    draw = random.Random(f"{seed}/draw").sample(pack, table_size)
     return min(range(table_size), key=lambda seat: (draw[seat].rank.draw_value, draw[seat].suit))
 
 
-def deal_deck(seed: int | str, number: int) -> tuple[Card, ...]:
-    """The deck order of deal ``number`` (from 0) of the session dealt from ``seed``."""
-    return shuffled_deck(f"{seed}/deal/{number}")
+def deal_deck(seed: int | str, number: int, *, pack: tuple[Card, ...] = CARDS) -> tuple[Card, ...]:
+    """The deck order of deal ``number`` (from 0) of the session dealt from ``seed``, of ``pack``."""
+    return shuffled_deck(f"{seed}/deal/{number}", pack)
 
 
 class Session:
@@ -73,7 +74,7 @@ class Session:
         self.profile = profile
         self.table_size = table_size
         self.seed = seed
-        self.first_dealer = first_dealer(seed, table_size) if dealer is None else dealer
+        self.first_dealer = first_dealer(seed, table_size, pack=profile.pack) if dealer is None else dealer
         self._decks = decks
         self.balances: tuple[int, ...] = (0,) * table_size
         """Net chips per seat after the deals settled so far (a new tuple after each)."""
@@ -189,7 +190,7 @@ class Session:
                 raise ValueError(msg)
             deck: Sequence[Card] = self._decks[number]
         else:
-            deck = deal_deck(self.seed, number)
+            deck = deal_deck(self.seed, number, pack=self.profile.pack)
         self.deals.append(
             Deal(self.profile, deck=deck, dealer=dealer, table_size=self.table_size, seats=seats)
         )

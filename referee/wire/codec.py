@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Final
 
 from referee.match import CloseReason, FaultKind, SeatPenalized
 from referee.rules import (
+    BID_NAMES,
     AllPassed,
     AuctionWon,
     Bid,
@@ -69,9 +70,7 @@ _PHASE_TO: Final = {
 _PHASE_FROM: Final = {number: phase for phase, number in _PHASE_TO.items()}
 _SUIT_FROM: Final = {suit.letter: suit for suit in Suit}
 _CARD_FROM: Final[dict[str, Card]] = {}
-_BID_FROM: Final = {
-    name: Bid(name) for name in ("pass", "two", "three", "misere", "four", "nap", "wellington", "blucher")
-}
+_BID_FROM: Final = {name: Bid(name) for name in BID_NAMES}
 
 
 def _card(text: str) -> Card:
@@ -463,6 +462,7 @@ def profile_to_proto(profile: Profile) -> nap_pb2.Profile:
         parameters={
             "deals_per_session": _text(profile.deals_per_session),
             "deal_pattern": _text(profile.deal_pattern),
+            "pack_size": _text(profile.pack_size),
             "starting_chips": _text(profile.starting_chips),
             "rebuy": _text(profile.rebuy),
             "tie_break_deal": _text(profile.tie_break_deal),
