@@ -9,7 +9,8 @@ heather tables receives from the referee: RefereeMessage bytes, each a Batch of
 TableClosed notices of finished sessions, as with Hello.notices_in_batch. Forced moves
 are not asked (the tournament's default). Then it times what the SDK does with them in
 the bot process, minus gRPC's own transport: parse each message, ``handle_batch`` it with
-a :class:`~clients.bots.random_bot.RandomBot` per seat, close finished tables, serialize
+a :class:`~clients.bots.random_bot.RandomBot` per seat (a batch that runs past the flush
+delay is finished in parts, as the connection does), close finished tables, serialize
 the Answers. Prints the CPU time (``time.process_time``) per decision of each repetition
 and the best; ``--profile`` prints cProfile's top functions instead.
 Not a test: figures depend on the machine (and on what else runs on it).
@@ -26,6 +27,7 @@ from functools import partial
 
 from clients.bots.random_bot import RandomBot
 from clients.sdk import Dispatcher
+from clients.sdk.dispatch import Answering
 from referee.rules import DEFAULT_PROFILE, Session
 from referee.wire import nap_pb2
 from referee.wire.fastcodec import RequestEncoder, batch_message, encode_request
@@ -113,6 +115,14 @@ def play(messages: list[bytes]) -> int:
         reply = handle(batch)
         if isinstance(reply, nap_pb2.BotMessage):
             sent += len(reply.SerializeToString())
+        elif isinstance(reply, Answering):  # the batch ran past the flush delay: sent in parts
+            while True:
+                message = reply.take()
+                if message is not None:
+                    sent += len(message.SerializeToString())
+                if reply.decided:
+                    break
+                reply.resume()
         for notice in batch.closed:
             close(notice.table)
     return sent

@@ -25,6 +25,7 @@ from clients.bots.peel import PeelBot
 from clients.bots.random_bot import RandomBot
 from clients.sdk import Bot, Card, Dispatcher, ExitCode, Options, SeatView, serve
 from clients.sdk.bot import decide_or_fallback, wants_events
+from clients.sdk.dispatch import FLUSH_AFTER, Answering
 from referee.rules import PASS, Action, Bid, Session, fallback_action, get_profile, parse_action
 from referee.wire import nap_pb2
 from referee.wire.codec import request_to_proto, told_to_proto, view_from_proto
@@ -82,10 +83,67 @@ class Listening(Bot):
         self.events.append(event)
 
 
-class Slow(Bot):
+def _still() -> float:
+    """A clock that does not move: no batch runs past the flush delay."""
+    return 0.0
+
+
+class Gates:
+    """Gates for ``count`` awaitable decisions, one per table (``t0``, ``t1``...).
+
+    Each decision waits until all ``count`` have started (so they can only finish if
+    they run at the same time), then until its table's gate opens.
+    """
+
+    def __init__(self, count: int, *, raising: frozenset[int] = frozenset()) -> None:
+        self.count = count
+        self.raising = raising
+        """Tables whose decision raises once its gate opens."""
+        self.started = 0
+        self.all_started = asyncio.Event()
+        self.open = [asyncio.Event() for _ in range(count)]
+
+
+class Gated(Bot):
+    def __init__(self, gates: Gates) -> None:
+        self.gates = gates
+
     async def decide(self, view: SeatView) -> Action:  # type: ignore[override]
-        await asyncio.sleep(0.01)
+        gates = self.gates
+        gates.started += 1
+        if gates.started == gates.count:
+            gates.all_started.set()
+        await gates.all_started.wait()
+        number = int(self.table.removeprefix("t"))
+        await gates.open[number].wait()
+        if number in gates.raising:
+            msg = "boom"
+            raise RuntimeError(msg)
         return view.legal_actions[0]
+
+
+class Ticking(Bot):
+    """Takes 3 ms of ``clock`` (a fake one) per decision."""
+
+    def __init__(self, clock: list[float]) -> None:
+        self.clock = clock
+
+    def decide(self, view: SeatView) -> Action:
+        self.clock[0] += 0.003
+        return view.legal_actions[0]
+
+
+class Sleepy(Bot):
+    """Decides in twice the SDK's flush delay (really sleeping: it blocks the event loop)."""
+
+    def decide(self, view: SeatView) -> Action:
+        time.sleep(2 * FLUSH_AFTER)
+        return view.legal_actions[0]
+
+
+def _ids(message: nap_pb2.BotMessage | None) -> list[int]:
+    assert message is not None
+    return [answer.request_id for answer in message.answers.answers]
 
 
 # ---------------------------------------------------------------------------- dispatcher
@@ -93,7 +151,8 @@ class Slow(Bot):
 
 class TestBatches:
     def test_a_batch_of_many_tables_gets_one_answers_message(self) -> None:
-        """Six requests from three tables: one Answers with six answers, each legal, ids echoed."""
+        """Six requests from three tables, decided within the flush delay: one Answers with six
+        answers, each legal, ids echoed."""
         requests = _requests(6, tables=3)
         made: list[Bot] = []
 
@@ -101,7 +160,7 @@ class TestBatches:
             made.append(PeelBot())
             return made[-1]
 
-        dispatcher = Dispatcher(factory)
+        dispatcher = Dispatcher(factory, clock=_still)
         reply = dispatcher.handle_batch(_batch(requests))
         assert isinstance(reply, nap_pb2.BotMessage)
         assert reply.WhichOneof("kind") == "answers"
@@ -176,19 +235,6 @@ class TestBatches:
         assert not wants_events(PeelBot)
         assert not wants_events(lambda: RandomBot(seed=2))
 
-    def test_async_decisions_still_make_one_answers_message(self) -> None:
-        requests = _requests(4, tables=4)
-        reply = Dispatcher(Slow).handle_batch(_batch(requests))
-        assert not isinstance(reply, nap_pb2.BotMessage)
-        assert reply is not None
-
-        async def wait() -> nap_pb2.BotMessage:
-            return await reply
-
-        message = asyncio.run(wait())
-        assert [a.request_id for a in message.answers.answers] == [r.request_id for r in requests]
-        assert all(a.action for a in message.answers.answers)
-
     def test_views_kept_by_a_bot_read_right_later(self) -> None:
         """The SDK's views are decoded when read: one read after its table closed is still right."""
         kept: list[SeatView] = []
@@ -251,6 +297,84 @@ class TestBatches:
         assert decide_or_fallback(RandomBot(seed=1), view)[1] is None
 
 
+class TestAnswersAsReady:
+    """A batch that is not decided at once is handed over in parts, each answer when it is ready."""
+
+    def test_a_slow_synchronous_batch_is_handed_over_each_time_the_flush_delay_passes(self) -> None:
+        """3 ms a decision, 5 ms delay: the answers come two by two, in order, none lost."""
+        clock = [0.0]
+        requests = _requests(5, tables=5)
+        dispatcher = Dispatcher(lambda: Ticking(clock), flush_after=0.005, clock=lambda: clock[0])
+        reply = dispatcher.handle_batch(_batch(requests))
+        assert isinstance(reply, Answering)
+        parts = [_ids(reply.take())]
+        assert reply.take() is None
+        while not reply.decided:
+            reply.resume()
+            parts.append(_ids(reply.take()))
+        assert parts == [[100, 101], [102, 103], [104]]
+        assert reply.finished
+        assert dispatcher.stats.decisions == 5
+
+    def test_async_decisions_run_at_once_and_each_answer_is_ready_when_it_completes(self) -> None:
+        """Four ``async def`` decisions all start (each waits for the others); an answer is
+        ready as soon as its decision completes, those completing together come together,
+        and one that raises gets the lowest legal action."""
+        requests = _requests(4, tables=4)
+        lines: list[str] = []
+
+        async def main() -> tuple[list[nap_pb2.BotMessage | None], Dispatcher]:
+            gates = Gates(4, raising=frozenset({3}))
+            dispatcher = Dispatcher(lambda: Gated(gates), log=lines.append)
+            reply = dispatcher.handle_batch(_batch(requests))
+            assert isinstance(reply, Answering)
+            assert reply.decided
+            assert reply.take() is None
+            await asyncio.wait_for(gates.all_started.wait(), 10)
+            parts = []
+            for opened in ([2], [0, 1], [3]):
+                for number in opened:
+                    gates.open[number].set()
+                await asyncio.wait_for(reply.wait(), 10)
+                parts.append(reply.take())
+            await asyncio.wait_for(reply.wait(), 10)
+            assert reply.finished
+            return parts, dispatcher
+
+        parts, dispatcher = asyncio.run(main())
+        assert [_ids(part) for part in parts] == [[102], [100, 101], [103]]
+        assert parts[2] is not None
+        assert parts[2].answers.answers[0].action == "pass"
+        assert dispatcher.stats.decisions == 4
+        assert dispatcher.stats.errors == 1
+        assert "boom" in lines[0]
+        assert "table t3" in lines[0]
+
+    def test_an_awaitable_cancelled_under_the_bot_is_a_bot_error(self) -> None:
+        """A ``decide`` whose awaitable is cancelled (not the SDK's task) gets the lowest legal action."""
+
+        class Cancelled(Bot):
+            def decide(self, view: SeatView) -> Action:
+                future: asyncio.Future[Action] = asyncio.get_running_loop().create_future()
+                future.cancel()
+                return future  # type: ignore[return-value]
+
+        lines: list[str] = []
+
+        async def main() -> tuple[nap_pb2.BotMessage | None, Dispatcher]:
+            dispatcher = Dispatcher(Cancelled, log=lines.append)
+            reply = dispatcher.handle_batch(_batch(_requests(1)))
+            assert isinstance(reply, Answering)
+            await asyncio.wait_for(reply.wait(), 10)
+            return reply.take(), dispatcher
+
+        message, dispatcher = asyncio.run(main())
+        assert message is not None
+        assert [answer.action for answer in message.answers.answers] == ["pass"]
+        assert dispatcher.stats.errors == 1
+        assert "CancelledError" in lines[0]
+
+
 # ---------------------------------------------------------------------------- fake referee
 
 
@@ -303,10 +427,10 @@ def _options(address: str, **changes: Any) -> Options:
 
 
 class TestStream:
-    def test_hello_then_one_answers_per_batch_then_ok(self) -> None:
-        """The fake sends one Batch of five requests from five tables: one Answers comes back."""
+    def test_hello_then_answers_to_the_batch_then_ok(self) -> None:
+        """The fake sends one Batch of five requests from five tables: five answers come back."""
         requests = _requests(5, tables=5)
-        answers: list[nap_pb2.BotMessage] = []
+        answers: list[nap_pb2.Answer] = []
 
         async def script(
             incoming: AsyncIterator[nap_pb2.BotMessage], context: grpc.aio.ServicerContext
@@ -319,7 +443,8 @@ class TestStream:
             assert not hello.hello.events
             yield _welcome()
             yield nap_pb2.RefereeMessage(batch=_batch(requests))
-            answers.append(await anext(incoming))
+            while len(answers) < 5:  # one Answers message, unless the machine stalled the bot
+                answers.extend((await anext(incoming)).answers.answers)
             for table in range(5):
                 yield nap_pb2.RefereeMessage(table_closed=nap_pb2.TableClosed(table=f"t{table}"))
 
@@ -327,8 +452,54 @@ class TestStream:
             return await asyncio.wait_for(serve(PeelBot, _options(address)), 10)
 
         assert asyncio.run(_with_fake(FakeReferee(script), body)) is ExitCode.OK
-        assert len(answers) == 1
-        assert len(answers[0].answers.answers) == 5
+        assert sorted(answer.request_id for answer in answers) == [r.request_id for r in requests]
+
+    def test_async_decisions_run_at_once_and_each_answer_leaves_when_ready(self) -> None:
+        """Ten ``async def`` decisions in one batch: all start at once (each waits until all
+        ten have), and each answer is sent as soon as it is ready: the fake lets decision
+        i + 1 finish only once it has received the answer to decision i."""
+        requests = _requests(10, tables=10)
+        gates = Gates(10)
+        received: list[nap_pb2.BotMessage] = []
+
+        async def script(
+            incoming: AsyncIterator[nap_pb2.BotMessage], context: grpc.aio.ServicerContext
+        ) -> AsyncIterator[nap_pb2.RefereeMessage]:
+            await anext(incoming)
+            yield _welcome()
+            yield nap_pb2.RefereeMessage(batch=_batch(requests))
+            gates.open[0].set()
+            for number in range(1, 11):
+                received.append(await anext(incoming))
+                if number < 10:
+                    gates.open[number].set()
+
+        async def body(address: str) -> ExitCode:
+            return await asyncio.wait_for(serve(lambda: Gated(gates), _options(address)), 10)
+
+        assert asyncio.run(_with_fake(FakeReferee(script), body)) is ExitCode.OK
+        assert [_ids(message) for message in received] == [[r.request_id] for r in requests]
+
+    def test_a_slow_synchronous_batch_sends_its_first_answers_before_its_last(self) -> None:
+        """Three decisions of twice the flush delay each, one after another: the first answers
+        reach the referee in an earlier Answers message than the last."""
+        requests = _requests(3, tables=3)
+        received: list[nap_pb2.BotMessage] = []
+
+        async def script(
+            incoming: AsyncIterator[nap_pb2.BotMessage], context: grpc.aio.ServicerContext
+        ) -> AsyncIterator[nap_pb2.RefereeMessage]:
+            await anext(incoming)
+            yield _welcome()
+            yield nap_pb2.RefereeMessage(batch=_batch(requests))
+            while sum(len(message.answers.answers) for message in received) < 3:
+                received.append(await anext(incoming))
+
+        async def body(address: str) -> ExitCode:
+            return await asyncio.wait_for(serve(Sleepy, _options(address)), 10)
+
+        assert asyncio.run(_with_fake(FakeReferee(script), body)) is ExitCode.OK
+        assert [_ids(message) for message in received] == [[100], [101], [102]]
 
     def test_a_listening_bot_asks_for_events(self) -> None:
         hellos: list[nap_pb2.Hello] = []

@@ -1,11 +1,14 @@
 """The bot's side of the ``nap.v1.Referee/Play`` stream (the only SDK module that imports grpc).
 
 One :class:`Connection` serves every table of the process over one stream: Hello, then
-Welcome or Refusal, then Batches answered by the :class:`~clients.sdk.dispatch.Dispatcher`
-(one Answers message per Batch). A broken stream (UNAVAILABLE, connection reset) is
-reopened with the same token after a short backoff, for a bounded time; an unknown token
-or a Refusal ends the process with a one-line error. :meth:`Connection.stop` (wired to
-SIGTERM and SIGINT by :func:`clients.sdk.run`) says Goodbye and closes cleanly.
+Welcome or Refusal, then Batches answered by the :class:`~clients.sdk.dispatch.Dispatcher`:
+a batch decided at once is one Answers message; a longer one is sent in parts as its
+answers are ready (a batch's synchronous decisions are made before the next message is
+read; the answers of ``async def`` decisions follow from a task as they complete). A
+broken stream (UNAVAILABLE, connection reset) is reopened with the same token after a
+short backoff, for a bounded time; an unknown token or a Refusal ends the process with a
+one-line error. :meth:`Connection.stop` (wired to SIGTERM and SIGINT by
+:func:`clients.sdk.run`) says Goodbye and closes cleanly.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Final
 import grpc  # type: ignore[import-untyped] # no types-grpcio in the dev dependencies
 import grpc.aio  # type: ignore[import-untyped]
 
+from clients.sdk.dispatch import Answering
 from referee.wire import nap_pb2
 from referee.wire.stubs import nap_pb2_grpc
 
@@ -199,11 +203,7 @@ class Connection:
                 batch = message.batch
                 reply = handle(batch)
                 if reply is not None:
-                    if isinstance(reply, nap_pb2.BotMessage):
-                        async with self._write_lock:
-                            await call.write(reply)
-                    else:
-                        self._spawn(self._send_later(call, reply))
+                    await self._reply(call, reply)
                 # notices ride in the batch (Hello.notices_in_batch), after its requests
                 for closed in batch.closed:
                     dispatcher.close_table(closed.table)
@@ -215,19 +215,85 @@ class Connection:
                 self._fault(message.fault)
             # welcome/refusal mid-stream and unknown kinds are ignored (forward compatible)
 
+    async def _reply(
+        self,
+        call: grpc.aio.StreamStreamCall[nap_pb2.BotMessage, nap_pb2.RefereeMessage],
+        reply: nap_pb2.BotMessage | Answering | Awaitable[nap_pb2.BotMessage],
+    ) -> None:
+        """Send what :meth:`Dispatcher.handle_batch` returned for a batch, in the way it asks."""
+        if isinstance(reply, nap_pb2.BotMessage):
+            await self._write(call, reply)
+        elif isinstance(reply, Answering):
+            await self._answer(call, reply)
+        else:  # a dispatcher that answers a batch at once, later (the stdio bridge)
+            self._spawn(self._send_later(call, reply))
+
+    async def _answer(
+        self,
+        call: grpc.aio.StreamStreamCall[nap_pb2.BotMessage, nap_pb2.RefereeMessage],
+        answering: Answering,
+    ) -> None:
+        """Send a batch's answers in parts, each as soon as it is ready.
+
+        The batch's synchronous decisions are made here, before the next message is read
+        (so its closed tables are closed after them): the dispatcher hands over what it
+        decided each time its ``flush_after`` passes, and that part is sent before it goes
+        on. The answers of awaitable decisions are sent by a task of their own as they
+        complete, while the stream is read on.
+        """
+        while True:
+            message = answering.take()
+            if message is not None:
+                if not await self._write(call, message):
+                    return  # leaving, or the stream broke: the rest would go nowhere
+            elif not answering.decided:
+                await asyncio.sleep(0)  # no answer yet: let the decisions already started run
+            if answering.decided:
+                break
+            answering.resume()
+        if not answering.finished:
+            self._spawn(self._send_as_ready(call, answering))
+
+    async def _send_as_ready(
+        self,
+        call: grpc.aio.StreamStreamCall[nap_pb2.BotMessage, nap_pb2.RefereeMessage],
+        answering: Answering,
+    ) -> None:
+        """Send the answers of a batch's awaitable decisions as they are ready.
+
+        Answers that complete in the same turn of the event loop, or while the previous
+        part is being written, leave together.
+        """
+        while not answering.finished:
+            await answering.wait()
+            message = answering.take()
+            if message is not None and not await self._write(call, message):
+                return
+
     async def _send_later(
         self,
         call: grpc.aio.StreamStreamCall[nap_pb2.BotMessage, nap_pb2.RefereeMessage],
         reply: Awaitable[nap_pb2.BotMessage],
     ) -> None:
-        message = await reply
+        await self._write(call, await reply)
+
+    async def _write(
+        self,
+        call: grpc.aio.StreamStreamCall[nap_pb2.BotMessage, nap_pb2.RefereeMessage],
+        message: nap_pb2.BotMessage,
+    ) -> bool:
+        """Send ``message``; False when it cannot go: we are leaving, or the stream broke.
+
+        A broken stream needs nothing here: the reader notices it and reconnects.
+        """
         if self._stop.is_set():
-            return
+            return False
         try:
             async with self._write_lock:
                 await call.write(message)
         except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.InvalidStateError):
-            pass  # the stream broke meanwhile: the reader notices and reconnects
+            return False
+        return True
 
     async def _leave(
         self,
