@@ -1,9 +1,9 @@
 """One duplicate block, played on a referee or in process: the unit of work of a tournament.
 
 :func:`run_block` plays a block's rotations one after another (so no bot ever holds two
-hands of one board set at once) on a given referee and returns each session's
-:class:`FinishedSession`: the :class:`~tournaments.results.SessionResult` and the log
-payload. It is a function of its :class:`BlockRun` and a referee only, so a worker
+hands of one board set at once) on a given referee and hands over each session's
+:class:`FinishedSession` as it ends: the :class:`~tournaments.results.SessionResult` and
+the log payload. It is a function of its :class:`BlockRun` and a referee only, so a worker
 elsewhere (Ray) can run it with its own referee and bot processes, with no change to
 scheduling or storage. :func:`play_block_in_process` plays the same block on the
 referee's match core in process (:class:`referee.match.Simulation`), with the bots'
@@ -80,25 +80,18 @@ class FinishedSession:
 
 
 async def run_block(
-    spec: BlockRun,
-    referee: Referee,
-    *,
-    on_session: Callable[[FinishedSession], Awaitable[None]] | None = None,
-) -> list[FinishedSession]:
+    spec: BlockRun, referee: Referee, on_session: Callable[[FinishedSession], Awaitable[None]]
+) -> None:
     """Play the block's remaining rotations one after another on ``referee``.
 
-    ``on_session`` (if given) is awaited with each session as soon as it is over, before
-    the next rotation starts: the tournament commits there, so a crash loses at most the
-    sessions in flight. Every bot of ``spec.bots`` must be registered with ``referee``.
+    ``on_session`` is awaited with each session as soon as it is over, before the next
+    rotation starts: the tournament commits there, so a crash loses at most the sessions in
+    flight. Nothing of a finished session is kept here meanwhile: with hundreds of blocks
+    in flight, what they held would be a large part of what the garbage collector walks.
+    Every bot of ``spec.bots`` must be registered with ``referee``.
     """
-    finished = []
     for rotation in spec.rotations:
-        outcome = await referee.play_session(spec.session(rotation))
-        session = finish_session(spec, rotation, outcome)
-        if on_session is not None:
-            await on_session(session)
-        finished.append(session)
-    return finished
+        await on_session(finish_session(spec, rotation, await referee.play_session(spec.session(rotation))))
 
 
 def _fault_record(fault: Fault, seating: Sequence[str]) -> FaultRecord:

@@ -184,7 +184,7 @@ class BlockHost:
             )
             deliver(session.result, path)
 
-        await run_block(run, self.referee, on_session=finished)
+        await run_block(run, self.referee, finished)
 
     async def play_all(
         self, runs: Sequence[BlockRun], deliver: Callable[[SessionResult, Path], None], *, concurrency: int

@@ -83,7 +83,9 @@ class Match:
         self._faults: list[Fault] = []
         self._fault_counts: dict[str, int] = {}
         self._disqualified: set[str] = set()
-        self._decisions: list[list[Decision]] = [[]]
+        self._decisions: list[list[tuple[int, str, float, str | None, bool]]] = [[]]
+        """Per deal, each decision's fields: plain tuples, which the garbage collector stops
+        tracking, so that thousands of tables in flight do not lengthen its pauses."""
         self._settled: list[DealSettled] = []
         self._penalty_fault = FaultKind.LATE
         """The kind of the fault behind the last penalty (told with it)."""
@@ -205,7 +207,7 @@ class Match:
                 legal = deal.legal_actions()
                 if len(legal) == 1:
                     action = legal[0]
-                    self._apply(Decision(seat, str(action), 0.0, None, forced=True), action, out)
+                    self._apply((seat, str(action), 0.0, None, True), action, out)
                     continue
             clocks = self._clocks
             deadline = clocks.deadline_ms(seat)
@@ -225,9 +227,11 @@ class Match:
     def _play(
         self, seat: int, action: Action, elapsed_ms: float, fault: str | None, out: list[Output]
     ) -> None:
-        self._apply(Decision(seat, str(action), elapsed_ms, fault), action, out)
+        self._apply((seat, str(action), elapsed_ms, fault, False), action, out)
 
-    def _apply(self, decision: Decision, action: Action, out: list[Output]) -> None:
+    def _apply(
+        self, decision: tuple[int, str, float, str | None, bool], action: Action, out: list[Output]
+    ) -> None:
         session = self._session
         deal_number = len(session.deals) - 1
         events = session.apply(action)
@@ -253,7 +257,9 @@ class Match:
         seats = sorted(seat for seat, bot in enumerate(self._seats) if bot in disqualified)
         outcome = SessionOutcome(
             record=record_of(self._session),
-            decisions=tuple(tuple(deal) for deal in self._decisions if deal),
+            decisions=tuple(
+                tuple(Decision(*decision) for decision in deal) for deal in self._decisions if deal
+            ),
             faults=tuple(self._faults),
             disqualified=tuple(seats),
             settlements=tuple(self._settled),
@@ -304,7 +310,7 @@ class Match:
         else:
             action = self._fallback()
             self._tell_all(SeatPenalized(seat, deal_number, kind, action), out)
-        self._apply(Decision(seat, str(action), elapsed_ms, str(kind)), action, out)
+        self._apply((seat, str(action), elapsed_ms, str(kind), False), action, out)
 
     def _record(self, fault: Fault, request_id: int, action: str, out: list[Output]) -> None:
         self._faults.append(fault)

@@ -35,13 +35,16 @@ def tune_collector() -> None:
     """Tune CPython's garbage collector for a process that hosts a referee (call it once).
 
     A referee makes a few small objects per decision, nearly all freed by reference
-    counting; with the default thresholds the collector still runs every 700 allocations
-    and walks the long-lived modules again and again: a tenth of a referee's CPU
-    (bench/tournament.py). Freezing what is loaded so far and raising the thresholds
-    leaves the collector for what it is for: cycles, now and then.
+    counting: in a tournament the collector finds no garbage at all, and its passes only
+    cost time. With the default thresholds it runs every 700 allocations and walks the
+    long-lived objects again and again (a tenth of a referee's CPU, bench/tournament.py),
+    and its full passes over the tables in flight paused a worker for over a second. So
+    what is loaded so far is frozen (never walked again); the youngest generation is
+    collected every 20,000 allocations (cheap: little of it survives), the middle one
+    every second time (so that it stays small), and the oldest rarely.
     """
     gc.freeze()
-    gc.set_threshold(20_000, 20, 50)
+    gc.set_threshold(20_000, 2, 10)
 
 
 def port_in_use(host: str, port: int) -> bool:
