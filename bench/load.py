@@ -1,12 +1,14 @@
 """Fair timing under load: many tables at once, bots that use a set share of their clock.
 
-    .venv/bin/python bench/load.py [--tables 1000] [--seconds 60] [--share 0.3 0.6] [--decision-ms 1000]
+    .venv/bin/python bench/load.py [--tables 1000] [--seconds 60] [--share 0.3 0.6] [--sdk]
 
-Starts the referee in this process and four raw gRPC bot processes (this file, run with
+Starts the referee in this process and four bot processes (this file, run with
 ``--as-bot``), keeps ``--tables`` 4-seat sessions of one deal each running at once for
 about ``--seconds``, and has every bot take, for each decision, a time between the two
 ``--share`` fractions of the decision's limit before answering (asynchronously: a bot
-holds many decisions at once). The time a decision takes is a function of where its
+holds many decisions at once). The bots speak raw gRPC, so that the figures are the
+referee's; with ``--sdk`` they are Python SDK bots whose ``async def decide`` sleeps, so
+that the SDK's share of the harness is in them too. The time a decision takes is a function of where its
 table stands, so this process knows the bot's own share of every latency it measured.
 
 Prints the late faults (with bots well inside their clocks, every one is the harness's
@@ -102,6 +104,24 @@ async def bot(address: str, token: str, low: float, high: float, decision_ms: in
     writing.cancel()
 
 
+def sdk_bot(address: str, token: str, low: float, high: float, decision_ms: int) -> None:
+    """The same bot on the Python SDK: an ``async def decide`` that sleeps its share."""
+    from clients.sdk import Bot, Options, run  # noqa: PLC0415 - only the bot processes need it
+    from referee.rules import SeatView  # noqa: PLC0415
+
+    class Sleeper(Bot):
+        async def decide(self, view: SeatView) -> object:  # type: ignore[override]
+            actions = len(view.bids) + sum(len(t.plays) for t in view.tricks) + len(view.trick)
+            delay = think_ms(
+                self.table, view.deal_number, actions, low=low, high=high, decision_ms=decision_ms
+            )
+            await asyncio.sleep(delay / 1000)
+            legal = view.legal_actions
+            return legal[zlib.crc32(f"{self.table}/{actions}".encode()) % len(legal)]
+
+    run(Sleeper, name="sleeper", options=Options(address=address, token=token, name="sleeper", max_batch=256))
+
+
 # -- the referee ---------------------------------------------------------------------------
 
 
@@ -140,6 +160,8 @@ async def run(args: argparse.Namespace) -> Tally:  # noqa: C901 - one run, start
     port = await referee.start()
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     command = [sys.executable, __file__, "--as-bot", f"127.0.0.1:{port}", "--share", str(low), str(high)]
+    if args.sdk:
+        command.append("--sdk")
     processes = [
         await asyncio.create_subprocess_exec(
             *command, "--token", f"t-{name}", "--decision-ms", str(args.decision_ms), env=env
@@ -196,11 +218,14 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--share", type=float, nargs=2, default=(0.3, 0.6), metavar=("LOW", "HIGH"))
     parser.add_argument("--decision-ms", type=int, default=1000)
+    parser.add_argument("--sdk", action="store_true", help="bots on the Python SDK instead of raw gRPC")
     parser.add_argument("--as-bot", metavar="ADDRESS", help=argparse.SUPPRESS)
     parser.add_argument("--token", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.as_bot:
         low, high = args.share
+        if args.sdk:
+            sdk_bot(args.as_bot, args.token, low, high, args.decision_ms)
         asyncio.run(bot(args.as_bot, args.token, low, high, args.decision_ms))
         return
     import logging  # noqa: PLC0415
@@ -216,7 +241,8 @@ def main() -> None:
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     low, high = args.share
     print(
-        f"{args.tables} tables at once, bots thinking {low:.0%}-{high:.0%} of {args.decision_ms} ms: "
+        f"{args.tables} tables at once, {'SDK' if args.sdk else 'raw gRPC'} bots thinking "
+        f"{low:.0%}-{high:.0%} of {args.decision_ms} ms: "
         f"{tally.sessions} sessions, {tally.decisions} decisions in {elapsed:.0f} s"
     )
     print(f"  late faults: {tally.late} (other faults: {tally.other_faults})")
