@@ -697,3 +697,34 @@ class TestRealReferee:
         assert len(lines) == 1, err
         assert "token" in lines[0]
         assert lines[0].startswith("peel: ")
+
+
+def test_answers_queued_behind_a_write_leave_together_in_the_next() -> None:
+    """While one Answers message is being written, those that queue up go out as one message."""
+    from clients.sdk.connection import Connection  # noqa: PLC0415
+
+    class SlowCall:
+        def __init__(self) -> None:
+            self.written: list[list[int]] = []
+            self.release = asyncio.Event()
+
+        async def write(self, message: nap_pb2.BotMessage) -> None:
+            await self.release.wait()
+            self.written.append([answer.request_id for answer in message.answers.answers])
+
+    def answers(*ids: int) -> nap_pb2.BotMessage:
+        message = nap_pb2.BotMessage()
+        for request_id in ids:
+            message.answers.answers.add(request_id=request_id, action="pass")
+        return message
+
+    async def scenario() -> list[list[int]]:
+        connection = Connection(Options(address="-", token="-", name="t"), Dispatcher(RandomBot), log=print)
+        call = SlowCall()
+        writes = [asyncio.create_task(connection._write(call, answers(*ids))) for ids in ((1,), (2, 3), (4,))]  # noqa: SLF001
+        await asyncio.sleep(0)
+        call.release.set()
+        assert all(await asyncio.gather(*writes))
+        return call.written
+
+    assert asyncio.run(scenario()) == [[1], [2, 3, 4]]

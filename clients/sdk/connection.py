@@ -99,6 +99,10 @@ class Connection:
         self._stop = asyncio.Event()
         self._call: grpc.aio.StreamStreamCall[nap_pb2.BotMessage, nap_pb2.RefereeMessage] | None = None
         self._write_lock = asyncio.Lock()
+        self._outbox: list[nap_pb2.BotMessage] = []
+        """Answers waiting for the write under way to finish."""
+        self._wrote = True
+        """Whether the last write went out."""
         self._tasks: set[asyncio.Task[None]] = set()
         self.welcome: nap_pb2.Welcome | None = None
         """The referee's last Welcome (profile, time limits, max_outstanding)."""
@@ -282,18 +286,28 @@ class Connection:
         call: grpc.aio.StreamStreamCall[nap_pb2.BotMessage, nap_pb2.RefereeMessage],
         message: nap_pb2.BotMessage,
     ) -> bool:
-        """Send ``message``; False when it cannot go: we are leaving, or the stream broke.
+        """Send ``message`` (Answers); False when it cannot go: we are leaving, or the stream broke.
 
-        A broken stream needs nothing here: the reader notices it and reconnects.
+        One write at a time goes out (gRPC takes no more); answers that queue up behind
+        it leave together in the next one, so that a bot answering many tables at once
+        sends a few full messages rather than a queue of small ones, each waiting its
+        turn. A broken stream needs nothing here: the reader notices it and reconnects.
         """
         if self._stop.is_set():
             return False
-        try:
-            async with self._write_lock:
-                await call.write(message)
-        except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.InvalidStateError):
-            return False
-        return True
+        self._outbox.append(message)
+        async with self._write_lock:
+            if not self._outbox:
+                return self._wrote  # sent with an earlier writer's message
+            merged = self._outbox[0] if len(self._outbox) == 1 else _merged(self._outbox)
+            self._outbox = []
+            try:
+                await call.write(merged)
+            except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.InvalidStateError):
+                self._wrote = False
+            else:
+                self._wrote = True
+            return self._wrote
 
     async def _leave(
         self,
@@ -353,3 +367,12 @@ class _Retry(Exception):  # noqa: N818 - a control-flow signal, not an error sho
         self.detail = detail
         self.progressed = progressed
         """Whether the broken stream had been welcomed (the reconnect budget restarts)."""
+
+
+def _merged(messages: list[nap_pb2.BotMessage]) -> nap_pb2.BotMessage:
+    """One Answers message holding the answers of ``messages``, in order."""
+    merged = nap_pb2.BotMessage()
+    answers = merged.answers.answers
+    for message in messages:
+        answers.extend(message.answers.answers)
+    return merged
