@@ -1,9 +1,10 @@
 """Benchmark of the PIMC bot: its solver's speed, its decisions per second, and a match.
 
-- solver: full solves from the declarer's first lead (the lead chooses trump, all five
-  tricks) of random deals with a Three bid, at 3, 5 and 7 seats: solves per second,
-  mean and worst time per solve;
-- bot: decisions per second at the default budget, through whole in-process sessions;
+- solver: full solves from the declarer's first lead (the lead chooses trump, every
+  trick: five, or seven with ``--profile seven-card``) of random deals with a Three or
+  Misère bid, at 3, 5 and 7 seats: solves per second, mean and worst time per solve;
+- bot: decisions per second at the default budget, through whole in-process sessions,
+  and the slowest decision against the budget;
 - ``--match N``: duplicate match at 4 seats (``--lineup pprr``: pimc / peel / random /
   random, ``pppr``: pimc / peel / peel / random), each seed played in the four rotations
   of the seats, seeds spread over ``--jobs`` processes; mean chips per session per bot
@@ -12,10 +13,12 @@
   how often it was made (to calibrate ``--caution``).
 
     python bench/pimc.py [--deals 200] [--sessions 2] [--match N] [--lineup pppr] [--jobs 2]
-                         [--samples 120] [--seconds 0.2] [--caution C]
+                         [--samples 120] [--seconds 0.2] [--caution C] [--profile seven-card]
 
 ``--deals 0`` / ``--sessions 0`` skip the speed rows; ``--seconds 0`` plays on the sample
-budget alone, so that a match replays exactly.
+budget alone, so that a match replays exactly. ``--profile`` (a built-in name or a
+house-rules ``.toml``; default heather, full-ladder for the solver rows) plays every row
+under that profile, its hand size and its pack.
 """
 
 from __future__ import annotations
@@ -34,17 +37,29 @@ from clients.bots.pimc import Budget, PimcBot, Position, Solver
 from clients.bots.random_bot import RandomBot
 from clients.sdk import Bot
 from clients.sdk.local import play_local
-from referee.rules import CARDS, DEFAULT_PROFILE, PASS, PROFILES, Action, Bid, Deal, Phase, SeatView
+from referee.rules import (
+    DEFAULT_PROFILE,
+    PASS,
+    PROFILES,
+    Action,
+    Bid,
+    Deal,
+    Phase,
+    Profile,
+    SeatView,
+    get_profile,
+)
 
 
-def solver_speed(seats: int, deals: int, seed: int, contract: str) -> tuple[float, float, float, float]:
+def solver_speed(
+    seats: int, deals: int, seed: int, contract: str, profile: Profile
+) -> tuple[float, float, float, float]:
     """Solves per second, mean and worst seconds per solve, mean trick boundaries visited."""
     rng = random.Random(seed)
-    profile = PROFILES["full-ladder"]
     times = []
     nodes = 0
     for number in range(deals):
-        deck = list(CARDS)
+        deck = list(profile.pack)
         rng.shuffle(deck)
         deal = Deal(profile, deck=deck, dealer=number % seats, table_size=seats)
         deal.apply(Bid(contract))
@@ -73,13 +88,17 @@ class Counting(Bot):
         return action
 
 
-def bot_speed(seats: int, sessions: int, budget: Budget) -> tuple[float, float, float]:
+def bot_speed(seats: int, sessions: int, budget: Budget, profile: Profile) -> tuple[float, float, float]:
     """Decisions per second, mean and worst seconds per decision of one PIMC seat."""
     times: list[float] = []
     for seed in range(sessions):
-        pimc = Counting(PimcBot(budget=budget, seed=seed))
-        bots: list[Bot] = [pimc, PeelBot(), *(RandomBot(seed=seed * 10 + i) for i in range(seats - 2))]
-        play_local(bots, seed=seed, profile=DEFAULT_PROFILE)
+        pimc = Counting(PimcBot(budget=budget, seed=seed, profile=profile))
+        bots: list[Bot] = [
+            pimc,
+            PeelBot(profile=profile),
+            *(RandomBot(seed=seed * 10 + i) for i in range(seats - 2)),
+        ]
+        play_local(bots, seed=seed, profile=profile)
         times += pimc.times
     return len(times) / sum(times), statistics.fmean(times), max(times)
 
@@ -121,7 +140,9 @@ class SeedResult:
     """(contract, pimc's estimated chance when it bid, made) for every contract pimc played."""
 
 
-def play_seed(seed: int, lineup: tuple[str, ...], budget: Budget, caution: float | None) -> SeedResult:
+def play_seed(
+    seed: int, lineup: tuple[str, ...], budget: Budget, caution: float | None, profile: Profile
+) -> SeedResult:
     """Every rotation of ``lineup`` on the deals of ``seed``."""
     seats = len(lineup)
     chips: dict[str, list[int]] = {kind: [] for kind in dict.fromkeys(lineup)}
@@ -132,14 +153,14 @@ def play_seed(seed: int, lineup: tuple[str, ...], budget: Budget, caution: float
     for shift in range(seats):
         kinds = lineup[shift:] + lineup[:shift]
         bots: list[Bot] = [
-            Recording(PimcBot(budget=budget, seed=seed, caution=caution))
+            Recording(PimcBot(budget=budget, seed=seed, caution=caution, profile=profile))
             if kind == "pimc"
-            else PeelBot()
+            else PeelBot(profile=profile)
             if kind == "peel"
             else RandomBot(seed=seed * 10 + seat)
             for seat, kind in enumerate(kinds)
         ]
-        session = play_local(bots, seed=seed, profile=DEFAULT_PROFILE)
+        session = play_local(bots, seed=seed, profile=profile)
         for seat, kind in enumerate(kinds):
             chips[kind].append(session.balances[seat])
         for deal in session.deals:
@@ -158,11 +179,17 @@ def play_seed(seed: int, lineup: tuple[str, ...], budget: Budget, caution: float
     )
 
 
-def match(
-    seeds: int, lineup: tuple[str, ...], budget: Budget, *, jobs: int = 1, caution: float | None = None
+def match(  # noqa: PLR0913 - the match's settings, keyword-only
+    seeds: int,
+    lineup: tuple[str, ...],
+    budget: Budget,
+    *,
+    jobs: int = 1,
+    caution: float | None = None,
+    profile: Profile = DEFAULT_PROFILE,
 ) -> list[SeedResult]:
     """Each seed played in every rotation of the seats; seeds spread over ``jobs`` processes."""
-    task = partial(play_seed, lineup=lineup, budget=budget, caution=caution)
+    task = partial(play_seed, lineup=lineup, budget=budget, caution=caution, profile=profile)
     results: list[SeedResult] = []
     with multiprocessing.Pool(jobs) as pool:
         for seed, result in enumerate(pool.imap(task, range(seeds))):
@@ -202,9 +229,19 @@ def report(results: list[SeedResult]) -> None:
             print(f"    {name:>10} est {total / count:.2f} -> made {hits / count:.2f}  (n={count})")
 
 
+def _seats(profile: Profile, sizes: tuple[int, ...]) -> list[int]:
+    """The table sizes of ``sizes`` that ``profile`` allows."""
+    return [seats for seats in sizes if profile.min_players <= seats <= profile.max_players]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--deals", type=int, default=200, help="deals solved per table size (0: skip)")
+    parser.add_argument(
+        "--solver-seats",
+        default="3,5,7",
+        help="table sizes of the solver rows (seven cards at 7 seats: a misère takes seconds a solve)",
+    )
     parser.add_argument("--sessions", type=int, default=2, help="sessions timed per table size (0: skip)")
     parser.add_argument("--match", type=int, default=0, metavar="N", help="seeds of the duplicate match")
     parser.add_argument(
@@ -222,23 +259,33 @@ def main() -> None:
         help="bot time per decision, 0 for none (reproducible)",
     )
     parser.add_argument("--samples", type=int, default=Budget().samples, help="bot samples per decision")
+    parser.add_argument(
+        "--profile",
+        default=None,
+        help="rules profile or house-rules .toml (default: full-ladder for the solver, heather for the bot)",
+    )
     args = parser.parse_args()
     budget = Budget(samples=args.samples, seconds=args.seconds or None)
+    profile = get_profile(args.profile) if args.profile else DEFAULT_PROFILE
+    solved = get_profile(args.profile) if args.profile else PROFILES["full-ladder"]
     if args.deals:
-        print(f"solver: {args.deals} full solves from the first lead per row (Three / Misère bid)")
-        for seats in (3, 5, 7):
+        print(
+            f"solver: {args.deals} full solves from the first lead per row (Three / Misère bid), "
+            f"profile {solved.name}, {solved.hand_size} tricks, {solved.pack_size}-card pack"
+        )
+        for seats in _seats(solved, tuple(int(n) for n in args.solver_seats.split(","))):
             for contract in ("three", "misere"):
-                rate, mean, worst, nodes = solver_speed(seats, args.deals, seats, contract)
+                if not solved.has(contract):
+                    continue
+                rate, mean, worst, nodes = solver_speed(seats, args.deals, seats, contract, solved)
                 print(
                     f"  {seats} seats {contract:>7}: {rate:>8,.0f} solves/s  mean {mean * 1e3:7.2f} ms  "
                     f"worst {worst * 1e3:8.1f} ms  {nodes:>8,.0f} boundaries/solve"
                 )
     if args.sessions:
-        print(
-            f"bot: {budget.samples} samples / {budget.seconds} s per decision, profile {DEFAULT_PROFILE.name}"
-        )
-        for seats in (3, 4, 5, 7):
-            rate, mean, worst = bot_speed(seats, args.sessions, budget)
+        print(f"bot: {budget.samples} samples / {budget.seconds} s per decision, profile {profile.name}")
+        for seats in _seats(profile, (3, 4, 5, 7)):
+            rate, mean, worst = bot_speed(seats, args.sessions, budget, profile)
             print(
                 f"  {seats} seats: {rate:6.1f} decisions/s  mean {mean * 1e3:6.1f} ms  "
                 f"worst {worst * 1e3:6.1f} ms"
@@ -247,10 +294,10 @@ def main() -> None:
         lineup = LINEUPS[args.lineup]
         print(
             f"match: {args.match} seeds x {len(lineup)} rotations, {'/'.join(lineup)}, "
-            f"{DEFAULT_PROFILE.name}, pimc at {budget.samples} samples / {budget.seconds} s"
+            f"{profile.name}, pimc at {budget.samples} samples / {budget.seconds} s"
         )
         start = time.perf_counter()
-        results = match(args.match, lineup, budget, jobs=args.jobs, caution=args.caution)
+        results = match(args.match, lineup, budget, jobs=args.jobs, caution=args.caution, profile=profile)
         print(f"  {time.perf_counter() - start:.0f} s")
         report(results)
 

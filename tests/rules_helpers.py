@@ -1,8 +1,14 @@
-"""Small helpers shared by the rules tests: build deals from hand texts, apply action texts."""
+"""Small helpers shared by the tests: build deals from hand texts, apply action texts, play sessions."""
 
 from __future__ import annotations
 
-from referee.rules import Deal, Event, Profile, parse_action, parse_cards
+import random
+from typing import TYPE_CHECKING
+
+from referee.rules import PASS, Bid, Deal, Event, Phase, Profile, Session, parse_action, parse_cards
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 def deal_of(profile: Profile, hands: dict[int, str], *, dealer: int) -> Deal:
@@ -21,3 +27,22 @@ def play(deal: Deal, actions: str) -> list[Event]:
     for text in actions.split():
         events.extend(deal.apply(parse_action(text)))
     return events
+
+
+def contract_session(profile: Profile, *, table_size: int, seed: int, contracts: Sequence[str]) -> Session:
+    """A whole session in which deal n's eldest hand bids ``contracts[n % len(contracts)]``.
+
+    The other seats pass (``"pass"`` leaves the deal to be passed out); the cards are
+    played at random from ``seed``. For showing sessions: it names the contracts declared.
+    """
+    rng = random.Random(seed)
+    session = Session(profile, table_size=table_size, seed=seed)
+    while not session.over:
+        deal = session.deal
+        if deal.phase is Phase.BIDDING:
+            wanted = Bid(contracts[(len(session.deals) - 1) % len(contracts)])
+            eldest = deal.to_act == deal.order[0]
+            session.apply(wanted if eldest and wanted in session.legal_actions() else PASS)
+        else:
+            session.apply(rng.choice(session.legal_actions()))
+    return session

@@ -20,8 +20,8 @@ import pytest
 
 from clients.stdio.child import ChildBot, ChildError, StderrTail
 from clients.stdio.jsonlines import MAX_FORWARDED_CHARS, decode_reply, encode_request
+from referee.rules import Card, SessionRecord, get_profile, parse_action, verify
 from referee.rules import Session as RulesSession
-from referee.rules import SessionRecord, get_profile, parse_action, verify
 from referee.server import FaultKind, Referee, ServerLimits, SessionOutcome, SessionSpec, TimeLimits
 from referee.wire.codec import request_to_proto
 from tournaments.bots import BotEntry, BotProcess, example_bot
@@ -158,8 +158,9 @@ class TestThreeLanguages:
         """The random bot (Python SDK), the Node.js bot and the C bot (bridge) share tables.
 
         Every seat order of one board set, a four-seat table where the Node.js bot holds
-        two seats, and the other profiles: every session ends with no fault at all, its
-        record replays, and no bot process exited before it was stopped.
+        two seats, the other profiles, and seven-card Nap at five and seven seats (seven
+        cards each, Six and Seven on the ladder): every session ends with no fault at all,
+        its record replays, and no bot process exited before it was stopped.
         """
         random_bot = example_bot("random")
         trio = (random_bot.name, node_bot.name, c_bot.name)
@@ -169,12 +170,17 @@ class TestThreeLanguages:
             ("heather", 12, (node_bot.name, c_bot.name, random_bot.name, node_bot.name)),
             ("full-ladder", 13, (c_bot.name, random_bot.name, node_bot.name, c_bot.name, random_bot.name)),
             ("two-to-five", 14, (random_bot.name, c_bot.name, node_bot.name)),
+            ("seven-card", 15, (node_bot.name, c_bot.name, random_bot.name, c_bot.name, node_bot.name)),
+            ("seven-card", 16, (c_bot.name, node_bot.name, random_bot.name) * 2 + (c_bot.name,)),
         ]
         outcomes, processes = asyncio.run(_play([random_bot, node_bot, c_bot], specs, logs=tmp_path))
-        for (profile, _seed, _seats), outcome in zip(specs, outcomes, strict=True):
+        for (profile, _seed, seats), outcome in zip(specs, outcomes, strict=True):
             assert outcome.faults == (), outcome.faults
             assert outcome.disqualified == ()
             _check_complete(outcome, profile)
+            hand_size = get_profile(profile).hand_size
+            played = [sum(isinstance(a, Card) for a in deal.actions) for deal in outcome.record.deals]
+            assert hand_size * len(seats) in played  # a deal played to its last trick
         for process in processes:
             assert process.exits == [], (process.name, (tmp_path / f"{process.name}.log").read_text())
         bridge_log = (tmp_path / f"{c_bot.name}.log").read_text()

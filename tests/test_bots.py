@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from dataclasses import replace
 
 import pytest
 
@@ -13,9 +14,12 @@ from clients.bots.peel import (
     best_trump,
     choose_bid,
     choose_card,
+    holding_chance,
+    misere_hand,
     trick_winner,
 )
 from clients.bots.random_bot import RandomBot
+from clients.bots.table_rules import table_rules
 from clients.sdk import PASS, Bid, Bot, Card, SeatView
 from clients.sdk.local import play_local
 from referee.rules import (
@@ -23,6 +27,7 @@ from referee.rules import (
     Action,
     Deal,
     Phase,
+    Profile,
     get_profile,
     parse_action,
     parse_cards,
@@ -32,11 +37,20 @@ from referee.rules import (
 
 HEATHER = get_profile("heather")
 FULL_LADDER = get_profile("full-ladder")
+SEVEN_CARD = get_profile("seven-card")
+PACK_32 = replace(FULL_LADDER, name="pack-32", source="tests: house rules", pack_size=32, max_players=6)
+"""House rules: full-ladder with a 32-card pack (Ace down to 7), so at most six seats."""
 
 
-def _bots(kinds: str, seed: int) -> list[Bot]:
-    """``"prpr"``: a Peel bot for each p, a random bot (seeded per seat) for each r."""
-    return [PeelBot() if kind == "p" else RandomBot(seed=seed * 10 + seat) for seat, kind in enumerate(kinds)]
+def _bots(kinds: str, seed: int, profile: Profile | None = None) -> list[Bot]:
+    """``"prpr"``: a Peel bot for each p, a random bot (seeded per seat) for each r.
+
+    ``profile`` is given to the Peel bots (house rules are not built in).
+    """
+    return [
+        PeelBot(profile=profile) if kind == "p" else RandomBot(seed=seed * 10 + seat)
+        for seat, kind in enumerate(kinds)
+    ]
 
 
 class Watch(Bot):
@@ -57,18 +71,19 @@ class Watch(Bot):
 
 @pytest.mark.slow
 class TestEveryDecisionIsLegal:
-    @pytest.mark.parametrize("profile", sorted(PROFILES))
+    @pytest.mark.parametrize("profile", [*sorted(PROFILES), PACK_32.name])
     def test_thousands_of_seeded_deals(self, profile: str) -> None:
         """Peel and random bots, every table size of every profile: no illegal action ever.
 
-        ``play_local`` raises IllegalActionError at the first illegal answer.
+        Seven-card Nap and a 32-card pack included. ``play_local`` raises
+        IllegalActionError at the first illegal answer.
         """
-        rules = PROFILES[profile]
+        rules = PROFILES.get(profile, PACK_32)
         deals = 0
         for seats in range(rules.min_players, rules.max_players + 1):
             for seed in range(40):
                 kinds = "".join("pr"[(seed + seat) % 2] for seat in range(seats))
-                session = play_local(_bots(kinds, seed), seed=seed, profile=rules)
+                session = play_local(_bots(kinds, seed, rules), seed=seed, profile=rules)
                 assert session.over
                 assert sum(session.balances) == 0
                 deals += len(session.deals)
@@ -94,15 +109,20 @@ class TestPeelBeatsRandom:
         assert mean > 10
         assert mean - 3 * error > 0
 
-    @pytest.mark.parametrize("profile", ["full-ladder", "two-to-five"])
+    @pytest.mark.parametrize("profile", ["full-ladder", "two-to-five", "seven-card", PACK_32.name])
     def test_also_under_the_other_profiles(self, profile: str) -> None:
+        """Seven-card Nap and a 32-card pack too (observed: about 78 and 46 chips a session)."""
+        rules = PROFILES.get(profile, PACK_32)
         results = []
         for seed in range(200):
             seat = seed % 4
             kinds = "rrrr"[:seat] + "p" + "rrrr"[seat + 1 :]
-            session = play_local(_bots(kinds, seed), seed=seed, profile=PROFILES[profile])
+            session = play_local(_bots(kinds, seed, rules), seed=seed, profile=rules)
             results.append(session.balances[seat])
-        assert statistics.fmean(results) > 10
+        mean = statistics.fmean(results)
+        error = statistics.stdev(results) / math.sqrt(len(results))
+        assert mean > 10
+        assert mean - 3 * error > 0
 
 
 def _dealt(hands: dict[int, str], *, dealer: int = 3) -> Deal:
@@ -242,3 +262,110 @@ class TestDeterminism:
             bot.table, bot.seat = table, 0
             choices.add(tuple(bot.decide(view) for _ in range(5)))
         assert len(choices) > 1
+
+
+SEVEN_HANDS = {  # the other hands of a 4-seat seven-card deal (seat 0 speaks first)
+    1: "2D 3D 4D 5D 6D 7D 8D",
+    2: "2H 3H 4H 5H 6H 7H 8H",
+    3: "4C 5C 6C 7C 8C 9C 10C",
+}
+
+
+def _seven_card_view(hand: str) -> SeatView:
+    hands = {0: parse_cards(hand), **{seat: parse_cards(text) for seat, text in SEVEN_HANDS.items()}}
+    return seat_view(Deal.from_hands(SEVEN_CARD, hands, dealer=3, table_size=4), 0)
+
+
+class TestPeelAtSevenCards:
+    """Seven cards each: the estimate and the thresholds reach Six and Seven."""
+
+    @pytest.mark.parametrize(
+        ("hand", "bid"),
+        [
+            ("AS KS QS JS 10S 9S 8S", "seven"),
+            ("AS KS QS JS 10S 9S 2C", "six"),
+            ("AS KS QS 7S AH 2C 3C", "nap"),
+            ("10S 9S 2S 9H 10D 2C 3C", "pass"),
+        ],
+    )
+    def test_bids_what_the_hand_is_worth(self, hand: str, bid: str) -> None:
+        view = _seven_card_view(hand)
+        assert {Bid("six"), Bid("seven")} <= set(view.legal_actions)
+        assert choose_bid(view) == (PASS if bid == "pass" else Bid(bid))
+
+    def test_the_same_five_cards_never_reach_past_nap(self) -> None:
+        """Five top trumps are a Nap with five cards, and only worth a Nap with seven cards."""
+        assert choose_bid(seat_view(_dealt({**HANDS, 0: "AS KS QS JS 10S"}), 0)) == Bid("nap")
+        assert best_trump(parse_cards("AS KS QS JS 10S"), opponents=3)[1] == 5.0
+
+    def test_holding_chance_counts_the_hands_and_the_pack(self) -> None:
+        assert holding_chance(3) == pytest.approx(15 / 47)
+        assert holding_chance(3, hand_size=7) == pytest.approx(21 / 45)
+        assert holding_chance(3, pack_size=32) == pytest.approx(15 / 27)
+
+
+class TestPeelWithAShortPack:
+    """A 32-card pack (Ace down to 7) changes what is still out and what is low."""
+
+    def test_stops_drawing_trumps_once_the_packs_trumps_are_all_out(self) -> None:
+        """All eight hearts of the 32 cards seen: the declarer cashes a side Ace, not the QH.
+
+        Read as a 52-card pack, the 6H down to 2H would still be out, and it would lead trumps.
+        """
+        hands = {0: "AH KH QH AC KC", 1: "JH 10H 7C 8C 9C", 2: "9H 8H 7D 8D 9D", 3: "7H 10C JC QC 10D"}
+        deal = Deal.from_hands(PACK_32, {s: parse_cards(t) for s, t in hands.items()}, dealer=3, table_size=4)
+        _apply(deal, "three", "pass", "pass", "pass", "AH", "JH", "9H", "7H", "KH", "10H", "8H", "10C")
+        view = seat_view(deal, 0)
+        assert choose_card(view, PACK_32) == Card("AC")
+        assert choose_card(view, FULL_LADDER) == Card("QH")
+        assert PeelBot(profile=PACK_32).decide(view) == Card("AC")
+
+    def test_misere_is_low_for_the_pack(self) -> None:
+        sevens = parse_cards("7C 8D 9H 7S 8C")
+        assert misere_hand(sevens, pack=PACK_32.pack)
+        assert not misere_hand(sevens)
+        assert misere_hand(parse_cards("JC 7D 8H 7S 8C"), pack=PACK_32.pack)
+        assert not misere_hand(parse_cards("QC 7D 8H 7S 8C"), pack=PACK_32.pack)
+        assert misere_hand(parse_cards("2C 3D 4H 5S 9C"))
+
+    def test_bids_misere_on_such_a_hand(self) -> None:
+        hands = {0: "7C 8D 9H 7S 8C", 1: "AS KS QS JS 10S", 2: "AH KH QH JH 10H", 3: "AD KD QD JD 10D"}
+        deal = Deal.from_hands(PACK_32, {s: parse_cards(t) for s, t in hands.items()}, dealer=3, table_size=4)
+        assert choose_bid(seat_view(deal, 0), PACK_32) == Bid("misere")
+
+
+class TestTableRules:
+    """A bot reads its table's profile from the view's name, else from what the view shows."""
+
+    def test_a_built_in_name_is_that_profile(self) -> None:
+        assert table_rules(_seven_card_view("AS KS QS JS 10S 9S 8S")) is SEVEN_CARD
+        assert table_rules(_seven_card_view("AS KS QS JS 10S 9S 8S"), given=PACK_32) is SEVEN_CARD
+
+    def test_house_rules_the_bot_was_given(self) -> None:
+        """The bot's own house rules, whatever they are called, before anything read from the view."""
+        hands = {0: "7C 8D 9H 7S 8C", 1: "AS KS QS JS 10S", 2: "AH KH QH JH 10H"}
+        deal = Deal.from_hands(PACK_32, {s: parse_cards(t) for s, t in hands.items()}, dealer=2, table_size=3)
+        assert table_rules(seat_view(deal, 0), given=PACK_32) is PACK_32
+        elsewhere = replace(PACK_32, name="the-pub-next-door")
+        assert table_rules(seat_view(deal, 0), given=elsewhere) is elsewhere
+
+    @pytest.mark.parametrize("base", ["heather", "full-ladder"])
+    def test_house_rules_it_was_not_given_take_the_ladder_from_the_bids(self, base: str) -> None:
+        """The bids legal or made tell the ladder: Misère is full-ladder's, not heather's."""
+        pub = replace(PROFILES[base], name="pub", source="tests: house rules", pack_size=32, max_players=6)
+        hands = {0: "7C 8D 9H 7S 8C", 1: "AS KS QS JS 10S", 2: "AH KH QH JH 10H"}
+        deal = Deal.from_hands(pub, {s: parse_cards(t) for s, t in hands.items()}, dealer=2, table_size=3)
+        assert table_rules(seat_view(deal, 0)) is PROFILES[base]
+        deal.apply(Bid("three"))
+        assert table_rules(seat_view(deal, deal.to_act)) is PROFILES[base]  # type: ignore[arg-type]
+
+    def test_house_rules_it_was_not_given_take_the_hand_size_from_the_view(self) -> None:
+        """Seven cards in hand and in play: a seven-card profile, whatever the house rules' name."""
+        pub = replace(SEVEN_CARD, name="pub", source="tests: house rules", deals_per_session=4)
+        session = play_local([PeelBot(profile=pub) for _ in range(3)], seed=4, profile=pub)
+        deal = session.deals[-1]
+        assert deal.tricks
+        view = seat_view(deal, 1)
+        assert not view.hand
+        assert table_rules(view).hand_size == 7
+        assert table_rules(view) is SEVEN_CARD

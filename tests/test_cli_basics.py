@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -11,7 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 from referee.match import FaultKind
+from referee.rules import PROFILES
+from tournaments.bots import RunnerError
 from tournaments.cli import main
+from tournaments.cli.app import seats_for
 from tournaments.cli.logs import log_list
 from tournaments.commands import resume_command
 from tournaments.manifest import ManifestError, content_hash, read_manifest
@@ -23,11 +27,44 @@ def run(*args: str) -> tuple[int, str]:
 
 
 def test_rules_list_names_every_profile() -> None:
-    """`nap rules list` shows the three seed profiles."""
+    """`nap rules list` shows the three seed profiles and seven-card Nap, with its seven cards."""
     code, out = run("rules", "list")
     assert code == 0
-    for name in ("heather", "full-ladder", "two-to-five"):
+    for name in ("heather", "full-ladder", "two-to-five", "seven-card"):
         assert name in out
+    seven = next(line for line in out.splitlines() if "seven-card" in line)
+    assert "7 of 52" in seven
+    assert out.count("5 of 52") == 3
+
+
+def test_rules_show_seven_card_has_six_and_seven() -> None:
+    """`nap rules show seven-card`: seven cards dealt 4 then 3, Six 18/9 and Seven 24/12 of seven tricks."""
+    code, out = run("rules", "show", "seven-card")
+    assert code == 0
+    assert "7 cards each (dealt 4 then 3) from a pack of 52 cards" in out
+    rows = {
+        line.split("│")[1].strip(): [c.strip() for c in line.split("│")[2:5]]
+        for line in out.splitlines()
+        if line.startswith("│")
+    }
+    assert rows["Six"] == [">= 6 of 7", "18", "9"]
+    assert rows["Seven"] == [">= 7 of 7", "24", "12"]
+    assert rows["Nap"] == [">= 5 of 7", "10", "5"]
+    assert "Wellington" not in rows
+
+
+def test_rules_show_a_house_rules_file_with_a_short_pack(tmp_path: Path) -> None:
+    """A 32-card pack and four deals a session: said in words, and in the parameters."""
+    path = tmp_path / "pub.toml"
+    path.write_text(
+        'name = "pub"\nbase = "full-ladder"\npack_size = 32\nmax_players = 6\ndeals_per_session = 4\n',
+        encoding="utf-8",
+    )
+    code, out = run("rules", "show", str(path))
+    assert code == 0
+    assert "3-6 seats; 5 cards each (dealt 3 then 2) from a pack of 32 cards (Ace down to 7); 4 deals" in out
+    assert "pack_size = 32" in out
+    assert "deals_per_session = 4" in out
 
 
 def test_rules_show_prints_stakes_of_the_ladder() -> None:
@@ -184,3 +221,14 @@ def test_a_run_into_a_file_that_is_not_a_database_is_refused(tmp_path: Path) -> 
         f"Error: {db} is not a SQLite database: choose a Nap Arena database, or a new file, with --db"
     ]
     assert db.read_bytes() == b"shopping: eggs, milk\n" * 200
+
+
+def test_the_default_table_size_keeps_within_the_profile() -> None:
+    """Four seats by default, more when the profile's least is more; a size it refuses is an error."""
+    eight = list(range(8))
+    assert seats_for(eight, None, PROFILES["two-to-five"]) == 4
+    five_up = replace(PROFILES["seven-card"], name="five-up", source="tests", min_players=5)
+    assert seats_for(eight, None, five_up) == 5
+    assert seats_for(eight, 7, PROFILES["seven-card"]) == 7
+    with pytest.raises(RunnerError, match="table size 7 is not allowed by the rules profile two-to-five"):
+        seats_for(eight, 7, PROFILES["two-to-five"])

@@ -621,3 +621,122 @@ def test_serve_stores_margin_and_bank_and_says_how_to_resume(tmp_path: Path) -> 
     limits = json.loads(str(stored(db, "SELECT config FROM tournaments WHERE id = 1")))["time_limits"]
     assert limits == {"decision_ms": 1000, "session_bank_ms": 900, "margin_ms": 40}
     assert stored(db, "SELECT status FROM tournaments WHERE id = 1") == "interrupted"
+
+
+# ---------------------------------------------------------------------------- table variations
+
+
+SEVEN_SEATS = (
+    "peel",
+    "random",
+    "peel-2=peel",
+    "random-2=random",
+    "peel-3=peel",
+    "random-3=random",
+    "peel-4=peel",
+)
+
+
+@pytest.mark.slow
+def test_a_seven_card_tournament_at_seven_seats(tmp_path: Path) -> None:
+    """`--profile seven-card -k 7`: seven-card sessions stored, shown, verified and ranked.
+
+    The random bots bid Six and Seven (any legal bid is as likely as another), so the
+    declarer records of the standings hold them.
+    """
+    db, out = tmp_path / "nap.db", tmp_path / "out"
+    bots = [arg for name in SEVEN_SEATS for arg in ("--bot", name)]
+    result = invoke(
+        "tournament", "run", "--profile", "seven-card", "-k", "7", "-n", "7", "-w", "1", *bots,
+        "--db", db, "--out", out,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[0].startswith("tournament 1: seven-card, 7 seats, peel, random")
+    standings = json.loads((out / "standings.json").read_text(encoding="utf-8"))
+    assert len(standings["bots"]) == 7
+    declared = {record["contract"] for bot in standings["bots"] for record in bot["declarer"]}
+    assert {"six", "seven"} <= declared
+    assert declared <= {"three", "misere", "four", "nap", "six", "seven"}
+    markdown = (out / "standings.md").read_text(encoding="utf-8")
+    assert re.search(r"seven \d+/\d+", markdown)
+    assert re.search(r"six \d+/\d+", markdown)
+    code, text = nap("log", "show", "1", "--db", str(db), "--seat", "0")
+    assert code == 0, text
+    assert "Nap session: seven-card, 7 seats" in text
+    assert "7 cards, hidden" in text  # the others' hands (fewer seats once a random bot is out of chips)
+    assert "5 cards" not in text
+    code, text = nap("log", "verify", "--db", str(db))
+    assert code == 0, text
+    assert "7 match, 0 mismatch" in text
+    code, text = nap("log", "html", "1", "--db", str(db), "-o", str(tmp_path / "replay.html"))
+    assert code == 0, text
+    assert '"hand_size":7' in (tmp_path / "replay.html").read_text(encoding="utf-8")
+
+
+def _house_rules(folder: Path, text: str) -> Path:
+    path = folder / "pub.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_table_size_the_profile_does_not_allow_is_one_line_and_stores_nothing(tmp_path: Path) -> None:
+    """A 32-card pack deals five cards to at most six: `-k 7` is refused before the database is made."""
+    rules = _house_rules(tmp_path, 'name = "pub"\nbase = "full-ladder"\npack_size = 32\nmax_players = 6\n')
+    db = tmp_path / "nap.db"
+    bots = [arg for name in SEVEN_SEATS for arg in ("--bot", name)]
+    code, out = nap(
+        "tournament", "run", "--profile", str(rules), "-k", "7", "-n", "7", *bots, "--db", str(db)
+    )
+    assert code == 1
+    assert out.strip() == (
+        "Error: table size 7 is not allowed by the rules profile pub: 3 to 6 players "
+        "(its 32-card pack deals 5 cards to at most 6)"
+    )
+    assert not db.exists()
+    code, out = nap("tournament", "run", "--profile", "two-to-five", "-k", "7", *bots, "--db", str(db))
+    assert code == 1
+    assert (
+        out.strip() == "Error: table size 7 is not allowed by the rules profile two-to-five: 3 to 6 players"
+    )
+    assert not db.exists()
+
+
+@pytest.mark.slow
+def test_a_tournament_of_four_deal_sessions_with_a_short_pack(tmp_path: Path) -> None:
+    """House rules with `deals_per_session = 4` and a 32-card pack: every session has four deals.
+
+    The logs hold four 32-card decks a session, replay and show; the standings count
+    the sessions and their blocks as usual.
+    """
+    rules = _house_rules(
+        tmp_path,
+        'name = "pub"\nbase = "heather"\npack_size = 32\nmax_players = 6\ndeals_per_session = 4\n',
+    )
+    db, out = tmp_path / "nap.db", tmp_path / "out"
+    result = invoke(
+        "tournament", "run", "--profile", rules, "-k", "3", "-n", "6", "-w", "1",
+        "--bot", "peel", "--bot", "random", "--bot", "peel-2=peel", "--db", db, "--out", out,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    from tournaments.logfiles import read_log  # noqa: PLC0415
+
+    with Store.open(db) as store:
+        rows = store.find_sessions(tournament=1)
+        results = store.session_results(1)
+    assert len(rows) == len(results) == 6
+    for row in rows:
+        record = read_log(row.log_path)["record"]
+        assert record["profile"] == "pub"  # type: ignore[index]
+        assert record["rules"]["deals_per_session"] == 4  # type: ignore[index]
+        decks = [deal["deck"].split() for deal in record["deals"]]  # type: ignore[index]
+        assert [len(deck) for deck in decks] == [32] * 4
+    standings = json.loads((out / "standings.json").read_text(encoding="utf-8"))
+    assert {bot["bot"]: bot["sessions"] for bot in standings["bots"]} == {"peel": 6, "random": 6, "peel-2": 6}
+    code, text = nap("log", "show", "2", "--db", str(db))
+    assert code == 0, text
+    assert "Nap session: pub, 3 seats" in text
+    assert ", 4 deals" in text
+    assert text.count("\nDeal ") == 4
+    code, text = nap("log", "verify", "--db", str(db))
+    assert code == 0, text
+    assert "6 match, 0 mismatch" in text

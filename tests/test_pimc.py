@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 
 from clients.bots.peel import PeelBot
 from clients.bots.pimc import Batch, Budget, PimcBot, Position, SearchAbortedError, Solver
 from clients.bots.pimc.bot import _Estimate
+from clients.bots.pimc.budget import Clock, Deadline
 from clients.bots.pimc.sampling import Knowledge, bid_weight
 from clients.bots.random_bot import RandomBot
 from clients.sdk import Bot
@@ -32,6 +34,9 @@ from referee.rules import (
 )
 
 FULL_LADDER = PROFILES["full-ladder"]
+SEVEN_CARD = PROFILES["seven-card"]
+PACK_32 = replace(FULL_LADDER, name="pack-32", source="tests: house rules", pack_size=32, max_players=6)
+"""House rules: full-ladder with a 32-card pack (Ace down to 7)."""
 SUITS = list(Suit)
 SMALL = Profile(
     name="small",
@@ -67,7 +72,7 @@ def brute_tricks(deal: Deal) -> int:
 def random_position(rng: random.Random, profile: Profile, seats: int, contract: str, cards_left: int) -> Deal:
     """A deal at ``seats`` seats, ``contract`` bid by eldest hand, played at random until
     ``cards_left`` cards remain in the hands."""
-    deck = list(CARDS)
+    deck = list(profile.pack)
     rng.shuffle(deck)
     deal = Deal(profile, deck=deck, dealer=rng.randrange(seats), table_size=seats)
     deal.apply(Bid(contract))
@@ -153,6 +158,35 @@ class TestSolverAgreesWithBruteForce:
         assert solver.position.hands == Position.from_deal(deal).hands
         assert Solver(Position.from_deal(deal)).legal() == solver.legal()
 
+    def test_a_deadline_aborts_within_a_few_hundred_nodes_and_leaves_the_solver_usable(self) -> None:
+        """Seven cards at seven seats, a misère from the first lead: millions of nodes unbounded.
+
+        The node limit alone does not keep time there (a node costs several times what it
+        does with five cards), so the solver also looks at its deadline.
+        """
+        deal = random_position(random.Random(3), SEVEN_CARD, 7, "misere", 49)
+        now = [0.0]
+        solver = Solver(Position.from_deal(deal), deadline=Deadline(1.0, lambda: now[0]))
+        now[0] = 1.0
+        with pytest.raises(SearchAbortedError):
+            solver.can_make()
+        assert solver.nodes <= 257
+        assert solver.position.hands == Position.from_deal(deal).hands
+        with pytest.raises(SearchAbortedError):  # still past it
+            solver.can_make()
+        in_time = Solver(Position.from_deal(deal), node_limit=3_000, deadline=Deadline(1.0, lambda: 0.0))
+        with pytest.raises(SearchAbortedError):  # the node limit, much later
+            in_time.can_make()
+        assert in_time.nodes == 3_001
+
+    def test_the_clock_gives_each_solve_the_budget_or_a_floor(self) -> None:
+        now = [10.05]
+        clock = Clock(0.2, 50_000, lambda: now[0], 10.0)
+        assert clock.deadline() == Deadline(10.2, clock.now)
+        now[0] = 10.5
+        assert clock.deadline(floor=0.03) == Deadline(10.53, clock.now)
+        assert Clock(None, 50_000, lambda: now[0], 10.0).deadline() is None
+
 
 def brute_after(deal: Deal, card: Card) -> int:
     branch = deal.copy()
@@ -163,12 +197,13 @@ def brute_after(deal: Deal, card: Card) -> int:
 # ---------------------------------------------------------------------------- sampling
 
 
-def views_in_play(seed: int, seats: int, count: int) -> list[SeatView]:
+def views_in_play(seed: int, seats: int, count: int, profile: Profile = FULL_LADDER) -> list[SeatView]:
     """Views of seats to act during random play, with their deals."""
     rng = random.Random(seed)
     out: list[SeatView] = []
     while len(out) < count:
-        deal = random_position(rng, FULL_LADDER, seats, rng.choice(["three", "misere"]), seats * 5)
+        contract = rng.choice(["three", "misere"])
+        deal = random_position(rng, profile, seats, contract, seats * profile.hand_size)
         while not deal.over:
             out.append(seat_view(deal, deal.to_act))  # type: ignore[arg-type]
             deal.apply(rng.choice(deal.legal_actions()))
@@ -178,21 +213,35 @@ def views_in_play(seed: int, seats: int, count: int) -> list[SeatView]:
 class TestSampling:
     """Samples agree with everything the seat knows, and reach into the undealt stock."""
 
-    @pytest.mark.parametrize("seats", [3, 5, 7])
-    def test_samples_are_consistent(self, seats: int) -> None:
+    @pytest.mark.parametrize(
+        ("profile", "seats"),
+        [
+            ("full-ladder", 3),
+            ("full-ladder", 5),
+            ("full-ladder", 7),
+            ("seven-card", 4),
+            ("seven-card", 7),
+            ("pack-32", 6),
+        ],
+    )
+    def test_samples_are_consistent(self, profile: str, seats: int) -> None:
+        """Five or seven cards a hand, from the table's pack only (52 cards, or 32)."""
+        rules = PROFILES.get(profile, PACK_32)
         rng = random.Random(seats)
-        for view in views_in_play(seats, seats, 120):
-            knowledge = Knowledge.of(view)
+        for view in views_in_play(seats, seats, 120, rules):
+            knowledge = Knowledge.of(view, pack=rules.pack)
+            assert set(knowledge.unseen) == set(rules.pack) - view.visible_cards
             for _ in range(5):
                 hands = knowledge.sample(rng)
                 assert set(hands) == set(view.seats_in_play) - {view.seat}
                 dealt = [card for hand in hands.values() for card in hand]
                 assert len(dealt) == len(set(dealt))
                 assert not set(dealt) & view.visible_cards
+                assert set(dealt) <= set(rules.pack)
                 for seat, hand in hands.items():
                     played = sum(1 for t in view.tricks for who, _ in t.plays if who == seat)
                     played += sum(1 for who, _ in view.trick if who == seat)
-                    assert len(hand) == 5 - played
+                    assert len(hand) == rules.hand_size - played
                     for suit in knowledge.voids.get(seat, ()):
                         assert all(card.suit is not suit for card in hand)
 
@@ -203,7 +252,7 @@ class TestSampling:
         )
         for action in ("three", "pass", "pass", "AS", "2H", "2S"):
             deal.apply(Bid(action) if action in {"three", "pass"} else Card(action))
-        knowledge = Knowledge.of(seat_view(deal, 0))
+        knowledge = Knowledge.of(seat_view(deal, 0), pack=FULL_LADDER.pack)
         assert knowledge.voids == {1: frozenset({Card("AS").suit})}
         assert len(knowledge.unseen) == 52 - 5 - 2
 
@@ -211,7 +260,7 @@ class TestSampling:
         """With five players 27 unseen cards are never dealt; over many samples, every unseen
         card turns up in some hand."""
         view = views_in_play(5, 5, 1)[0]
-        knowledge = Knowledge.of(view)
+        knowledge = Knowledge.of(view, pack=FULL_LADDER.pack)
         assert knowledge.stock == 27
         rng = random.Random(0)
         seen: set[Card] = set()
@@ -240,7 +289,9 @@ class TestSampling:
 
     def test_bid_weights_are_soft(self) -> None:
         for view in views_in_play(3, 4, 30):
-            weight = bid_weight(view, Knowledge.of(view).sample(random.Random(2)))
+            weight = bid_weight(
+                view, Knowledge.of(view, pack=FULL_LADDER.pack).sample(random.Random(2)), pack_size=52
+            )
             assert 0 < weight <= 1
 
 
@@ -260,8 +311,8 @@ class Checked(Bot):
         return action
 
 
-def quick(seed: int) -> PimcBot:
-    return PimcBot(budget=Budget(samples=6, seconds=None, nodes=3_000), seed=seed)
+def quick(seed: int, profile: Profile | None = None) -> PimcBot:
+    return PimcBot(budget=Budget(samples=6, seconds=None, nodes=3_000), seed=seed, profile=profile)
 
 
 class TestPimcBot:
@@ -269,15 +320,47 @@ class TestPimcBot:
 
     @pytest.mark.slow
     @pytest.mark.parametrize(
-        ("profile", "seats"), [("heather", 3), ("full-ladder", 4), ("two-to-five", 5), ("heather", 7)]
+        ("profile", "seats"),
+        [
+            ("heather", 3),
+            ("full-ladder", 4),
+            ("two-to-five", 5),
+            ("heather", 7),
+            ("seven-card", 3),
+            ("seven-card", 5),
+            ("seven-card", 7),
+            ("pack-32", 4),
+        ],
     )
     def test_decisions_are_legal(self, profile: str, seats: int) -> None:
+        """Seven-card Nap and a 32-card pack included (the bots are given the house rules)."""
+        rules = PROFILES.get(profile, PACK_32)
         for seed in range(4):
-            bots: list[Bot] = [Checked(quick(seed)), Checked(PeelBot()), Checked(quick(seed + 7))]
+            bots: list[Bot] = [
+                Checked(quick(seed, rules)),
+                Checked(PeelBot(profile=rules)),
+                Checked(quick(seed + 7, rules)),
+            ]
             bots += [Checked(RandomBot(seed=seed * 10 + i)) for i in range(seats - 3)]
-            session = play_local(bots, seed=seed, profile=PROFILES[profile])
+            session = play_local(bots, seed=seed, profile=rules)
             assert session.over
             assert sum(session.balances) == 0
+
+    def test_it_guesses_from_the_tables_pack(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """With a 32-card pack, every guess of the hidden cards, bidding and playing, is of those 32."""
+        guessed: list[tuple[Phase, frozenset[Card]]] = []
+        knowledge_of = Knowledge.of
+
+        def spy(view: SeatView, *, pack: tuple[Card, ...]) -> Knowledge:
+            knowledge = knowledge_of(view, pack=pack)
+            guessed.append((view.phase, frozenset(knowledge.unseen)))
+            return knowledge
+
+        monkeypatch.setattr(Knowledge, "of", spy)
+        bots: list[Bot] = [quick(1, PACK_32), PeelBot(profile=PACK_32), quick(2, PACK_32), RandomBot(seed=3)]
+        play_local(bots, seed=3, profile=PACK_32)
+        assert {phase for phase, _ in guessed} == {Phase.BIDDING, Phase.PLAY}
+        assert all(unseen <= set(PACK_32.pack) for _, unseen in guessed)
 
     def test_a_fixed_seed_replays(self) -> None:
         runs = [
@@ -302,6 +385,20 @@ class TestPimcBot:
         assert bot.bid(seat_view(deal, 0)) == Bid("nap")
         deal.apply(Bid("nap"))
         assert bot.bid(seat_view(deal, 1)) == PASS
+
+    @pytest.mark.parametrize(
+        ("hand", "bid"), [("AS KS QS JS 10S 9S 8S", "seven"), ("10S 9S 2S 9H 10D 2C 3C", "pass")]
+    )
+    def test_bids_seven_on_a_cold_seven_card_hand_and_passes_a_hopeless_one(
+        self, hand: str, bid: str
+    ) -> None:
+        """Seven cards each, four seats: seven top spades are worth Seven (24 a seat), not Six."""
+        others = {1: "2D 3D 4D 5D 6D 7D 8D", 2: "2H 3H 4H 5H 6H 7H 8H", 3: "4C 5C 6C 7C 8C 9C 10C"}
+        hands = {0: parse_cards(hand), **{s: parse_cards(t) for s, t in others.items()}}
+        view = seat_view(Deal.from_hands(SEVEN_CARD, hands, dealer=3, table_size=4), 0)
+        bot = PimcBot(budget=Budget(samples=8, seconds=None), seed=0)
+        bot.table, bot.seat = "t", 0
+        assert bot.bid(view) == (PASS if bid == "pass" else Bid(bid))
 
     def test_the_declarer_draws_the_last_trump_to_make_nap(self) -> None:
         """Declarer holds AS KS QS JS and 2C; with one trump still out it keeps leading trumps."""

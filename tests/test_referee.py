@@ -88,8 +88,18 @@ def _check_view(
     assert set(view.hand) == dealt[(view.table, view.deal_number, view.seat)] - own_played
 
 
+SECRET_TABLES = [(3 + seed % 3, PROFILES["full-ladder"]) for seed in range(12)] + [
+    (size, PROFILES["seven-card"]) for size in (3, 4, 5, 6, 7, 7)
+]
+"""Table size and profile of each session of the hidden-card test, by seed."""
+
+
 def test_no_message_shows_a_hidden_card(tmp_path: Path) -> None:  # noqa: C901, PLR0912
-    """Every request and event each bot receives holds only its seat's cards and played cards."""
+    """Every request and event each bot receives holds only its seat's cards and played cards.
+
+    Five-card sessions (full-ladder) and seven-card ones (seven cards each, 49 of the 52
+    dealt at seven seats), at three to seven seats.
+    """
     names = ("h0", "h1", "h2")
     dumps = {name: tmp_path / f"{name}.bin" for name in names}
 
@@ -116,8 +126,7 @@ def test_no_message_shows_a_hidden_card(tmp_path: Path) -> None:  # noqa: C901, 
                     seed=seed,
                     profile=profile,
                 )
-                for seed in range(12)
-                for size, profile in ((3 + seed % 3, PROFILES["full-ladder"]),)
+                for seed, (size, profile) in enumerate(SECRET_TABLES)
             ]
             return list(
                 await asyncio.wait_for(asyncio.gather(*(ring.referee.play_session(s) for s in specs)), 60)
@@ -137,7 +146,7 @@ def test_no_message_shows_a_hidden_card(tmp_path: Path) -> None:  # noqa: C901, 
             plays[(table, number)] = [(seat, str(card)) for seat, card in _plays(record, number)]
         for seat in range(record.table_size):
             seats_of[table][names[(index + seat) % 3]].add(seat)
-    checked = 0
+    checked = seven_cards = 0
     for name, path in dumps.items():
         for message in read_dump(path):
             if message.WhichOneof("kind") != "batch":
@@ -150,6 +159,7 @@ def test_no_message_shows_a_hidden_card(tmp_path: Path) -> None:  # noqa: C901, 
                     or request.view.phase == nap_pb2.PHASE_BIDDING
                 )
                 checked += 1
+                seven_cards += len(request.view.hand) == 7
             for event in message.batch.events:
                 assert event.seat in seats_of[event.table][name]
                 kind = event.WhichOneof("event")
@@ -164,6 +174,7 @@ def test_no_message_shows_a_hidden_card(tmp_path: Path) -> None:  # noqa: C901, 
                         assert (p.seat, p.card) in plays[(event.table, event.deal_number)]
                 checked += 1
     assert checked > 1000
+    assert seven_cards > 50
 
 
 def _dealt_hands(record: SessionRecord, number: int) -> dict[int, set[str]]:

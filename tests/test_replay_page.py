@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from referee.rules import PASS, PROFILES, Phase, Session, SessionRecord, record_of, replay
+from tests.rules_helpers import contract_session
 from tournaments.replay_page import DATA_ID, render_replay_html, replay_data, write_replay
 
 BOTS = ["greedy", "pimc", "random", "</script><script>alert(1)</script>"]
@@ -85,8 +86,29 @@ def test_embedded_steps_follow_the_engine(record: SessionRecord, page: str) -> N
     assert data["winners"] == list(record.winners)
 
 
-def test_seat_views_never_hold_another_seats_unplayed_card(page: str) -> None:
-    """In every step, a seat's view holds its own hand only and the public part only played cards."""
+@pytest.fixture(scope="module")
+def seven_record() -> SessionRecord:
+    """A seven-card session at five seats: Six, Seven and Nap declared in turn."""
+    session = contract_session(
+        PROFILES["seven-card"], table_size=5, seed=4, contracts=("six", "seven", "nap")
+    )
+    return record_of(session)
+
+
+@pytest.fixture(scope="module")
+def seven_page(seven_record: SessionRecord) -> str:
+    return render_replay_html(seven_record, bots=[*BOTS, "peel"], title="seven cards")
+
+
+@pytest.mark.parametrize("which", ["page", "seven_page"])
+def test_seat_views_never_hold_another_seats_unplayed_card(
+    which: str, request: pytest.FixtureRequest
+) -> None:
+    """In every step, a seat's view holds its own hand only and the public part only played cards.
+
+    Five-card heather and seven-card Nap alike.
+    """
+    page: str = request.getfixturevalue(which)
     for deal in embedded(page)["deals"]:
         for step in deal["steps"]:
             hands = step["table"]["hands"]
@@ -97,6 +119,32 @@ def test_seat_views_never_hold_another_seats_unplayed_card(page: str) -> None:
                 others = unplayed - set(hands[view["seat"]])
                 assert view["hand"] == hands[view["seat"]]
                 assert not cards_within(view) & others
+
+
+def test_seven_card_hands_tricks_and_contracts(seven_record: SessionRecord, seven_page: str) -> None:
+    """Seven cards a hand, seven tricks a deal, and Six and Seven in the captions and results."""
+    data = embedded(seven_page)
+    assert data == replay_data(seven_record, bots=[*BOTS, "peel"])
+    assert data["hand_size"] == 7
+    deals = replay(seven_record).deals
+    labels = set()
+    for deal, shown in zip(deals, data["deals"], strict=True):
+        dealt = shown["steps"][0]
+        assert [len(hand) for hand in dealt["table"]["hands"]] == [7] * 5
+        assert dealt["public"]["held"] == [7] * 5
+        final = shown["steps"][-1]["public"]
+        assert deal.contract is not None
+        label = deal.contract.label
+        labels.add(label)
+        assert final["contract"] == label
+        assert len(final["tricks"]) == 7
+        assert all(len(trick["plays"]) == 5 for trick in final["tricks"])
+        assert final["settled"]["result"].startswith(f"{label} ")
+        captions = " ".join(step["caption"] for step in shown["steps"])
+        assert f"bids {label}" in captions
+        assert f"declares {label}" in captions
+        assert "trick 7 to seat" in captions
+    assert labels == {"Six", "Seven", "Nap"}
 
 
 def test_write_replay_writes_utf8(tmp_path: Path, page: str) -> None:
@@ -201,3 +249,17 @@ def test_browser_shows_the_table_every_hand(tmp_path: Path, page: str) -> None:
     dom = dump_dom(tmp_path, page, f"view=table&deal={number}&step={index}")
     hands = data["deals"][number]["steps"][index]["table"]["hands"]
     assert dom.hands == dict(enumerate(hands))
+
+
+@pytest.mark.slow
+def test_browser_shows_a_seat_its_seven_cards(tmp_path: Path, seven_page: str) -> None:
+    """Seven-card Nap at five seats: seat 3 sees its seven cards, the table sees all 35."""
+    data = embedded(seven_page)
+    dealt = data["deals"][1]["steps"][0]["table"]["hands"]
+    dom = dump_dom(tmp_path, seven_page, "view=seat3&deal=1&step=0")
+    assert dom.hands[3] == dealt[3]
+    assert len(dom.hands[3]) == 7
+    assert all(dom.hands[seat] == [] for seat in dom.hands if seat != 3)
+    table = dump_dom(tmp_path, seven_page, "view=table&deal=1&step=0")
+    assert table.hands == dict(enumerate(dealt))
+    assert sum(len(hand) for hand in table.hands.values()) == 35

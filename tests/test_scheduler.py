@@ -5,13 +5,16 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
+from referee.rules import PROFILES
 from tournaments.scheduler import (
     MAX_TABLE_SIZE,
     BlockSpec,
+    check_table_size,
     derive_seed,
     schedule,
 )
@@ -171,3 +174,41 @@ class TestValidation:
     def test_sessions_must_be_positive(self) -> None:
         with pytest.raises(ValueError, match="sessions must be at least 1, got 0"):
             schedule(bots(3), table_size=3, sessions=0, seed=0)
+
+
+class TestTheProfilesTableSizes:
+    """With a rules profile, the table sizes are the profile's, not Nap's 3 to 7."""
+
+    PACK_32 = replace(PROFILES["full-ladder"], name="pub", source="tests", pack_size=32, max_players=6)
+
+    def test_seven_card_nap_plays_at_seven_seats(self) -> None:
+        plan = schedule(bots(7), table_size=7, sessions=14, seed=3, profile=PROFILES["seven-card"])
+        assert [block.table_size for block in plan] == [7, 7]
+
+    @pytest.mark.parametrize(
+        ("profile", "message"),
+        [
+            ("two-to-five", "table size 7 is not allowed by the rules profile two-to-five: 3 to 6 players$"),
+            (
+                "pub",
+                (
+                    r"table size 7 is not allowed by the rules profile pub: 3 to 6 players "
+                    r"\(its 32-card pack deals 5 cards to at most 6\)$"
+                ),
+            ),
+        ],
+    )
+    def test_a_size_the_profile_refuses_is_one_line_naming_it(self, profile: str, message: str) -> None:
+        rules = PROFILES.get(profile, self.PACK_32)
+        with pytest.raises(ValueError, match=message):
+            schedule(bots(8), table_size=7, sessions=7, seed=0, profile=rules)
+        with pytest.raises(ValueError, match=message):
+            check_table_size(7, rules)
+        check_table_size(6, rules)
+
+    def test_a_profile_may_allow_what_nap_does_not(self) -> None:
+        """House rules for eight players of five cards (40 of the 52): -k 8 is theirs to allow."""
+        eight = replace(PROFILES["heather"], name="eight", source="tests", max_players=8)
+        assert len(schedule(bots(8), table_size=8, sessions=8, seed=0, profile=eight)) == 1
+        with pytest.raises(ValueError, match="Nap is played by 3 to 7 players"):
+            check_table_size(8)

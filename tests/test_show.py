@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import re
+from dataclasses import replace
 
 import pytest
 
@@ -19,6 +20,7 @@ from referee.rules import (
     record_of,
     replay,
 )
+from tests.rules_helpers import contract_session
 from tournaments.show import bot_names, render_session, walk
 
 BOTS = ["greedy", "pimc", "random", "cautious"]
@@ -194,3 +196,69 @@ def test_bad_arguments_are_refused(played: tuple[SessionRecord, object]) -> None
 def test_bot_names_read_a_logs_bots_list() -> None:
     bots = [{"seat": 1, "bot": "pimc"}, {"seat": 0, "bot": "greedy"}]
     assert bot_names(bots, 3) == ["greedy", "pimc", "seat 2"]
+
+
+@pytest.fixture(scope="module")
+def seven() -> SessionRecord:
+    """A seven-card session at four seats: Six, Seven and Nap declared, and a passed deal."""
+    session = contract_session(
+        PROFILES["seven-card"], table_size=4, seed=5, contracts=("six", "seven", "nap", "pass")
+    )
+    return record_of(session)
+
+
+class TestSevenCardsAndShortPacks:
+    """Seven-card Nap (Six and Seven, seven tricks) and a short pack are shown like any session."""
+
+    def test_every_hand_has_seven_cards_and_every_deal_seven_tricks(self, seven: SessionRecord) -> None:
+        deals = replay(seven).deals
+        text = render_session(seven, bots=BOTS)
+        assert "Nap session: seven-card, 4 seats" in text
+        for deal, section in zip(deals, sections(text), strict=True):
+            hands = [line for line in section.splitlines() if re.match(r"^    seat \d \(", line)]
+            assert [len(cards_in(line)) for line in hands] == [7] * 4
+            for seat in deal.seats:
+                assert hand_of(deal, seat) <= cards_in(section)
+            tricks = re.findall(r"^\s+(\d)\. .* -> seat (\d)$", section, flags=re.MULTILINE)
+            assert [int(n) for n, _ in tricks] == ([1, 2, 3, 4, 5, 6, 7] if deal.declarer is not None else [])
+
+    def test_six_and_seven_are_named_and_settled(self, seven: SessionRecord) -> None:
+        deals = replay(seven).deals
+        sections_ = sections(render_session(seven, bots=BOTS))
+        for deal, section in zip(deals, sections_, strict=True):
+            if deal.contract is None:
+                assert "All passed" in section
+                continue
+            label, declarer = deal.contract.label, deal.declarer
+            assert declarer is not None
+            assert f"declares {label}, trump" in section
+            taken = deal.tricks_won[declarer]
+            outcome = "made" if deal.contract.made(taken) else "failed"
+            assert f"Result: {label} {outcome}, declarer took {taken} trick" in section
+        assert {"Six", "Seven", "Nap"} <= {deal.contract.label for deal in deals if deal.contract is not None}
+
+    def test_a_seat_sees_seven_cards_of_its_own_and_card_backs_counted(self, seven: SessionRecord) -> None:
+        deals = replay(seven).deals
+        text = render_session(seven, bots=BOTS, seat=2)
+        for deal, section in zip(deals, sections(text), strict=True):
+            shown = cards_in(section)
+            assert hand_of(deal, 2) <= shown
+            assert shown <= hand_of(deal, 2) | played_cards(deal)
+            assert section.count("7 cards, hidden") == 3
+
+    def test_a_short_pack_and_four_deals(self) -> None:
+        """House rules with a 32-card pack and four deals: only the pack's cards, four sections."""
+        pub = replace(
+            PROFILES["full-ladder"],
+            name="pub",
+            source="tests",
+            pack_size=32,
+            max_players=6,
+            deals_per_session=4,
+        )
+        record = record_of(contract_session(pub, table_size=5, seed=2, contracts=("nap", "three")))
+        text = render_session(record, bots=[*BOTS, "peel"])
+        assert len(sections(text)) == len(record.deals) >= 4
+        assert "(tie-break)" not in "\n".join(sections(text)[:4])
+        assert cards_in(text) <= set(pub.pack)
+        assert len(cards_in(text)) > 20

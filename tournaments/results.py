@@ -60,7 +60,7 @@ class SeatResult:
 
 @dataclass(frozen=True, slots=True)
 class SessionResult:
-    """One eight-deal session: where it sits in the tournament and how each seat did.
+    """One session (the profile's deals, 8 by default): where it sits in the tournament and how each seat did.
 
     ``block`` numbers the duplicate block (one board set played ``table_size`` times with
     the bots rotated); ``rotation`` says which of those plays this was (0..table_size-1).

@@ -41,7 +41,7 @@ from tournaments.host import BlockHost, Hosting
 from tournaments.locks import tournament_lock
 from tournaments.logfiles import LogError, remove_temporaries
 from tournaments.progress import standings_printer
-from tournaments.scheduler import BlockSpec, schedule
+from tournaments.scheduler import BlockSpec, check_table_size, schedule
 from tournaments.standings import Standings, compute_standings
 from tournaments.store import StoreError
 from tournaments.workers import WorkerPool, WorkerSetup
@@ -54,6 +54,7 @@ if TYPE_CHECKING:
         TaskID,
     )
 
+    from referee.rules import Profile
     from tournaments.results import SessionResult
     from tournaments.store import Store
 
@@ -143,16 +144,22 @@ def _check_commands(bots: Sequence[BotEntry]) -> None:
             raise RunnerError(msg)
 
 
-def _validate(config: TournamentConfig) -> None:
+def _validate(config: TournamentConfig) -> Profile:
+    """The tournament's rules profile, once the config is checked against it (one-line RunnerError)."""
     names = [bot.name for bot in config.bots]
     if len(set(names)) != len(names):
         msg = f"bot names must be unique: {', '.join(names)}"
         raise RunnerError(msg)
     try:
-        get_profile(config.profile)
+        profile = get_profile(config.profile)
     except (ValueError, OSError) as exc:
         msg = f"profile {config.profile}: {exc}"
         raise RunnerError(msg) from exc
+    try:
+        check_table_size(config.table_size, profile)
+    except ValueError as exc:
+        raise RunnerError(str(exc)) from exc
+    return profile
 
 
 async def run_tournament_async(
@@ -166,7 +173,7 @@ async def run_tournament_async(
     sessions finished so far are kept and the tournament is marked ``interrupted`` (when
     the store still allows it), ready to resume.
     """
-    _validate(config)
+    profile = _validate(config)
     _check_commands(config.bots)
     try:
         blocks = schedule(
@@ -174,6 +181,7 @@ async def run_tournament_async(
             table_size=config.table_size,
             sessions=config.sessions,
             seed=config.seed,
+            profile=profile,
         )
     except ValueError as exc:
         raise RunnerError(str(exc)) from exc

@@ -1,9 +1,12 @@
 """Which bots sit at which table, in which seats, on which deals: the tournament's plan.
 
-The unit of play is the **duplicate block**: one board set (the eight deals of a session,
-all dealt from one board seed) played ``k`` times at a ``k``-seat table, the bots moving
-one seat round the table each time. Over a block every bot holds every seat's hand once,
-so card luck cancels and identical bots score exactly zero.
+The unit of play is the **duplicate block**: one board set (the deals of a session, the
+rules profile's ``deals_per_session``, 8 by default, all dealt from one board seed)
+played ``k`` times at a ``k``-seat table, the bots moving one seat round the table each
+time. ``k`` must be a table size the rules allow (:func:`check_table_size`: the
+profile's ``min_players`` to ``max_players``; Nap's 3 to 7 without a profile). Over a
+block every bot holds every seat's hand once, so card luck cancels and identical bots
+score exactly zero.
 
 Tables are chosen so that every pair of bots meets equally often. When the tournament
 is long enough, that means every ``k``-subset of the entrants, each once per full cycle;
@@ -31,8 +34,12 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
+    from referee.rules import Profile
+
 MIN_TABLE_SIZE = 3
 MAX_TABLE_SIZE = 7
+"""Nap's table sizes (3 to 7 players), for a plan made without a rules profile; a profile
+may allow fewer (two-to-five: 3 to 6; a short pack deals to fewer seats)."""
 
 _SEED_BITS = 63
 """Derived seeds fit a signed 64-bit integer, so SQLite and protobuf ``int64`` hold them."""
@@ -67,8 +74,9 @@ class BlockSpec:
     """One duplicate block: a board set and the bots who play it at one table.
 
     ``bots`` is the seat order of rotation 0 (seat 0 first). ``board_seed`` deals the
-    block's eight deals and depends only on the tournament seed and ``index``, never on
-    the bots, so two tournaments with one seed deal the same cards.
+    block's deals (the profile's deals per session, 8 by default) and depends only on the
+    tournament seed and ``index``, never on the bots, so two tournaments with one seed
+    deal the same cards.
     """
 
     index: int
@@ -99,17 +107,25 @@ class BlockSpec:
         return tuple(self.bots[(seat - rotation) % k] for seat in range(k))
 
 
-def schedule(entrants: Sequence[str], *, table_size: int, sessions: int, seed: int) -> tuple[BlockSpec, ...]:
+def schedule(
+    entrants: Sequence[str],
+    *,
+    table_size: int,
+    sessions: int,
+    seed: int,
+    profile: Profile | None = None,
+) -> tuple[BlockSpec, ...]:
     """Plan ``ceil(sessions / table_size)`` duplicate blocks for ``entrants``.
 
     Each block yields ``table_size`` sessions, so the plan holds at least ``sessions``
     sessions (rounded up to whole blocks). Full cycles of all ``table_size``-subsets come
     first, each cycle in a seeded order; any remaining blocks are balanced greedily.
 
-    Raises ``ValueError`` when the table size is outside 3..7 or exceeds the number of
-    entrants, when an entrant is listed twice, or when ``sessions`` is not positive.
+    Raises ``ValueError`` when ``profile`` (without one, Nap: 3 to 7) does not allow the
+    table size (:func:`check_table_size`), when it exceeds the number of entrants, when
+    an entrant is listed twice, or when ``sessions`` is not positive.
     """
-    bots = _validate(entrants, table_size=table_size, sessions=sessions)
+    bots = _validate(entrants, table_size=table_size, sessions=sessions, profile=profile)
     blocks = math.ceil(sessions / table_size)
     rng = random.Random(derive_seed(seed, "schedule"))
     subsets = list(itertools.combinations(bots, table_size))
@@ -125,14 +141,37 @@ def schedule(entrants: Sequence[str], *, table_size: int, sessions: int, seed: i
     )
 
 
-def _validate(entrants: Sequence[str], *, table_size: int, sessions: int) -> tuple[str, ...]:
-    bots = tuple(entrants)
-    if not MIN_TABLE_SIZE <= table_size <= MAX_TABLE_SIZE:
+def check_table_size(table_size: int, profile: Profile | None = None) -> None:
+    """Raise ``ValueError`` (one line) unless the rules allow tables of ``table_size`` seats.
+
+    The rules are ``profile``'s (its ``min_players`` to ``max_players``), else Nap's (3 to
+    7). A profile's pack must deal every seat a hand: a short pack allows fewer seats,
+    and the message says so.
+    """
+    if profile is None:
+        if not MIN_TABLE_SIZE <= table_size <= MAX_TABLE_SIZE:
+            msg = (
+                f"table size {table_size} is not allowed: Nap is played by "
+                f"{MIN_TABLE_SIZE} to {MAX_TABLE_SIZE} players"
+            )
+            raise ValueError(msg)
+        return
+    if not profile.min_players <= table_size <= profile.max_players:
         msg = (
-            f"table size {table_size} is not allowed: Nap is played by "
-            f"{MIN_TABLE_SIZE} to {MAX_TABLE_SIZE} players"
+            f"table size {table_size} is not allowed by the rules profile {profile.name}: "
+            f"{profile.min_players} to {profile.max_players} players"
         )
+        if table_size * profile.hand_size > profile.pack_size:
+            most = profile.pack_size // profile.hand_size
+            msg += f" (its {profile.pack_size}-card pack deals {profile.hand_size} cards to at most {most})"
         raise ValueError(msg)
+
+
+def _validate(
+    entrants: Sequence[str], *, table_size: int, sessions: int, profile: Profile | None
+) -> tuple[str, ...]:
+    bots = tuple(entrants)
+    check_table_size(table_size, profile)
     if table_size > len(bots):
         msg = f"table size {table_size} exceeds the number of entrants ({len(bots)})"
         raise ValueError(msg)

@@ -26,12 +26,14 @@ from tournaments.logfiles import LogError
 from tournaments.progress import progress_columns, standings_table
 from tournaments.publish import publish
 from tournaments.runner import RunOptions, RunStart, run_tournament
+from tournaments.scheduler import check_table_size
 from tournaments.standings import compute_standings
 from tournaments.store import Store, StoreError, TournamentRow
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
+    from referee.rules import Profile
     from tournaments.config import TournamentConfig
 
 P = ParamSpec("P")
@@ -161,9 +163,20 @@ def latest_tournament(store: Store) -> TournamentRow:
     return max(rows, key=lambda row: row.id)
 
 
-def seats_for(entrants: Sequence[object], table_size: int | None) -> int:
-    """The table size asked for, or 4 (fewer with fewer entrants); RunnerError when they cannot fill it."""
+def seats_for(entrants: Sequence[object], table_size: int | None, profile: Profile | None = None) -> int:
+    """The table size asked for, or 4 (fewer with fewer entrants); RunnerError when they cannot fill it.
+
+    The default keeps within ``profile``'s table sizes (``min_players`` to
+    ``max_players``); a size asked for that the profile does not allow is a RunnerError.
+    """
     size = table_size or min(4, len(entrants))
+    if profile is not None:
+        if table_size is None:
+            size = max(profile.min_players, min(size, profile.max_players))
+        try:
+            check_table_size(size, profile)
+        except ValueError as exc:
+            raise RunnerError(str(exc)) from None
     if len(entrants) < size:
         msg = f"{len(entrants)} entrants cannot fill a table of {size}; add bots or lower --table-size"
         raise RunnerError(msg)

@@ -12,6 +12,7 @@ from tournaments.config import TournamentConfig
 from tournaments.entrants import resolve_all
 from tournaments.host import Hosting, remote_bot
 from tournaments.runner import RunOptions
+from tournaments.scheduler import check_table_size
 from tournaments.store import Store
 
 if TYPE_CHECKING:
@@ -54,9 +55,9 @@ from tournaments.cli.app import (
 @click.option(
     "--table-size",
     "-k",
-    type=click.IntRange(3, 7),
+    type=click.IntRange(2),
     default=None,
-    help="Seats per table (default: 4, or fewer with fewer entrants).",
+    help="Seats per table, as the profile allows (3-7 in Nap; default: 4, or fewer with fewer entrants).",
 )
 @click.option("--sessions", "-n", type=click.IntRange(1), default=40, show_default=True)
 @click.option("--seed", type=int, default=1, show_default=True)
@@ -107,9 +108,11 @@ def serve(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
         raise OSError(msg)
     tokens = dict(_name_token(spec) for spec in remotes)
     rules = get_profile(profile)
+    if table_size is not None:  # refused before the database is opened, so nothing is stored
+        check_table_size(table_size, rules)
     with Store.open(db_path) as store:
         entrants = (*(remote_bot(name) for name in tokens), *resolve_all(bots, store=store))
-        size = seats_for(entrants, table_size)
+        size = seats_for(entrants, table_size, rules)
         config = TournamentConfig(
             name=f"served on port {port}: {', '.join(e.name for e in entrants)}",
             bots=entrants,

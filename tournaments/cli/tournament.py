@@ -32,6 +32,7 @@ from tournaments.entrants import DEFAULT_ENTRANTS, resolve_all
 from tournaments.progress import progress_columns
 from tournaments.publish import publish, render_markdown
 from tournaments.runner import RunOptions, resume_tournament
+from tournaments.scheduler import check_table_size
 from tournaments.standings import compute_standings
 from tournaments.store import Store
 
@@ -54,9 +55,9 @@ def tournament() -> None:
 @click.option(
     "--table-size",
     "-k",
-    type=click.IntRange(3, 7),
+    type=click.IntRange(2),
     default=None,
-    help="Seats per table (default: 4, or fewer with fewer entrants).",
+    help="Seats per table, as the profile allows (3-7 in Nap; default: 4, or fewer with fewer entrants).",
 )
 @click.option(
     "--sessions",
@@ -132,9 +133,11 @@ def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line o
 ) -> None:
     """Run a round robin of duplicate sessions between bot processes and print the standings."""
     rules = get_profile(profile)
+    if table_size is not None:  # refused before the database is opened, so nothing is stored
+        check_table_size(table_size, rules)
     with Store.open(db_path) as store:
         entrants = resolve_all(bots or DEFAULT_ENTRANTS, store=store)
-        size = seats_for(entrants, table_size)
+        size = seats_for(entrants, table_size, rules)
         options: dict[str, Any] = {"concurrency": concurrency} if concurrency else {}
         config = TournamentConfig(
             name=name or f"{rules.name}, {size} seats, {', '.join(e.name for e in entrants)}",

@@ -23,7 +23,13 @@ and random defenders (heather, 4 seats) the contracts were made about 7 points m
 than estimated; so the default margin is negative.
 
 A decision stops at the sample budget or the time budget, whichever comes first; with a
-fixed seed and the sample budget binding, the bot is reproducible.
+fixed seed and the sample budget binding, the bot is reproducible. Each solve stops at
+the end of the time budget too (or a floor of about 30 ms once it is spent): from the
+first lead, seven cards at seven seats can take seconds to solve (``bench/pimc.py``).
+
+The table's rules (hand size, pack, ladder) come from
+:func:`clients.bots.table_rules.table_rules`: the hidden cards are guessed from the
+table's pack, 52 cards or a short pack.
 """
 
 from __future__ import annotations
@@ -33,11 +39,12 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from clients.bots.pimc.budget import BATCH, Batch, Budget, Clock
+from clients.bots.pimc.budget import BATCH, Batch, Budget, Clock, Deadline
 from clients.bots.pimc.sampling import Knowledge, bid_weight
 from clients.bots.pimc.solver import SUIT_MASKS, Position, SearchAbortedError, Solver, mask_of
+from clients.bots.table_rules import table_rules
 from clients.sdk import PASS, Bid, Bot, Card
-from referee.rules import DEFAULT_PROFILE, Contract, DealSettled, Profile, ProfileError, get_profile
+from referee.rules import Contract, DealSettled, Profile
 from referee.rules.deal import deal_order
 
 if TYPE_CHECKING:
@@ -79,7 +86,8 @@ class PimcBot(Bot):
         self.last_chance: float | None = None
         """The double-dummy chance of the contract last bid (None after a pass), for calibration."""
         self._declared: dict[int, tuple[int, int]] = {}
-        """The double-dummy chance of the contract last bid (None after a pass), for calibration."""
+        """Per seat, its contracts declared and made in this session (see :meth:`on_event`)."""
+        self._rules: Profile | None = None
 
     # ------------------------------------------------------------------ helpers
 
@@ -90,12 +98,10 @@ class PimcBot(Bot):
         return rng
 
     def _profile(self, view: SeatView) -> Profile:
-        if self.profile is not None and self.profile.name == view.profile:
-            return self.profile
-        try:
-            return get_profile(view.profile)
-        except ProfileError:
-            return self.profile if self.profile is not None else DEFAULT_PROFILE
+        rules = self._rules
+        if rules is None or rules.name != view.profile:
+            rules = self._rules = table_rules(view, given=self.profile)
+        return rules
 
     def _clock(self) -> Clock:
         now = self._now()
@@ -128,7 +134,7 @@ class PimcBot(Bot):
         misere = profile.contract(view.contract).misere if view.contract else False
         clock = self._clock()
         rng = self._random()
-        knowledge = Knowledge.of(view)
+        knowledge = Knowledge.of(view, pack=profile.pack)
         score = dict.fromkeys(legal, 0.0)
         solvers: list[tuple[float, Solver]] = []
         total = 0.0
@@ -136,8 +142,12 @@ class PimcBot(Bot):
             if number >= self.budget.min_samples and clock.left() <= 0:
                 break
             hands = knowledge.sample(rng)
-            weight = bid_weight(view, hands)
-            solver = Solver(Position.from_view(view, profile, hands), node_limit=clock.node_limit())
+            weight = bid_weight(view, hands, pack_size=profile.pack_size)
+            solver = Solver(
+                Position.from_view(view, profile, hands),
+                node_limit=clock.node_limit(),
+                deadline=clock.deadline(),
+            )
             try:
                 made = {card: solver.makes_after(card.index) for card in legal}
             except SearchAbortedError:
@@ -260,7 +270,8 @@ class PimcBot(Bot):
         """
         clock = self._clock()
         rng = self._random()
-        knowledge = Knowledge.of(view)
+        profile = self._profile(view)
+        knowledge = Knowledge.of(view, pack=profile.pack)
         order = deal_order(view.dealer, view.seats_in_play, view.table_size)
         targets = sorted(set(targets))
         keys = [str(t) for t in targets] + (["misere"] if misere else [])
@@ -272,12 +283,19 @@ class PimcBot(Bot):
             if number >= self.budget.min_samples and clock.left() <= 0:
                 break
             sample = knowledge.sample(rng)
-            weight = bid_weight(view, sample)
+            weight = bid_weight(view, sample, pack_size=profile.pack_size)
             hands = {seat: mask_of(cards) for seat, cards in sample.items()}
             hands[view.seat] = mine
             try:
                 made, theirs = self._solve_opening(
-                    view, order, hands, targets, misere=misere, standing=standing, limit=clock.node_limit()
+                    view,
+                    order,
+                    hands,
+                    targets,
+                    misere=misere,
+                    standing=standing,
+                    limit=clock.node_limit(),
+                    deadline=clock.deadline(),
                 )
             except SearchAbortedError:
                 continue
@@ -302,35 +320,46 @@ class PimcBot(Bot):
         misere: bool,
         standing: tuple[int, Contract] | None,
         limit: int,
+        deadline: Deadline | None,
     ) -> tuple[list[str], bool]:
         """On one sample: the contracts this seat would make as declarer, and the standing one's fate.
 
         The second item says whether the standing contract's seat would make it (False
-        when there is none).
+        when there is none). The sample's solves share ``limit`` nodes (each solver gets
+        what the ones before it left) and stop at ``deadline``, so one sample never
+        searches longer than the time left allows: a whole deal searched from its first
+        lead grows fast with the tricks and the seats (seven cards at seven seats: about
+        1.7 million nodes, 14 s, for a misère).
         """
         made: list[str] = []
+        left = limit
         if targets:
             solver = Solver(
                 Position.opening(order, hands, declarer=view.seat, target=targets[0], misere=False),
-                node_limit=limit,
+                node_limit=left,
+                deadline=deadline,
             )
             for target in targets:
                 if not solver.reaches(target):
                     break
                 made.append(str(target))
-        if (
-            misere
-            and Solver(
-                Position.opening(order, hands, declarer=view.seat, target=0, misere=True), node_limit=limit
-            ).can_make()
-        ):
-            made.append("misere")
+            left -= solver.nodes
+        if misere:
+            solver = Solver(
+                Position.opening(order, hands, declarer=view.seat, target=0, misere=True),
+                node_limit=left,
+                deadline=deadline,
+            )
+            if solver.can_make():
+                made.append("misere")
+            left -= solver.nodes
         theirs = False
         if standing is not None:
             seat, contract = standing
             theirs = Solver(
                 Position.opening(order, hands, declarer=seat, target=contract.tricks, misere=contract.misere),
-                node_limit=limit,
+                node_limit=left,
+                deadline=deadline,
             ).can_make()
         return made, theirs
 

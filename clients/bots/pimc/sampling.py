@@ -1,9 +1,10 @@
 """Deal the cards a seat cannot see, consistently with everything it knows.
 
 A seat knows its own hand, every card played, the voids that failures to follow suit
-revealed, and how many cards each other seat still holds. Every other card is unseen:
-it is in some other seat's hand or in the undealt stock (with five players 27 cards are
-never dealt), and the stock is dealt like a seat with no constraint. Chance comes only
+revealed, and how many cards each other seat still holds. Every other card of the
+table's pack (52 cards, or a short pack without its lowest ranks) is unseen: it is in
+some other seat's hand or in the undealt stock (with five players of five cards, 27 of
+the 52 are never dealt), and the stock is dealt like a seat with no constraint. Chance comes only
 from the ``random.Random`` passed in.
 
 Samples can be weighted by how plausible each seat's bid or pass was with the hand the
@@ -15,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from clients.bots.peel import BID_THRESHOLDS, best_trump
-from referee.rules import CARDS, PASS, Card, Suit
+from clients.bots.peel import best_trump, bid_thresholds
+from referee.rules import PASS, Card, Suit
 
 if TYPE_CHECKING:
     import random
@@ -52,8 +53,8 @@ class Knowledge:
         return len(self.unseen) - sum(count for _, count in self.holding)
 
     @classmethod
-    def of(cls, view: SeatView) -> Knowledge:
-        """Everything ``view`` tells its seat about the unseen cards."""
+    def of(cls, view: SeatView, *, pack: Sequence[Card]) -> Knowledge:
+        """What ``view`` tells its seat about the unseen cards of ``pack`` (its table's ``profile.pack``)."""
         plays = [play for trick in view.tricks for play in trick.plays]
         plays.extend(view.trick)
         played_by: dict[int, int] = {}
@@ -72,7 +73,7 @@ class Knowledge:
         visible = view.visible_cards
         return cls(
             seat=view.seat,
-            unseen=tuple(card for card in CARDS if card not in visible),
+            unseen=tuple(card for card in pack if card not in visible),
             holding=tuple(
                 (seat, hand_size - played_by.get(seat, 0)) for seat in view.seats_in_play if seat != view.seat
             ),
@@ -132,25 +133,31 @@ def initial_hand(view: SeatView, seat: int, held: Sequence[Card]) -> list[Card]:
     return cards
 
 
-def bid_weight(view: SeatView, hands: Mapping[int, Sequence[Card]]) -> float:
+def bid_weight(view: SeatView, hands: Mapping[int, Sequence[Card]], *, pack_size: int) -> float:
     """How plausible the auction is if the other seats hold ``hands`` (1.0: fully; never 0).
 
     A seat that passed while it could bid is less likely to have been dealt a hand that
     Peel's estimate rates worth a Four; a seat that bid a trick contract is less likely
     to hold a hand rated more than a trick and a half below it. Misère bids are not judged.
+    Peel's thresholds are those of the hand size (five cards, or seven); ``pack_size`` is
+    the table's pack.
     """
     weight = 1.0
     opponents = len(view.seats_in_play) - 1
+    thresholds = None
     for seat, bid in view.bids:
         held = hands.get(seat)
         if held is None:
             continue
-        threshold = BID_THRESHOLDS.get(bid.name)
+        hand = initial_hand(view, seat, held)
+        if thresholds is None:
+            thresholds = bid_thresholds(len(hand))
+        threshold = thresholds.get(bid.name)
         if bid is not PASS and threshold is None:
             continue
-        _, estimate = best_trump(initial_hand(view, seat, held), opponents=opponents)
+        _, estimate = best_trump(hand, opponents=opponents, pack_size=pack_size)
         if bid is PASS:
-            if estimate >= BID_THRESHOLDS["four"]:
+            if estimate >= thresholds["four"]:
                 weight *= 0.5
         elif threshold is not None and estimate < threshold - 1.5:
             weight *= 0.5
