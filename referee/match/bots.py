@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 EARLY_MS = 0.1
 """A deadline this close counts as passed (timer granularity)."""
 
+WRITE_SLACK_MS = 0.5
+"""A write that took no longer than this moves no clock (the common case costs nothing)."""
+
 RETIRED_KEPT = 4096
 """How many ended ids a bot's late answers are still recognised for (bounded memory)."""
 
@@ -35,6 +38,7 @@ class BotState:
         "_clocked",
         "_queue",
         "_retired_order",
+        "_taken_at",
         "_unwritten",
         "cap",
         "connected",
@@ -78,7 +82,8 @@ class BotState:
         self._queue: deque[Ask] = deque()
         self._clocked: dict[int, Ask] = {}
         self._unwritten: list[Ask] = []
-        """Requests taken to be sent whose clocks started when they were taken."""
+        """Requests taken to be sent whose clocks started when they were taken, at ``_taken_at``."""
+        self._taken_at = 0.0
 
     @property
     def queued(self) -> bool:
@@ -111,6 +116,7 @@ class BotState:
             if ask.expires_at is None:
                 self._start_clock(ask, now)
                 self._unwritten.append(ask)
+                self._taken_at = now
                 sent.append((ask, ask.deadline_ms))
             else:  # what is left of the deadline it was told
                 sent.append((ask, max(1, int(ask.sent_at + ask.deadline_ms - now))))  # type: ignore[operator]
@@ -124,10 +130,11 @@ class BotState:
         written (a bot that reads nothing) still expires; once written, it runs from then:
         no bot is charged for the time its request waited to be written.
         """
-        for ask in self._unwritten:
-            if not ask.done and ask.sent_at is not None and ask.sent_at < now:
-                ask.sent_at = now
-                ask.expires_at = now + ask.late_ms
+        if now - self._taken_at > WRITE_SLACK_MS:
+            for ask in self._unwritten:
+                if not ask.done and ask.sent_at is not None and ask.sent_at < now:
+                    ask.sent_at = now
+                    ask.expires_at = now + ask.late_ms
         self._unwritten.clear()
 
     def answer(self, request_id: int) -> Ask | bool:
