@@ -676,3 +676,19 @@ class TestLazyViews:
             assert decoder.request(wire) != view_to_proto(view, table="t")
             with pytest.raises(AttributeError, match="no_such_field"):
                 _ = decoder.request(wire).no_such_field  # type: ignore[attr-defined]
+
+
+def test_a_profile_survives_the_wire_house_rules_included() -> None:
+    """What the Welcome announces is the profile itself: the SDK hands it to every bot."""
+    from referee.rules import PROFILES, ProfileError  # noqa: PLC0415
+    from referee.wire.codec import profile_from_proto  # noqa: PLC0415
+
+    house = dataclasses.replace(
+        PROFILES["full-ladder"], name="pub", pack_size=32, max_players=6, deals_per_session=4
+    )
+    for profile in (*PROFILES.values(), house):
+        assert profile_from_proto(profile_to_proto(profile)) == profile
+    broken = profile_to_proto(house)
+    broken.parameters["pack_size"] = "30"
+    with pytest.raises(ProfileError, match="not a valid profile"):
+        profile_from_proto(broken)

@@ -7,6 +7,7 @@ real bot processes against the real referee on 127.0.0.1:0."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import os
 import signal
@@ -26,9 +27,9 @@ from clients.bots.random_bot import RandomBot
 from clients.sdk import Bot, Card, Dispatcher, ExitCode, Options, SeatView, serve
 from clients.sdk.bot import decide_or_fallback, wants_events
 from clients.sdk.dispatch import FLUSH_AFTER, Answering
-from referee.rules import PASS, Action, Bid, Session, fallback_action, get_profile, parse_action
+from referee.rules import PASS, Action, Bid, Profile, Session, fallback_action, get_profile, parse_action
 from referee.wire import nap_pb2
-from referee.wire.codec import request_to_proto, told_to_proto, view_from_proto
+from referee.wire.codec import profile_to_proto, request_to_proto, told_to_proto, view_from_proto
 from referee.wire.stubs import nap_pb2_grpc
 
 REPO = Path(__file__).resolve().parent.parent
@@ -500,6 +501,32 @@ class TestStream:
 
         assert asyncio.run(_with_fake(FakeReferee(script), body)) is ExitCode.OK
         assert [_ids(message) for message in received] == [[100], [101], [102]]
+
+    def test_bots_get_the_rules_the_referee_announced(self) -> None:
+        """House rules (a 32-card pack, four deals) in the Welcome reach every bot as its rules."""
+        house = dataclasses.replace(HEATHER, name="pub", pack_size=32, max_players=6, deals_per_session=4)
+        seen: list[Profile | None] = []
+
+        class Curious(Bot):
+            def decide(self, view: SeatView) -> Action:
+                seen.append(self.rules)
+                return view.legal_actions[0]
+
+        async def script(
+            incoming: AsyncIterator[nap_pb2.BotMessage], context: grpc.aio.ServicerContext
+        ) -> AsyncIterator[nap_pb2.RefereeMessage]:
+            await anext(incoming)
+            welcome = _welcome()
+            welcome.welcome.profile.CopyFrom(profile_to_proto(house))
+            yield welcome
+            yield nap_pb2.RefereeMessage(batch=_batch(_requests(2, tables=2)))
+            await anext(incoming)
+
+        async def body(address: str) -> ExitCode:
+            return await asyncio.wait_for(serve(Curious, _options(address)), 10)
+
+        asyncio.run(_with_fake(FakeReferee(script), body))
+        assert seen == [house, house]
 
     def test_a_listening_bot_asks_for_events(self) -> None:
         hellos: list[nap_pb2.Hello] = []

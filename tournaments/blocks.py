@@ -215,7 +215,7 @@ def play_block_in_process(
             fault_limit=limits.fault_limit, reconnect_grace_ms=limits.reconnect_grace_s * 1000
         )
         for name in dict.fromkeys(spec.block.seating(rotation)):
-            local = LocalBot(bots[name])
+            local = LocalBot(bots[name], rules=spec.profile)
             simulation.add_bot(name, local.respond, listening=local.listening, on_tell=local.tell)
         [outcome] = simulation.play(spec.session(rotation))
         finished.append(finish_session(spec, rotation, outcome))

@@ -316,7 +316,7 @@ class PeelBot(Bot):
         """Bid with :func:`choose_bid`, play with :func:`choose_card`."""
         rules = self._rules
         if rules is None or rules.name != view.profile:
-            rules = self._rules = table_rules(view, given=self.profile)
+            rules = self._rules = table_rules(view, given=self.profile or self.rules)
         if view.phase is Phase.BIDDING:
             return choose_bid(view, rules)
         return choose_card(view, rules)

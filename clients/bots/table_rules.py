@@ -1,9 +1,9 @@
 """The rules profile of a view's table, for the example bots.
 
 A view names its table's profile (``view.profile``); a built-in name is all a bot needs
-(:data:`referee.rules.PROFILES`: hand size, pack, ladder). House rules are sent in the
-referee's Welcome, which the Python SDK does not hand to a :class:`~clients.sdk.Bot`: a
-bot playing house rules is given them (``--profile FILE.toml``), else it reads what the
+(:data:`referee.rules.PROFILES`: hand size, pack, ladder). House rules come with the
+referee's Welcome, which the Python SDK hands to every bot (:attr:`clients.sdk.Bot.rules`);
+a bot may also be given them (``--profile FILE.toml``); failing both, it reads what the
 view itself shows (:func:`table_rules`).
 """
 

@@ -16,7 +16,7 @@ from referee.rules import PASS, Bid, Card, Phase, fallback_action, lowest_card
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from referee.rules import Action, SeatView
+    from referee.rules import Action, Profile, SeatView
 
 
 class Bot:
@@ -32,6 +32,10 @@ class Bot:
     """The referee's table id (set by the SDK before the first decision)."""
     seat: int = 0
     """This instance's seat at that table (set by the SDK before the first decision)."""
+    rules: Profile | None = None
+    """The rules profile the referee announced (its Welcome), house rules included: hand
+    size, pack, ladder and payments; None when none was announced. A table plays the
+    profile its views name (``view.profile``), nearly always this one."""
 
     def decide(self, view: SeatView) -> Action:
         """The action for ``view``: by default :meth:`bid` in the auction, else :meth:`play`."""

@@ -25,13 +25,16 @@ import grpc  # type: ignore[import-untyped] # no types-grpcio in the dev depende
 import grpc.aio  # type: ignore[import-untyped]
 
 from clients.sdk.dispatch import Answering
+from referee.rules import ProfileError
 from referee.wire import nap_pb2
+from referee.wire.codec import profile_from_proto
 from referee.wire.stubs import nap_pb2_grpc
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Coroutine
 
     from clients.sdk.dispatch import Dispatcher
+    from referee.rules import Profile
 
 PROTOCOL_VERSION: Final = 1
 
@@ -180,6 +183,7 @@ class Connection:
                 return ExitCode.ERROR
             welcomed = True
             self.welcome = first.welcome
+            self.dispatcher.rules = _announced_rules(first.welcome, self._log)
             if self._stop.is_set():
                 await self._leave(call)
             return await self._play(call)
@@ -376,3 +380,12 @@ def _merged(messages: list[nap_pb2.BotMessage]) -> nap_pb2.BotMessage:
     for message in messages:
         answers.extend(message.answers.answers)
     return merged
+
+
+def _announced_rules(welcome: nap_pb2.Welcome, log: Callable[[str], None]) -> Profile | None:
+    """The rules profile of the Welcome, for the bots; None (said once) if it makes no profile."""
+    try:
+        return profile_from_proto(welcome.profile)
+    except ProfileError as exc:
+        log(f"the referee's profile could not be read ({exc}); bots get no rules")
+        return None

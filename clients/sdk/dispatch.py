@@ -28,7 +28,7 @@ from referee.wire.fastdecode import ViewDecoder, actions_of
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Coroutine, Sequence
 
-    from referee.rules import SeatView
+    from referee.rules import Profile, SeatView
 
 FLUSH_AFTER: Final = 0.005
 """Seconds a batch's synchronous decisions run before the answers made so far are sent.
@@ -192,6 +192,8 @@ class Dispatcher:
         self._log = log if log is not None else _stderr
         self._flush_after = flush_after
         self._clock = clock
+        self.rules: Profile | None = None
+        """The rules the referee announced: every bot made from now on gets them (:attr:`Bot.rules`)."""
         self._bots: dict[str, dict[int, tuple[Bot, bool]]] = {}
         """Per table, per seat: the bot and whether it wants events."""
         self._wants_events: dict[type, bool] = {}
@@ -217,6 +219,7 @@ class Dispatcher:
             bot = self._factory()
             bot.table = table
             bot.seat = seat
+            bot.rules = self.rules
             kind = type(bot)
             wants = self._wants_events.get(kind)
             if wants is None:

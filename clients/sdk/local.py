@@ -64,15 +64,23 @@ class LocalBot:
     """SDK bots answering the match core in process, as the SDK would answer the referee.
 
     One :class:`Bot` per (table, seat), made by ``factory`` when the table first asks
-    that seat. Each request is decided at once with :func:`decide_or_fallback` (a bot
-    that raises or answers an illegal action gets the fallback played, and no fault, as
-    over gRPC); the time it took, on ``clock``, is its think time. A bot that raises
-    ``SystemExit`` is a process that exits: it leaves and does not come back. Events
-    reach the bots that override :meth:`Bot.on_event`, as the SDK decodes them.
+    that seat, and given ``rules`` (as the SDK gives the rules of the referee's Welcome).
+    Each request is decided at once with :func:`decide_or_fallback` (a bot that raises
+    or answers an illegal action gets the fallback played, and no fault, as over gRPC);
+    the time it took, on ``clock``, is its think time. A bot that raises ``SystemExit``
+    is a process that exits: it leaves and does not come back. Events reach the bots that
+    override :meth:`Bot.on_event`, as the SDK decodes them.
     """
 
-    def __init__(self, factory: Callable[[], Bot], *, clock: Callable[[], float] = time.perf_counter) -> None:
+    def __init__(
+        self,
+        factory: Callable[[], Bot],
+        *,
+        rules: Profile | None = None,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
         self._factory = factory
+        self._rules = rules
         self._clock = clock
         self._bots: dict[tuple[str, int], Bot] = {}
         self.listening = wants_events(factory)
@@ -84,7 +92,7 @@ class LocalBot:
         bot = self._bots.get((table, seat))
         if bot is None:
             bot = self._bots[table, seat] = self._factory()
-            bot.table, bot.seat = table, seat
+            bot.table, bot.seat, bot.rules = table, seat, self._rules
         return bot
 
     def respond(self, ask: Ask, deadline_ms: int, now: float) -> list[Reaction]:

@@ -13,7 +13,7 @@ through generic conversions.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from referee.match import CloseReason, FaultKind, SeatPenalized
 from referee.rules import (
@@ -24,12 +24,15 @@ from referee.rules import (
     BidMade,
     Card,
     CardPlayed,
+    Contract,
     DealSettled,
     DealStarted,
     Event,
+    FaultPolicy,
     Penalized,
     Phase,
     Profile,
+    ProfileError,
     SeatEliminated,
     SeatRebought,
     SeatView,
@@ -43,7 +46,7 @@ from referee.rules import (
 from referee.wire._gen.nap.v1 import nap_pb2
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
     from referee.match import Closed, Faulted
     from referee.rules import SeatEvent
@@ -470,3 +473,49 @@ def profile_to_proto(profile: Profile) -> nap_pb2.Profile:
             "source": profile.source,
         },
     )
+
+
+def profile_from_proto(msg: nap_pb2.Profile) -> Profile:
+    """Decode a rules profile sent by :func:`profile_to_proto` (``from_proto(to_proto(p)) == p``).
+
+    A parameter the message lacks (a referee older than the parameter) takes the
+    profile's default. Raises ProfileError (a ValueError) when it makes no valid profile.
+    """
+    params = msg.parameters
+    try:
+        return Profile(
+            name=msg.name,
+            source=params.get("source", ""),
+            summary=msg.description,
+            contracts=tuple(
+                Contract(
+                    c.bid,
+                    c.label,
+                    c.tricks,
+                    c.won_per_opponent,
+                    c.lost_per_opponent,
+                    c.misere,
+                    c.over or None,
+                )
+                for c in msg.contracts
+            ),
+            min_players=msg.min_seats,
+            max_players=msg.max_seats,
+            hand_size=msg.hand_size,
+            **{key: read(params[key]) for key, read in _READ_PARAMETER.items() if key in params},
+        )
+    except (TypeError, ValueError) as exc:
+        text = f"the profile {msg.name!r} from the referee is not a valid profile: {exc}"
+        raise ProfileError(text) from exc
+
+
+_READ_PARAMETER: Final[dict[str, Callable[[str], Any]]] = {
+    "deals_per_session": int,
+    "deal_pattern": lambda text: tuple(int(part) for part in text.split(",")),
+    "pack_size": int,
+    "starting_chips": lambda text: int(text) if text else None,
+    "rebuy": lambda text: text == "true",
+    "tie_break_deal": lambda text: text == "true",
+    "fault_policy": FaultPolicy,
+}
+"""How each of :func:`profile_to_proto`'s parameters is read back (``source`` is a plain string)."""

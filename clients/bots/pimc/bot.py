@@ -100,7 +100,7 @@ class PimcBot(Bot):
     def _profile(self, view: SeatView) -> Profile:
         rules = self._rules
         if rules is None or rules.name != view.profile:
-            rules = self._rules = table_rules(view, given=self.profile)
+            rules = self._rules = table_rules(view, given=self.profile or self.rules)
         return rules
 
     def _clock(self) -> Clock:
