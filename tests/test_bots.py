@@ -71,7 +71,10 @@ class Watch(Bot):
 
 @pytest.mark.slow
 class TestEveryDecisionIsLegal:
-    @pytest.mark.parametrize("profile", [*sorted(PROFILES), PACK_32.name])
+    # the bots do not answer the pool variants' decisions yet (issue 13's bots part)
+    @pytest.mark.parametrize(
+        "profile", [*sorted(n for n, p in PROFILES.items() if not p.has_pool), PACK_32.name]
+    )
     def test_thousands_of_seeded_deals(self, profile: str) -> None:
         """Peel and random bots, every table size of every profile: no illegal action ever.
 

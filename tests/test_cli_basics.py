@@ -27,14 +27,15 @@ def run(*args: str) -> tuple[int, str]:
 
 
 def test_rules_list_names_every_profile() -> None:
-    """`nap rules list` shows the three seed profiles and seven-card Nap, with its seven cards."""
+    """`nap rules list` shows every built-in profile, seven-card Nap with its seven cards."""
     code, out = run("rules", "list")
     assert code == 0
-    for name in ("heather", "full-ladder", "two-to-five", "seven-card"):
+    names = ("heather", "full-ladder", "two-to-five", "seven-card", "purchase", "ecarte", "peep")
+    for name in names:
         assert name in out
     seven = next(line for line in out.splitlines() if "seven-card" in line)
     assert "7 of 52" in seven
-    assert out.count("5 of 52") == 3
+    assert out.count("5 of 52") == len(names) - 1
 
 
 def test_rules_show_seven_card_has_six_and_seven() -> None:

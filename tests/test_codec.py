@@ -65,8 +65,12 @@ if TYPE_CHECKING:
 
 FIELD_NAMES = [field.name for field in dataclasses.fields(SeatView)]
 
+WIRE_PROFILES_WITHOUT_POOL = [profile for profile in PROFILES.values() if not profile.has_pool]
+"""The built-in profiles whose decisions the wire carries today: not yet the pool variants'
+(exchanges, peeps, the widow: issue 13's protocol part)."""
+
 WIRE_PROFILES = [
-    *PROFILES.values(),
+    *WIRE_PROFILES_WITHOUT_POOL,
     dataclasses.replace(PROFILES["heather"], name="heather-32", pack_size=32, max_players=6),
     dataclasses.replace(PROFILES["seven-card"], name="seven-card-36", pack_size=36, max_players=5),
 ]
@@ -102,7 +106,7 @@ def test_views_round_trip_over_random_sessions() -> None:
     rng = random.Random(7)
     checked = 0
     for profile_index in range(30):
-        profile = list(PROFILES.values())[profile_index % len(PROFILES)]
+        profile = WIRE_PROFILES_WITHOUT_POOL[profile_index % len(WIRE_PROFILES_WITHOUT_POOL)]
         size = rng.randint(profile.min_players, profile.max_players)
         session = Session(profile, table_size=size, seed=profile_index)
         while True:
@@ -154,8 +158,10 @@ def _as_told(item: SeatEvent, kind: FaultKind) -> SeatEvent | SeatPenalized:
     return item
 
 
-EVERY_EVENT = {kind.__name__ for kind in typing.get_args(Event)}
-"""Every kind of engine event (the told-events test goes on until it has seen each)."""
+POOL_EVENTS = {"CardsExchanged", "WidowPeeked", "WidowTaken", "ChipsPaid", "PoolClaimed", "PoolReturned"}
+"""The pool variants' events, not on the wire yet (issue 13's protocol part)."""
+EVERY_EVENT = {kind.__name__ for kind in typing.get_args(Event)} - POOL_EVENTS
+"""Every kind of engine event the wire carries (the told-events test goes on until it has seen each)."""
 
 
 class TestToldEvents:
@@ -608,7 +614,7 @@ class TestLazyViews:
         decoder = ViewDecoder()
         checked = 0
         for index in range(40):
-            profile = list(PROFILES.values())[index % len(PROFILES)]
+            profile = WIRE_PROFILES_WITHOUT_POOL[index % len(WIRE_PROFILES_WITHOUT_POOL)]
             size = rng.randint(profile.min_players, profile.max_players)
             table = f"z{index % 2}"  # the same ids come back after forget()
             kept: list[tuple[SeatView, SeatView]] = []

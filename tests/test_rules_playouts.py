@@ -1,14 +1,17 @@
 """Seeded random playouts: invariants over thousands of deals, every profile, 3 to 7 seats.
 
-Every built-in profile (seven-card Nap among them) at every table size it allows, and
-short packs (32 and 28 cards, the lowest ranks stripped) under heather, full-ladder and
-seven-card at the table sizes their packs allow.
+Every built-in profile (seven-card Nap and the pool variants among them) at every table
+size it allows, and short packs (32 and 28 cards, the lowest ranks stripped) under
+heather, full-ladder and seven-card, and under purchase and peep (where a short pack
+leaves a short stock), at the table sizes their packs allow.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
+from collections import Counter
 from dataclasses import replace
 
 import pytest
@@ -16,8 +19,11 @@ import pytest
 from referee.rules import (
     PROFILES,
     Card,
+    Deal,
     DealSettled,
     Phase,
+    PoolClaimed,
+    PoolReturned,
     Profile,
     Session,
     SessionRecord,
@@ -47,6 +53,9 @@ RULES = {
             _short_pack("full-ladder", 32),
             _short_pack("full-ladder", 28),
             _short_pack("seven-card", 32),
+            _short_pack("purchase", 32),
+            _short_pack("ecarte", 28),
+            _short_pack("peep", 28),
         )
     },
 }
@@ -64,6 +73,9 @@ def _check_view(session: Session, seat: int) -> None:
     deal = session.deal
     hidden = {card for other in deal.seats if other != seat for card in deal.hands[other]}
     hidden |= set(deal.deck[len(deal.seats) * deal.profile.hand_size :])
+    if deal.profile.has_pool:
+        _check_pool_view(session, seat)
+        return
     assert not (view.visible_cards & hidden), "a view shows a card its seat may not see"
     assert view.hand == tuple(deal.hands[seat])
     if view.to_act == seat and not deal.over:
@@ -101,7 +113,8 @@ def test_random_playouts_keep_every_invariant(profile_name: str, seats: int) -> 
             assert len(deal.tricks) == tricks
             played = [card for trick in deal.tricks for _, card in trick.plays]
             assert len(played) == len(set(played)) == tricks * len(deal.seats)
-            assert set(played) == set(deal.deck[: tricks * len(deal.seats)])
+            if not profile.has_pool:  # exchanges and the widow bring in other cards: see the pool test
+                assert set(played) == set(deal.deck[: tricks * len(deal.seats)])
             assert sum(deal.tricks_won) == tricks
         assert sum(session.balances) == 0
         best = max(session.balances[s] for s in session.in_play)
@@ -111,6 +124,90 @@ def test_random_playouts_keep_every_invariant(profile_name: str, seats: int) -> 
         again = replay(record)
         assert again.balances == session.balances
         assert [d.actions for d in again.deals] == [d.actions for d in session.deals]
+
+
+def _check_pool_view(session: Session, seat: int) -> None:
+    """What a seat sees in the pool variants: its hand, draws, discards; the widow if it paid or took it."""
+    view = session.view(seat)
+    deal = session.deal
+    sees_widow = seat in deal.peeked or (deal.widow_taken is True and seat == deal.declarer)
+    assert view.widow == (deal.widow if sees_widow else None), "the widow shown to a seat that did not pay"
+    assert view.hand == tuple(deal.hands[seat])
+    assert view.drawn == deal.drawn[seat]
+    assert view.discarded == deal.discarded[seat]
+    assert (view.pool, view.exchanged, view.peeked, view.widow_taken) == (
+        session.pool,
+        deal.exchanged,
+        deal.peeked,
+        deal.widow_taken,
+    )
+    hidden = {card for other in deal.seats if other != seat for card in deal.hands[other]}
+    hidden |= {card for other in deal.seats if other != seat for card in deal.discarded[other]}
+    hidden |= set(deal.stock)
+    if deal.widow is not None and not deal.widow_taken:  # once taken, it is in the declarer's hand
+        hidden.add(deal.widow)
+    if sees_widow:
+        hidden.discard(deal.widow)
+    assert not (view.visible_cards & hidden), "a view shows a card its seat may not see"
+
+
+def _check_cards_once(deal: Deal) -> None:
+    """Hands, cards played, stock, widow (unless taken) and discards hold each card of the pack once."""
+    played = [card for trick in deal.tricks for _, card in trick.plays] + [card for _, card in deal.trick]
+    everywhere = [card for seat in deal.seats for card in deal.hands[seat]] + played + list(deal.stock)
+    everywhere += [card for seat in deal.seats for card in deal.discarded[seat]]
+    if deal.widow is not None and not deal.widow_taken:
+        everywhere.append(deal.widow)
+    counts = Counter(everywhere)
+    assert max(counts.values()) == 1, "a card is in two places"
+    assert set(counts) == set(deal.profile.pack), "a card went missing"
+
+
+POOL_CASES = [(name, seats) for name, seats in CASES if RULES[name].has_pool]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("profile_name", "seats"), POOL_CASES)
+def test_pool_playouts_keep_the_pool_and_the_cards_straight(profile_name: str, seats: int) -> None:
+    """Pool variants: balances and pool sum to zero at every step, every card is in one place, no leaks.
+
+    Exchanges draw only what the stock holds and keep hands whole; the pool is claimed
+    by a Nap or higher made, or returned at the end, so a finished session sums to zero.
+    """
+    profile = RULES[profile_name]
+    rng = random.Random(f"pool/{profile_name}/{seats}")
+    claimed = returned = 0
+    for number in range(60):
+        session = Session(profile, table_size=seats, seed=rng.randrange(2**32))
+        while not session.over:
+            deal = session.deal
+            if number % 6 == 0:
+                for seat in deal.seats:
+                    _check_view(session, seat)
+            _check_cards_once(deal)
+            in_trick = {seat for seat, _ in deal.trick}
+            for seat in deal.seats:
+                assert len(deal.hands[seat]) == profile.hand_size - len(deal.tricks) - (seat in in_trick)
+            assert sum(session.balances) + session.pool == 0
+            assert sum(session.pool_paid) == session.pool
+            events = session.apply(rng.choice(session.legal_actions()))
+            claimed += sum(isinstance(e, PoolClaimed) for e in events)
+            returned += sum(isinstance(e, PoolReturned) for e in events)
+        assert session.pool == 0
+        assert sum(session.balances) == 0
+        for deal in session.deals:
+            _check_cards_once(deal)
+            played = [card for trick in deal.tricks for _, card in trick.plays]
+            assert (
+                len(played) == len(set(played)) == (len(deal.seats) * profile.hand_size if deal.tricks else 0)
+            )
+        record = SessionRecord.from_json(json.loads(json.dumps(record_of(session).to_json())))
+        assert record.profile == profile
+        assert verify(record) == []
+        again = replay(record)
+        assert (again.balances, again.winners, again.pool) == (session.balances, session.winners, 0)
+        assert [d.actions for d in again.deals] == [d.actions for d in session.deals]
+    assert claimed + returned > 0
 
 
 def _order(action: object) -> tuple[int, int]:
@@ -165,3 +262,103 @@ def test_copy_branches_without_touching_the_original() -> None:
         twin.apply(rng.choice(twin.legal_actions()))
     assert (deal.actions, deal.trick, deal.tricks_won, [tuple(h) for h in deal.hands]) == before
     assert twin.payments is not None
+
+
+@pytest.mark.parametrize(
+    ("profile_name", "seats"),
+    [("purchase", 4), ("ecarte", 3), ("peep", 5), ("purchase-32", 6), ("peep-28", 4)],
+)
+def test_deal_from_view_rebuilds_a_pool_variant_position(profile_name: str, seats: int) -> None:
+    """From any seat's view at any moment (exchange, auction, widow, play), the rebuilt deal plays on.
+
+    Given the true hidden cards (the other hands, the widow, the stock), it continues
+    exactly; given only the hands (the made-up exchanges and default guesses), its legal
+    actions are still the real ones at the view's moment.
+    """
+    profile = RULES[profile_name]
+    rng = random.Random(11)
+    phases: set[Phase] = set()
+    for seed in range(150):
+        session = Session(profile, table_size=seats, seed=seed)
+        for _ in range(rng.randrange(0, 16)):
+            if session.deal.over or (session.deal.phase is Phase.PLAY and rng.random() < 0.3):
+                break
+            session.apply(rng.choice(session.legal_actions()))
+        deal = session.deal
+        if deal.over:
+            continue
+        seat = rng.choice([seat for seat in deal.seats if seat != deal.to_act] + [deal.to_act or 0])
+        view = session.view(seat)
+        others = {s: deal.hands[s] for s in deal.seats if s != seat}
+        guessed = deal_from_view(view, profile, others)
+        assert sorted(guessed.deck) == list(profile.pack)
+        assert guessed.legal_actions() == deal.legal_actions()
+        assert (guessed.phase, guessed.to_act, guessed.exchanged, guessed.peeked) == (
+            deal.phase,
+            deal.to_act,
+            deal.exchanged,
+            deal.peeked,
+        )
+        assert [guessed.hands[s] for s in deal.seats] == [deal.hands[s] for s in deal.seats]
+        rebuilt = deal_from_view(view, profile, others, widow=deal.widow, stock=deal.stock)
+        assert rebuilt.stock == deal.stock
+        phases.add(deal.phase)
+        while not deal.over:
+            action = rng.choice(deal.legal_actions())
+            assert deal.apply(action) == rebuilt.apply(action)
+            assert [rebuilt.hands[s] for s in deal.seats] == [deal.hands[s] for s in deal.seats]
+        assert rebuilt.payments == deal.payments
+    expected = {Phase.BIDDING, Phase.PLAY}
+    expected |= {Phase.EXCHANGE} if profile.exchange_max else {Phase.WIDOW}
+    assert phases == expected
+
+
+def _fingerprint(profile_name: str, seats: int, sessions: int = 12) -> str:
+    """A digest of seeded random sessions: their views (the fields of before the pool), events, records."""
+    old_fields = [
+        *("profile", "table_size", "seat", "seats_in_play", "deal_number", "deals_in_session", "dealer"),
+        *("phase", "to_act", "hand", "bids", "declarer", "contract", "trump", "trick", "tricks"),
+        *("tricks_won", "balances", "legal_actions"),
+    ]
+    digest = hashlib.sha256()
+    rng = random.Random(f"{profile_name}/{seats}")
+    for _ in range(sessions):
+        session = Session(PROFILES[profile_name], table_size=seats, seed=rng.randrange(2**32))
+        digest.update(repr(session.opening).encode())
+        while not session.over:
+            seat: int = session.to_act  # type: ignore[assignment]
+            view = session.view(seat)
+            digest.update(repr(tuple(getattr(view, name) for name in old_fields)).encode())
+            events = session.apply(rng.choice(session.legal_actions()))
+            digest.update(repr(events).encode())
+            told = session.tell((seat + 1) % seats, events, deal=len(session.deals) - 1)
+            digest.update(repr(told).encode())
+        digest.update(json.dumps(record_of(session).to_json(), sort_keys=True).encode())
+    return digest.hexdigest()[:16]
+
+
+BEFORE_THE_POOL = {
+    ("heather", 3): "243f28c6af1cc055",
+    ("heather", 5): "d97916baaf81d26d",
+    ("heather", 6): "8cfbf2204fb79603",
+    ("full-ladder", 3): "0b73eb7e1bc0ef03",
+    ("full-ladder", 5): "bc3523f7e1d7222d",
+    ("full-ladder", 6): "0d46e084a44da2cc",
+    ("two-to-five", 3): "31740ff650f8e9c2",
+    ("two-to-five", 5): "d8fb253df106ac43",
+    ("two-to-five", 6): "ce20c2b83f540d9a",
+    ("seven-card", 3): "29d3ff6c62aed532",
+    ("seven-card", 5): "ec963153111b11c5",
+    ("seven-card", 6): "ec8ca3e97fa19a04",
+}
+
+
+@pytest.mark.parametrize(("profile_name", "seats"), sorted(BEFORE_THE_POOL))
+def test_profiles_without_a_pool_play_exactly_as_before(profile_name: str, seats: int) -> None:
+    """Seeded random sessions give the views, events and records they gave before the pool variants existed.
+
+    The digests were taken with the rules engine of commit ec636ed, before Purchase,
+    Écarté and Peep Nap: the new parameters' defaults change nothing for the profiles
+    that were there.
+    """
+    assert _fingerprint(profile_name, seats) == BEFORE_THE_POOL[profile_name, seats]

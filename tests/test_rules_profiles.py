@@ -81,6 +81,59 @@ def test_seven_card_nap_has_its_ladder_hand_and_full_ladders_conventions() -> No
     assert all(p.pack_size == 52 for p in PROFILES.values())
 
 
+def test_the_pool_variants_are_full_ladder_with_exchanges_or_a_widow() -> None:
+    """Purchase: 1 chip per exchange of 1-3 cards; Écarté: 1 per card, up to 5; Peep: a widow, 1 chip a peep.
+
+    Everything else is full-ladder's, and the pool goes to a Nap or higher made.
+    """
+    full = PROFILES["full-ladder"]
+    pool = ("exchange_max", "exchange_fee_per_card", "exchange_fee", "widow", "peep_fee", "pool_claim")
+    expected = {
+        "purchase": (3, False, 1, False, 1, "nap"),
+        "ecarte": (5, True, 1, False, 1, "nap"),
+        "peep": (0, False, 1, True, 1, "nap"),
+        "full-ladder": (0, False, 1, False, 1, "nap"),
+    }
+    for name, values in expected.items():
+        profile = PROFILES[name]
+        assert tuple(getattr(profile, key) for key in pool) == values
+        assert profile.contracts == full.contracts
+        assert (
+            profile.starting_chips,
+            profile.tie_break_deal,
+            profile.fault_policy,
+            profile.max_players,
+        ) == (
+            full.starting_chips,
+            full.tie_break_deal,
+            full.fault_policy,
+            full.max_players,
+        )
+    assert [PROFILES["ecarte"].exchange_cost(n) for n in range(6)] == [0, 1, 2, 3, 4, 5]
+    assert [PROFILES["purchase"].exchange_cost(n) for n in range(4)] == [0, 1, 1, 1]
+    claims = [c.name for c in full.contracts if PROFILES["purchase"].claims_pool(c.name)]
+    assert claims == ["nap", "wellington", "blucher"]
+
+
+def test_house_rules_set_the_pool_parameters(tmp_path: Path) -> None:
+    """Every pool parameter is a house rule: 2 chips a card, up to 2, a widow; Four takes the pool."""
+    path = tmp_path / "dear.toml"
+    path.write_text(
+        'name = "dear"\nbase = "purchase"\nexchange_max = 2\nexchange_fee = 2\nexchange_fee_per_card = true\n'
+        'widow = true\npeep_fee = 3\npool_claim = "four"\n',
+        encoding="utf-8",
+    )
+    profile = load_profile(path)
+    assert (profile.exchange_max, profile.exchange_fee, profile.exchange_fee_per_card) == (2, 2, True)
+    assert (profile.widow, profile.peep_fee, profile.pool_claim) == (True, 3, "four")
+    assert profile.claims_pool("four")
+    assert not profile.claims_pool("misere")
+    session = Session(profile, table_size=4, seed=1)
+    assert max(len(getattr(a, "cards", ())) for a in session.legal_actions()) == 2
+    rules = record_of(session).to_json()["rules"]
+    assert (rules["exchange_fee"], rules["peep_fee"], rules["pool_claim"]) == (2, 3, "four")
+
+
 def test_a_short_pack_strips_the_lowest_ranks() -> None:
     """32 cards are Ace down to 7, 28 Ace down to 8, 36 down to 6, 40 down to 5; 52 is the pack."""
     for size, lowest in ((28, Rank.EIGHT), (32, Rank.SEVEN), (36, Rank.SIX), (40, Rank.FIVE), (52, Rank.TWO)):
@@ -194,6 +247,33 @@ def test_house_rules_override_a_base_profile(tmp_path: Path) -> None:
             "field 'fault_policy' must be one of",
         ),
         ("name = \n", "not valid TOML"),
+        (
+            'name = "x"\nbase = "purchase"\nexchange_max = 6\n',
+            "exchange_max must be 0 \\(no exchange\\) to hand_size \\(5\\), not 6",
+        ),
+        (
+            'name = "x"\nbase = "purchase"\nexchange_max = "three"\n',
+            "field 'exchange_max' must be an integer",
+        ),
+        ('name = "x"\nbase = "purchase"\nexchange_fee = -1\n', "exchange_fee must not be negative"),
+        (
+            'name = "x"\nbase = "ecarte"\nexchange_fee_per_card = 1\n',
+            "field 'exchange_fee_per_card' must be bool",
+        ),
+        ('name = "x"\nbase = "peep"\nwidow = "yes"\n', "field 'widow' must be bool"),
+        ('name = "x"\nbase = "peep"\npeep_fee = 1.5\n', "field 'peep_fee' must be an integer"),
+        (
+            'name = "x"\nbase = "peep"\npool_claim = "seven"\n',
+            "pool_claim: no contract 'seven' in the ladder",
+        ),
+        (
+            'name = "x"\nbase = "purchase"\nremove = ["nap", "wellington", "blucher"]\n',
+            "pool_claim: no contract 'nap' in the ladder",
+        ),
+        (
+            'name = "x"\nbase = "seven-card"\nwidow = true\npack_size = 28\nmax_players = 4\n',
+            "pack_size 28 is too small for max_players 4 with hand_size 7 and a widow: 29 cards needed",
+        ),
     ],
 )
 def test_a_bad_house_rules_file_names_the_field(tmp_path: Path, text: str, message: str) -> None:
@@ -208,5 +288,7 @@ def test_a_bad_house_rules_file_names_the_field(tmp_path: Path, text: str, messa
 
 def test_an_unknown_profile_name_lists_the_built_in_ones() -> None:
     """Asking for a profile that does not exist says which ones do."""
-    with pytest.raises(ProfileError, match="heather, full-ladder, two-to-five, seven-card"):
+    with pytest.raises(
+        ProfileError, match="heather, full-ladder, two-to-five, seven-card, purchase, ecarte, peep"
+    ):
         get_profile("blackjack")

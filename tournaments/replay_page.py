@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from referee.rules import (
     AllPassed,
     AuctionWon,
+    Bid,
     Card,
     DealSettled,
     Penalty,
@@ -198,6 +199,8 @@ def _caption(step: Step, profile: Profile, bots: Sequence[str]) -> str:
         parts = [f"{who(step.action.seat)} faulted: penalty"]
     elif isinstance(step.action, Card):
         parts = [f"{who(step.seat or 0)} plays {step.action.pretty}"]
+    elif not isinstance(step.action, Bid):  # the pool variants' decisions: as written, for now
+        parts = [f"{who(step.seat or 0)} {step.action}"]
     else:
         bid = bid_label(profile, step.action)
         parts = [f"{who(step.seat or 0)} " + ("passes" if bid == "pass" else f"bids {bid}")]

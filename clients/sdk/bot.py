@@ -11,7 +11,19 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
-from referee.rules import PASS, Bid, Card, Phase, fallback_action, lowest_card
+from referee.rules import (
+    DECLINE_EXCHANGE,
+    DECLINE_WIDOW,
+    PASS,
+    PEEP,
+    Bid,
+    Card,
+    Exchange,
+    Phase,
+    TakeWidow,
+    fallback_action,
+    lowest_card,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -22,8 +34,14 @@ if TYPE_CHECKING:
 class Bot:
     """A seat's decision maker. Override :meth:`bid` and :meth:`play`, or :meth:`decide`.
 
+    The pool variants (``purchase``, ``ecarte``, ``peep``) ask three more decisions,
+    each declined by default so a bot that overrides only :meth:`bid` and :meth:`play`
+    plays them too: :meth:`exchange` before the auction, :meth:`peep` at the seat's turn
+    in the auction, :meth:`take_widow` for the declarer after it.
+
     ``view.legal_actions`` always holds the legal actions as domain values (:class:`Bid`
-    while bidding, :class:`Card` in play): answer one of them. An exception or an illegal
+    while bidding, :class:`Card` in play, :class:`Exchange`, :data:`PEEP` and
+    :class:`TakeWidow` in the pool variants): answer one of them. An exception or an illegal
     answer does not stop the process: the SDK logs it to stderr, answers the lowest legal
     action instead and counts it.
     """
@@ -38,10 +56,32 @@ class Bot:
     profile its views name (``view.profile``), nearly always this one."""
 
     def decide(self, view: SeatView) -> Action:
-        """The action for ``view``: by default :meth:`bid` in the auction, else :meth:`play`."""
-        if view.phase is Phase.BIDDING:
+        """The action for ``view``, by phase: exchange, peep then bid, take the widow, play."""
+        phase = view.phase
+        if phase is Phase.BIDDING:
+            if PEEP in view.legal_actions and self.peep(view):
+                return PEEP
             return self.bid(view)
+        if phase is Phase.EXCHANGE:
+            return self.exchange(view)
+        if phase is Phase.WIDOW:
+            return self.take_widow(view)
         return self.play(view)
+
+    def exchange(self, view: SeatView) -> Exchange:
+        """Cards to give up for as many from the stock (one of ``view.legal_actions``); by default decline."""
+        del view
+        return DECLINE_EXCHANGE
+
+    def peep(self, view: SeatView) -> bool:
+        """Whether to pay the peep fee to see the widow before bidding (asked while it may); by default no."""
+        del view
+        return False
+
+    def take_widow(self, view: SeatView) -> TakeWidow:
+        """As declarer, a card to give up for the widow (``TakeWidow(card)``); by default decline."""
+        del view
+        return DECLINE_WIDOW
 
     def bid(self, view: SeatView) -> Bid:
         """A bid (or :data:`PASS`) from ``view.legal_actions``; by default, pass."""

@@ -6,13 +6,15 @@ The public API, for the referee and for bot authors who want to search:
   :func:`pack_of` (a short pack: ``pack_of(32)`` is Ace down to 7)
 - profiles: :class:`Profile` (``profile.pack`` is its cards), :class:`Contract`,
   ``PROFILES``, :func:`get_profile` (a built-in name or a house-rules ``.toml``),
-  ``DEFAULT_PROFILE``, ``PACK_SIZES``
-- actions: :class:`Bid` (``Bid("nap")``, ``PASS``), cards, :class:`Penalty`;
-  :func:`parse_action`; :func:`fallback_action` (pass, else the lowest legal card: what a
-  seat plays when its bot did not decide) and :func:`lowest_card`
+  ``DEFAULT_PROFILE``, ``PACK_SIZES``, ``POOL_PARAMETERS``
+- actions: :class:`Bid` (``Bid("nap")``, ``PASS``), cards; in the pool variants
+  :class:`Exchange` (``DECLINE_EXCHANGE``), ``PEEP`` (:class:`Peep`) and
+  :class:`TakeWidow` (``DECLINE_WIDOW``); :class:`Penalty`; :func:`parse_action`;
+  :func:`fallback_action` (decline or pass, else the lowest legal card: what a seat
+  plays when its bot did not decide) and :func:`lowest_card`
 - :class:`Deal`: one deal; ``legal_actions()``, ``check(action, seat=)``,
   ``apply(action) -> events``, ``copy()``, ``Deal.from_hands(...)``
-- :class:`Session`: the deals of a sitting, balances and winners; same methods
+- :class:`Session`: the deals of a sitting, balances, the pool and winners; same methods
 - views: :class:`SeatView`, :func:`seat_view`, :func:`deal_from_view`; :class:`ViewFields`
   and :func:`view_fields` (a view's fields as a named tuple, for the referee's encoder);
   :class:`SeatEvent` and :func:`seat_events` (an event as one seat is told it)
@@ -24,10 +26,16 @@ in as a seed or a deck order. See ``docs/rules.md``.
 
 from referee.rules.actions import (
     BID_NAMES,
+    DECLINE_EXCHANGE,
+    DECLINE_WIDOW,
     PASS,
+    PEEP,
     Action,
     Bid,
+    Exchange,
+    Peep,
     Penalty,
+    TakeWidow,
     fallback_action,
     lowest_card,
     parse_action,
@@ -39,19 +47,26 @@ from referee.rules.events import (
     AuctionWon,
     BidMade,
     CardPlayed,
+    CardsExchanged,
+    ChipsPaid,
     DealSettled,
     DealStarted,
     Event,
     Penalized,
+    PoolClaimed,
+    PoolReturned,
     SeatEliminated,
     SeatRebought,
     SessionOver,
     TrickWon,
     TrumpChosen,
+    WidowPeeked,
+    WidowTaken,
 )
 from referee.rules.profiles import (
     DEFAULT_PROFILE,
     PACK_SIZES,
+    POOL_PARAMETERS,
     PROFILES,
     Contract,
     FaultPolicy,
@@ -60,6 +75,7 @@ from referee.rules.profiles import (
     get_profile,
     load_profile,
 )
+from referee.rules.rebuild import deal_from_view
 from referee.rules.record import (
     DealRecord,
     RecordError,
@@ -74,7 +90,6 @@ from referee.rules.view import (
     SeatEvent,
     SeatView,
     ViewFields,
-    deal_from_view,
     seat_events,
     seat_view,
     view_fields,
@@ -83,9 +98,13 @@ from referee.rules.view import (
 __all__ = [
     "BID_NAMES",
     "CARDS",
+    "DECLINE_EXCHANGE",
+    "DECLINE_WIDOW",
     "DEFAULT_PROFILE",
     "PACK_SIZES",
     "PASS",
+    "PEEP",
+    "POOL_PARAMETERS",
     "PROFILES",
     "Action",
     "AllPassed",
@@ -94,17 +113,23 @@ __all__ = [
     "BidMade",
     "Card",
     "CardPlayed",
+    "CardsExchanged",
+    "ChipsPaid",
     "Contract",
     "Deal",
     "DealRecord",
     "DealSettled",
     "DealStarted",
     "Event",
+    "Exchange",
     "FaultPolicy",
     "IllegalActionError",
+    "Peep",
     "Penalized",
     "Penalty",
     "Phase",
+    "PoolClaimed",
+    "PoolReturned",
     "Profile",
     "ProfileError",
     "Rank",
@@ -117,9 +142,12 @@ __all__ = [
     "SessionOver",
     "SessionRecord",
     "Suit",
+    "TakeWidow",
     "TrickWon",
     "TrumpChosen",
     "ViewFields",
+    "WidowPeeked",
+    "WidowTaken",
     "deal_deck",
     "deal_from_view",
     "fallback_action",

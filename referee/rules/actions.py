@@ -1,19 +1,30 @@
 """What a seat can do: bid (or pass) during the auction, play a card afterwards.
 
-A penalty is the third kind of action: it is never offered to a bot, but the referee
+The pool variants (seed 001's Purchase, Écarté and Peep Nap) add three decisions: an
+:class:`Exchange` of cards with the undealt stock before the auction, a :data:`PEEP` at
+the widow at a seat's turn in the auction, and the declarer's :class:`TakeWidow` after it.
+
+A penalty is one more kind of action: it is never offered to a bot, but the referee
 applies it under the revoke fault policy, and it is recorded like any other action so
 that the deal replays exactly.
+
+Every action has a text (``str()``) that :func:`parse_action` reads back: records and the
+wire carry actions as text.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
+from operator import attrgetter
 from typing import TYPE_CHECKING, Final
 
 from referee.rules.cards import Card, parse_card
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+_BY_INDEX: Final = attrgetter("index")
 
 BID_NAMES: Final = (
     "pass",
@@ -78,6 +89,64 @@ PASS: Final = _BIDS["pass"]
 
 
 @dataclass(frozen=True, slots=True)
+class Exchange:
+    """Give up ``cards`` (face down) and draw as many from the stock; no cards declines.
+
+    The cards are kept in pack order whatever order they are given in, so that equal
+    exchanges are equal values. Text: ``"exchange:2C,9H"``, declining ``"exchange:none"``.
+    """
+
+    cards: tuple[Card, ...]
+
+    def __post_init__(self) -> None:
+        cards = self.cards
+        if cards.__class__ is not tuple or any(a.index > b.index for a, b in pairwise(cards)):
+            object.__setattr__(self, "cards", tuple(sorted(cards, key=_BY_INDEX)))
+
+    def __str__(self) -> str:
+        return "exchange:" + (",".join(card.text for card in self.cards) or "none")
+
+
+class Peep:
+    """Pay to look at the widow, at one's turn in the auction and before bidding: :data:`PEEP`.
+
+    A singleton: ``Peep() is PEEP``. Text: ``"peep"``.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls) -> Peep:  # noqa: PYI034 - a singleton; not for subclassing
+        """Return the one peep."""
+        return PEEP
+
+    def __str__(self) -> str:
+        return "peep"
+
+    def __repr__(self) -> str:
+        return "Peep()"
+
+    def __reduce__(self) -> tuple[type[Peep], tuple[()]]:
+        return (Peep, ())
+
+
+PEEP: Final[Peep] = object.__new__(Peep)
+"""The one :class:`Peep`."""
+
+
+@dataclass(frozen=True, slots=True)
+class TakeWidow:
+    """The declarer's widow decision: give up ``card`` (face down) for the widow, or None to decline.
+
+    Text: ``"widow:2C"``, declining ``"widow:none"``.
+    """
+
+    card: Card | None
+
+    def __str__(self) -> str:
+        return f"widow:{'none' if self.card is None else self.card.text}"
+
+
+@dataclass(frozen=True, slots=True)
 class Penalty:
     """The referee stops the deal because ``seat`` faulted (seed 001's revoke settlement)."""
 
@@ -87,23 +156,52 @@ class Penalty:
         return f"penalty:{self.seat}"
 
 
-Action = Bid | Card | Penalty
+DECLINE_EXCHANGE: Final = Exchange(())
+"""Declining the exchange: ``"exchange:none"``."""
+DECLINE_WIDOW: Final = TakeWidow(None)
+"""Declining the widow: ``"widow:none"``."""
+
+Action = Bid | Card | Exchange | Peep | TakeWidow | Penalty
 """Anything that moves a deal on."""
 
 
 def parse_action(text: str) -> Action:
-    """Read an action as written in records and on the wire: ``"nap"``, ``"QH"``, ``"penalty:2"``."""
+    """Read an action as written in records and on the wire.
+
+    ``"nap"``, ``"QH"``, ``"exchange:2C,9H"``, ``"exchange:none"``, ``"peep"``,
+    ``"widow:2C"``, ``"widow:none"``, ``"penalty:2"``.
+    """
     key = text.strip()
     lowered = key.lower()
     if lowered in _BIDS:
         return _BIDS[lowered]
-    if lowered.startswith("penalty:") and lowered[8:].isdigit():
-        return Penalty(int(lowered[8:]))
+    kind, colon, rest = lowered.partition(":")
     try:
-        return parse_card(key)
+        if not colon:
+            if lowered == "peep":
+                return PEEP
+            return parse_card(key)
+        if kind == "exchange":
+            return DECLINE_EXCHANGE if rest == "none" else Exchange(_cards_of(key.partition(":")[2]))
+        if kind == "widow":
+            return DECLINE_WIDOW if rest == "none" else TakeWidow(parse_card(key.partition(":")[2]))
+        if kind == "penalty" and rest.isdigit():
+            return Penalty(int(rest))
     except ValueError:
-        msg = f"not an action: {text!r} (a bid such as 'pass' or 'nap', or a card such as 'QH')"
-        raise ValueError(msg) from None
+        pass
+    msg = (
+        f"not an action: {text!r} (a bid such as 'pass' or 'nap', a card such as 'QH', "
+        "'exchange:2C,9H' or 'exchange:none', 'peep', 'widow:2C' or 'widow:none')"
+    )
+    raise ValueError(msg)
+
+
+def _cards_of(text: str) -> tuple[Card, ...]:
+    parts = text.split(",")
+    if not all(part.strip() for part in parts):
+        msg = f"not a list of cards: {text!r}"
+        raise ValueError(msg)
+    return tuple(parse_card(part) for part in parts)
 
 
 def lowest_card(legal: Sequence[Action]) -> Card:
@@ -116,14 +214,20 @@ def lowest_card(legal: Sequence[Action]) -> Card:
 
 
 def fallback_action(legal: Sequence[Action]) -> Action:
-    """What a seat plays when its bot did not decide: pass if it may, else its lowest legal card.
+    """What a seat plays when its bot did not decide: decline or pass if it may, else its lowest legal card.
 
-    The one fallback rule: the referee plays it for a faulting seat under the substitute
-    policy (and for a disqualified bot), and the SDK answers it when a bot raises or
-    returns an action that is not legal.
+    Declining is always legal where it is offered: the exchange (``exchange:none``), the
+    auction (pass; never a peep) and the widow (``widow:none``). The one fallback rule:
+    the referee plays it for a faulting seat under the substitute policy (and for a
+    disqualified bot), and the SDK answers it when a bot raises or returns an action
+    that is not legal.
     """
     if PASS in legal:
         return PASS
+    if DECLINE_EXCHANGE in legal:
+        return DECLINE_EXCHANGE
+    if DECLINE_WIDOW in legal:
+        return DECLINE_WIDOW
     return lowest_card(legal)
 
 

@@ -1,5 +1,10 @@
 """One deal of Nap: the auction, the tricks (one per card in a hand) and the settlement.
 
+In the pool variants (seed 001's Purchase, Écarté and Peep Nap) a deal may also have an
+exchange round before the auction (:attr:`Phase.EXCHANGE`) and the declarer's widow
+decision after it (:attr:`Phase.WIDOW`); the fees paid for exchanges and peeps are
+reported as :class:`ChipsPaid` events and the session keeps the pool.
+
 ``Deal`` is mutable for speed (a search may play thousands of deals a second) and cheap to
 copy: ``deal.copy()`` branches a search. There is one transition, :meth:`Deal.apply`,
 which checks the action, changes the state and returns the events it caused. Chance
@@ -9,26 +14,47 @@ in play, actions).
 
 Seats are session seats (0..n-1 clockwise). Seats that are not in play (eliminated in a
 finite-chip profile) get no cards and are skipped.
+
+The deck is dealt from the top: the hands by the profile's ``deal_pattern``, then the
+widow (one card, when the profile has one), then the undealt stock, from which exchanges
+draw from the top.
 """
 
 from __future__ import annotations
 
 from enum import Enum
+from itertools import combinations
 from operator import attrgetter
-from typing import TYPE_CHECKING, Final, NoReturn
+from typing import TYPE_CHECKING, Final, NoReturn, TypeVar
 
-from referee.rules.actions import BID_NAMES, PASS, Action, Bid, Penalty
+from referee.rules.actions import (
+    BID_NAMES,
+    DECLINE_EXCHANGE,
+    DECLINE_WIDOW,
+    PASS,
+    PEEP,
+    Action,
+    Bid,
+    Exchange,
+    Peep,
+    Penalty,
+    TakeWidow,
+)
 from referee.rules.cards import CARDS, Card, Suit, pack_of
 from referee.rules.events import (
     AllPassed,
     AuctionWon,
     BidMade,
     CardPlayed,
+    CardsExchanged,
+    ChipsPaid,
     DealSettled,
     Event,
     Penalized,
     TrickWon,
     TrumpChosen,
+    WidowPeeked,
+    WidowTaken,
 )
 from referee.rules.profiles import pack_shortfall
 
@@ -38,12 +64,20 @@ if TYPE_CHECKING:
     from referee.rules.profiles import Contract, Profile
 
 _BY_INDEX: Final = attrgetter("index")
+_T = TypeVar("_T")
 
 
 class Phase(Enum):
-    """Where a deal stands."""
+    """Where a deal stands.
 
+    In order: the exchange round (only in profiles with ``exchange_max``), the auction,
+    the declarer's widow decision (only in profiles with a widow, and only when someone
+    declared), the play, and the end.
+    """
+
+    EXCHANGE = "exchange"
     BIDDING = "bidding"
+    WIDOW = "widow"
     PLAY = "play"
     OVER = "over"
 
@@ -51,9 +85,15 @@ class Phase(Enum):
         return self.value
 
 
+_EXCHANGE: Final = Phase.EXCHANGE
 _BIDDING: Final = Phase.BIDDING
+_WIDOW: Final = Phase.WIDOW
 _PLAY: Final = Phase.PLAY
 _OVER: Final = Phase.OVER
+_ZEROS: Final = tuple((0,) * size for size in range(53))
+"""``(0,) * n`` for each table size: per-seat counts before anything happened."""
+_EMPTIES: Final = tuple(((),) * size for size in range(53))
+"""``((),) * n`` for each table size: per-seat cards before anything happened."""
 
 # Events are values, so the ones that carry no history are made once and shared.
 _CARD_PLAYED: Final = tuple(tuple(CardPlayed(seat, card) for card in CARDS) for seat in range(10))
@@ -68,9 +108,10 @@ class IllegalActionError(ValueError):
 class _Ladder:
     """A profile's auction and pack precomputed: the legal bids for each current highest bid."""
 
-    __slots__ = ("after", "by_bid", "contracts", "pack", "pack_cards")
+    __slots__ = ("after", "by_bid", "contracts", "first_phase", "pack", "pack_cards")
 
     def __init__(self, profile: Profile) -> None:
+        self.first_phase = _EXCHANGE if profile.exchange_max else _BIDDING
         self.pack = pack_of(profile.pack_size)
         self.pack_cards = frozenset(self.pack)
         self.contracts = profile.contracts
@@ -153,6 +194,42 @@ def deal_order(dealer: int, seats: Sequence[int], table_size: int) -> tuple[int,
     )
 
 
+_COPIED: Final = (
+    "profile",
+    "table_size",
+    "dealer",
+    "deck",
+    "seats",
+    "order",
+    "widow",
+    "_next",
+    "_ladder",
+    "_in_play",
+    "_phase",
+    "_to_act",
+    "_speakers_left",
+    "_high",
+    "_declarer",
+    "_contract",
+    "_trump",
+    "_led",
+    "_payments",
+    "_bids",
+    "_trick",
+    "_tricks",
+    "_won",
+    "_stock",
+    "_stacks",
+    "_fees",
+    "_exchanged",
+    "_drawn",
+    "_discarded",
+    "_peeked",
+    "_widow_taken",
+)
+"""What :meth:`Deal.copy` shares with the original: values that are replaced, never changed."""
+
+
 class Deal:
     """The state of one deal. Build it from a deck order, or with :meth:`from_hands`."""
 
@@ -161,18 +238,26 @@ class Deal:
         "_bids",
         "_contract",
         "_declarer",
+        "_discarded",
+        "_drawn",
+        "_exchanged",
+        "_fees",
         "_high",
         "_in_play",
         "_ladder",
         "_led",
         "_next",
         "_payments",
+        "_peeked",
         "_phase",
         "_speakers_left",
+        "_stacks",
+        "_stock",
         "_to_act",
         "_trick",
         "_tricks",
         "_trump",
+        "_widow_taken",
         "_won",
         "dealer",
         "deck",
@@ -181,9 +266,10 @@ class Deal:
         "profile",
         "seats",
         "table_size",
+        "widow",
     )
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - the deal's facts, keywords
         self,
         profile: Profile,
         *,
@@ -191,16 +277,23 @@ class Deal:
         dealer: int,
         table_size: int,
         seats: Sequence[int] | None = None,
+        stacks: Sequence[int] | None = None,
     ) -> None:
         """Deal from ``deck`` (top card first) by the profile's ``deal_pattern`` from the dealer's left.
 
         ``deck`` is an order of the profile's pack (52 cards, or a short pack). The pattern
         is 3 then 2 cards to each seat in play for five-card hands, 4 then 3 for seven.
         ``seats`` are the seats in play (all of ``range(table_size)`` by default); the
-        dealer need not be one of them. The cards left over stay hidden, out of play.
+        dealer need not be one of them. The next card is the widow when the profile has
+        one; the cards left over are the undealt stock, hidden, out of play unless
+        exchanges draw them (from the top).
+
+        ``stacks``: the chips each seat can pay (per table seat) in a profile with fees
+        (exchanges, peeps); None, the default, for unlimited. The session gives its
+        seats' stacks when the profile has finite chips.
         """
         ladder = _ladder(profile)
-        if table_size < 2 or table_size * profile.hand_size > len(ladder.pack):
+        if table_size < 2 or table_size * profile.hand_size + profile.widow > len(ladder.pack):
             _refuse_table(profile, table_size)
         if len(deck) != len(ladder.pack) or set(deck) != ladder.pack_cards:
             _refuse_deck(profile, deck)
@@ -218,8 +311,24 @@ class Deal:
         for hand in hands:
             hand.sort(key=_BY_INDEX)
         self.hands = hands
+        self.widow: Card | None = None
+        """The widow card in a profile with one (face down: only views decide who sees it)."""
+        if profile.widow:
+            self.widow = deck[top]
+            top += 1
+        self._stock = top
+        if stacks is not None and len(stacks) != table_size:
+            msg = f"stacks: one per seat of the table ({table_size}), not {len(stacks)}"
+            raise ValueError(msg)
+        self._stacks = None if stacks is None else tuple(stacks)
+        self._fees: tuple[int, ...] = _ZEROS[table_size]
+        self._exchanged: tuple[int, ...] = self._fees
+        self._drawn: tuple[tuple[Card, ...], ...] = _EMPTIES[table_size]
+        self._discarded: tuple[tuple[Card, ...], ...] = self._drawn
+        self._peeked: tuple[int, ...] = ()
+        self._widow_taken: bool | None = None
         self._ladder = ladder
-        self._phase = _BIDDING
+        self._phase = ladder.first_phase
         self._to_act: int | None = self.order[0]
         self._speakers_left = self._in_play = len(self.order)
         # What only grows during a deal is kept in tuples, replaced on each change: a view
@@ -239,19 +348,24 @@ class Deal:
     # ----------------------------------------------------------------- building
 
     @classmethod
-    def from_hands(
+    def from_hands(  # noqa: PLR0913 - the deal's facts and the guesses, keywords
         cls,
         profile: Profile,
         hands: Mapping[int, Iterable[Card]],
         *,
         dealer: int,
         table_size: int,
+        widow: Card | None = None,
+        stock: Iterable[Card] = (),
+        stacks: Sequence[int] | None = None,
     ) -> Deal:
         """A deal in which each seat of ``hands`` holds exactly those cards (for search).
 
         A deck order that deals these hands is built, so the result has a record like
-        any other deal; the cards of the profile's pack that nobody holds go to the
-        undealt stock in pack order. Every card given must be of that pack.
+        any other deal. In a profile with a widow, ``widow`` is that card (by default the
+        first card of the pack that nobody holds). The undealt stock starts with
+        ``stock`` (top first), then the rest of the profile's pack in pack order. Every
+        card given must be of that pack. ``stacks`` as for the constructor.
         """
         seats = sorted(hands)
         order = deal_order(dealer, seats, table_size)
@@ -264,37 +378,23 @@ class Deal:
             for seat in order:
                 deck.extend(given[seat][:count])
                 del given[seat][:count]
+        pack = _ladder(profile).pack
+        stock = list(stock)
+        if profile.widow:
+            held = {*deck, *stock}
+            deck.append(widow if widow is not None else next(card for card in pack if card not in held))
+        elif widow is not None:
+            msg = f"there is no widow in the {profile.name} rules"
+            raise ValueError(msg)
+        deck.extend(stock)
         held = set(deck)
-        deck.extend(card for card in _ladder(profile).pack if card not in held)
-        return cls(profile, deck=deck, dealer=dealer, table_size=table_size, seats=seats)
+        deck.extend(card for card in pack if card not in held)
+        return cls(profile, deck=deck, dealer=dealer, table_size=table_size, seats=seats, stacks=stacks)
 
     def copy(self) -> Deal:
         """An independent copy: applying actions to it leaves this deal unchanged."""
         twin = object.__new__(Deal)
-        for name in (
-            "profile",
-            "table_size",
-            "dealer",
-            "deck",
-            "seats",
-            "order",
-            "_next",
-            "_ladder",
-            "_in_play",
-            "_phase",
-            "_to_act",
-            "_speakers_left",
-            "_high",
-            "_declarer",
-            "_contract",
-            "_trump",
-            "_led",
-            "_payments",
-            "_bids",
-            "_trick",
-            "_tricks",
-            "_won",
-        ):
+        for name in _COPIED:
             object.__setattr__(twin, name, getattr(self, name))
         twin.hands = [hand.copy() for hand in self.hands]
         twin._actions = self._actions.copy()
@@ -304,7 +404,7 @@ class Deal:
 
     @property
     def phase(self) -> Phase:
-        """Bidding, play, or over."""
+        """Exchange, bidding, widow, play, or over."""
         return self._phase
 
     @property
@@ -358,6 +458,49 @@ class Deal:
         return self._payments
 
     @property
+    def stock(self) -> tuple[Card, ...]:
+        """The undealt stock still face down, top first (exchanges draw from it)."""
+        return self.deck[self._stock :]
+
+    @property
+    def stacks(self) -> tuple[int, ...] | None:
+        """Chips each seat can still pay this deal (None: unlimited)."""
+        return self._stacks
+
+    @property
+    def fees(self) -> tuple[int, ...]:
+        """Chips each seat paid into the pool this deal (exchanges and peeps)."""
+        return self._fees
+
+    @property
+    def exchanged(self) -> tuple[int, ...]:
+        """Cards each seat exchanged this deal (0: declined, or not yet)."""
+        return self._exchanged
+
+    @property
+    def drawn(self) -> tuple[tuple[Card, ...], ...]:
+        """Per seat, the cards it drew from the stock this deal (pack order). Hidden: for views only."""
+        return self._drawn
+
+    @property
+    def discarded(self) -> tuple[tuple[Card, ...], ...]:
+        """Per seat, the cards it gave up this deal: its exchange (pack order), then for the widow.
+
+        Face down, out of play: a view shows a seat its own only.
+        """
+        return self._discarded
+
+    @property
+    def peeked(self) -> tuple[int, ...]:
+        """The seats that paid to look at the widow this deal, in order."""
+        return self._peeked
+
+    @property
+    def widow_taken(self) -> bool | None:
+        """Whether the declarer took the widow; None until it decided (or without a widow)."""
+        return self._widow_taken
+
+    @property
     def actions(self) -> tuple[Action, ...]:
         """Every action applied so far: with deck, dealer and seats, the deal's whole record."""
         return tuple(self._actions)
@@ -368,12 +511,24 @@ class Deal:
         return len(self._actions)
 
     def legal_actions(self) -> tuple[Action, ...]:
-        """What the seat to act may do, sorted (pass and bids up the ladder; cards by suit and rank)."""
+        """What the seat to act may do, sorted.
+
+        Bidding: pass and the bids up the ladder, then :data:`PEEP` when the seat may still
+        peep and can pay. Play: cards by suit and rank. Exchange: declining first, then
+        every set of cards it may give up, fewest first, each set and the sets of one size
+        in pack order. Widow: declining first, then giving up each card of the hand.
+        """
         seat = self._to_act
         if seat is None:
             return ()
-        if self._phase is _BIDDING:
-            return self._ladder.after[self._high + 1]
+        phase = self._phase
+        if phase is _BIDDING:
+            bids = self._ladder.after[self._high + 1]
+            if self.widow is not None and self._may_peep(seat):
+                return (*bids, PEEP)
+            return bids
+        if phase is not _PLAY:
+            return self._exchanges(seat) if phase is _EXCHANGE else self._widow_choices(seat)
         hand = self.hands[seat]
         led = self._led
         if led is not None:
@@ -382,26 +537,107 @@ class Deal:
                 return tuple(follow)
         return tuple(hand)
 
+    def _may_peep(self, seat: int) -> bool:
+        if seat in self._peeked:
+            return False
+        stacks = self._stacks
+        return stacks is None or stacks[seat] >= self.profile.peep_fee
+
+    def _exchanges(self, seat: int) -> tuple[Action, ...]:
+        hand = self.hands[seat]
+        most = min(self.profile.exchange_max, len(self.deck) - self._stock)
+        stacks = self._stacks
+        if stacks is not None:
+            while most and self.profile.exchange_cost(most) > stacks[seat]:
+                most -= 1
+        legal: list[Action] = [DECLINE_EXCHANGE]
+        for size in range(1, most + 1):
+            legal.extend(Exchange(cards) for cards in combinations(hand, size))
+        return tuple(legal)
+
+    def _widow_choices(self, seat: int) -> tuple[Action, ...]:
+        return (DECLINE_WIDOW, *(TakeWidow(card) for card in self.hands[seat]))
+
     def check(self, action: Action, *, seat: int | None = None) -> None:
         """Raise :class:`IllegalActionError` saying why ``action`` (by ``seat``) is not legal now."""
         if isinstance(action, Penalty):
             self._check_penalty(action)
             return
-        if self._phase is _OVER:
+        phase = self._phase
+        if phase is _OVER:
             msg = "the deal is over"
             raise IllegalActionError(msg)
         to_act = self._to_act
         if seat is not None and seat != to_act:
+            if isinstance(action, TakeWidow) and self.widow is not None:
+                msg = "the widow is the declarer's to take"
+                raise IllegalActionError(msg)
             msg = f"not your turn: seat {to_act} to act"
             raise IllegalActionError(msg)
-        if self._phase is _BIDDING:
+        if phase is _BIDDING:
             self._check_bid(action)
-        else:
+        elif phase is _PLAY:
             self._check_card(action)
+        elif phase is _EXCHANGE:
+            self._check_exchange(action)
+        else:
+            self._check_widow(action)
+
+    def _check_pay(self, seat: int, amount: int) -> None:
+        stacks = self._stacks
+        if stacks is not None and amount > stacks[seat]:
+            chips = "chip" if amount == 1 else "chips"
+            msg = f"cannot pay {amount} {chips}: {max(stacks[seat], 0)} left"
+            raise IllegalActionError(msg)
+
+    def _check_exchange(self, action: Action) -> None:
+        if not isinstance(action, Exchange):
+            msg = f"the exchange is on: give up cards or decline (exchange:none), not {action}"
+            raise IllegalActionError(msg)
+        cards = action.cards
+        hand = self.hands[self._to_act]  # type: ignore[index]
+        for index, card in enumerate(cards):
+            if card in cards[:index]:
+                msg = f"a card given up twice: {card}"
+                raise IllegalActionError(msg)
+            if card not in hand:
+                msg = f"card not in hand: {card}"
+                raise IllegalActionError(msg)
+        most = self.profile.exchange_max
+        if len(cards) > most:
+            msg = f"a purchase exchanges at most {most} card{'s' if most != 1 else ''}"
+            raise IllegalActionError(msg)
+        left = len(self.deck) - self._stock
+        if len(cards) > left:
+            msg = f"the stock holds only {left} card{'s' if left != 1 else ''}"
+            raise IllegalActionError(msg)
+        self._check_pay(self._to_act, self.profile.exchange_cost(len(cards)))  # type: ignore[arg-type]
+
+    def _check_widow(self, action: Action) -> None:
+        if not isinstance(action, TakeWidow):
+            msg = f"the declarer takes the widow or declines (widow:none), not {action}"
+            raise IllegalActionError(msg)
+        if action.card is not None and action.card not in self.hands[self._to_act]:  # type: ignore[index]
+            msg = f"card not in hand: {action.card}"
+            raise IllegalActionError(msg)
+
+    def _check_peep(self) -> None:
+        if self.widow is None:
+            msg = f"there is no widow to peep at in the {self.profile.name} rules"
+            raise IllegalActionError(msg)
+        seat: int = self._to_act  # type: ignore[assignment]
+        if seat in self._peeked:
+            msg = "already peeped this deal"
+            raise IllegalActionError(msg)
+        self._check_pay(seat, self.profile.peep_fee)
 
     def _check_bid(self, action: Action) -> None:
+        if action is PEEP:
+            self._check_peep()
+            return
         if not isinstance(action, Bid):
-            msg = f"the auction is on: bid or pass, not {action}"
+            peep = ", or peep" if self.widow is not None else ""
+            msg = f"the auction is on: bid or pass{peep}, not {action}"
             raise IllegalActionError(msg)
         if action is PASS:
             return
@@ -442,7 +678,7 @@ class Deal:
 
     # ----------------------------------------------------------------- the transition
 
-    def apply(self, action: Action) -> tuple[Event, ...]:
+    def apply(self, action: Action) -> tuple[Event, ...]:  # noqa: PLR0911 - one return per kind of action
         """Check ``action`` for the seat to act (or a referee's penalty), apply it, return the events."""
         phase = self._phase
         if phase is _PLAY and action.__class__ is Card:
@@ -450,9 +686,80 @@ class Deal:
         if phase is _BIDDING and action in self._ladder.after[self._high + 1]:
             return self._bid(action)
         self.check(action)
-        if isinstance(action, Penalty):
-            return self._penalize(action.seat)
+        kind = action.__class__
+        if kind is Penalty:
+            return self._penalize(action.seat)  # type: ignore[union-attr]
+        if kind is Exchange:
+            return self._exchange(action)  # type: ignore[arg-type]
+        if kind is Peep:
+            return self._peep()
+        if kind is TakeWidow:
+            return self._take_widow(action)  # type: ignore[arg-type]
         return self._bid(action)  # type: ignore[arg-type]
+
+    def _pay(self, seat: int, amount: int) -> ChipsPaid:
+        fees = list(self._fees)
+        fees[seat] += amount
+        self._fees = tuple(fees)
+        stacks = self._stacks
+        if stacks is not None:
+            left = list(stacks)
+            left[seat] -= amount
+            self._stacks = tuple(left)
+        return ChipsPaid(seat, amount)
+
+    def _exchange(self, exchange: Exchange) -> tuple[Event, ...]:
+        seat: int = self._to_act  # type: ignore[assignment]
+        self._actions.append(exchange)
+        given = exchange.cards
+        count = len(given)
+        events: tuple[Event, ...] = (CardsExchanged(seat, count),)
+        if count:
+            hand = self.hands[seat]
+            for card in given:
+                hand.remove(card)
+            top = self._stock
+            drawn = self.deck[top : top + count]
+            self._stock = top + count
+            hand += drawn
+            hand.sort(key=_BY_INDEX)
+            self._exchanged = _with(self._exchanged, seat, count)
+            self._drawn = _with(self._drawn, seat, tuple(sorted(drawn, key=_BY_INDEX)))
+            self._discarded = _with(self._discarded, seat, given)
+            cost = self.profile.exchange_cost(count)
+            if cost:
+                events += (self._pay(seat, cost),)
+        self._speakers_left -= 1
+        if self._speakers_left:
+            self._to_act = self._next[seat]
+        else:
+            self._phase = _BIDDING
+            self._to_act = self.order[0]
+            self._speakers_left = self._in_play
+        return events
+
+    def _peep(self) -> tuple[Event, ...]:
+        seat: int = self._to_act  # type: ignore[assignment]
+        self._actions.append(PEEP)
+        self._peeked += (seat,)
+        fee = self.profile.peep_fee
+        if fee:
+            return (WidowPeeked(seat), self._pay(seat, fee))
+        return (WidowPeeked(seat),)
+
+    def _take_widow(self, decision: TakeWidow) -> tuple[Event, ...]:
+        seat: int = self._to_act  # type: ignore[assignment]
+        self._actions.append(decision)
+        card = decision.card
+        if card is not None:
+            hand = self.hands[seat]
+            hand.remove(card)
+            hand.append(self.widow)  # type: ignore[arg-type]
+            hand.sort(key=_BY_INDEX)
+            self._discarded = _with(self._discarded, seat, (*self._discarded[seat], card))
+        self._widow_taken = card is not None
+        self._phase = _PLAY
+        return (WidowTaken(seat, card is not None),)
 
     def _bid(self, bid: Bid) -> tuple[Event, ...]:
         seat: int = self._to_act  # type: ignore[assignment]
@@ -468,7 +775,7 @@ class Deal:
             return (made,)
         if self._declarer is None:
             return (made, AllPassed(), self._settle_zero())
-        self._phase = _PLAY
+        self._phase = _PLAY if self.widow is None else _WIDOW
         self._to_act = self._declarer
         return (made, AuctionWon(self._declarer, self._contract.name))  # type: ignore[union-attr]
 
@@ -573,3 +880,8 @@ class Deal:
             f"<Deal {self.profile.name} dealer={self.dealer} seats={self.seats} "
             f"{self._phase} to_act={self._to_act} actions={len(self._actions)}>"
         )
+
+
+def _with(values: tuple[_T, ...], seat: int, value: _T) -> tuple[_T, ...]:
+    """``values`` with the entry of ``seat`` replaced."""
+    return (*values[:seat], value, *values[seat + 1 :])

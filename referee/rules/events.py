@@ -1,7 +1,8 @@
 """Events: what each transition made happen, all of it public.
 
 Every event here may be shown to every seat: the engine never puts a hidden card in an
-event (hands leave the engine only through a seat's view).
+event (hands leave the engine only through a seat's view). So an exchange says how many
+cards a seat exchanged, never which; a peep says who looked, never what it saw.
 """
 
 from __future__ import annotations
@@ -21,6 +22,59 @@ class DealStarted:
     deal: int
     dealer: int
     seats: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CardsExchanged:
+    """Before the auction, ``seat`` gave up ``count`` cards face down and drew as many (0: declined)."""
+
+    seat: int
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class WidowPeeked:
+    """``seat`` paid to look at the widow (what it saw is in its view only)."""
+
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class WidowTaken:
+    """The declarer ``seat`` took the widow for a card of its hand (``taken``) or declined it."""
+
+    seat: int
+    taken: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ChipsPaid:
+    """``seat`` paid ``amount`` chips into the pool (for an exchange or a peep), off its balance."""
+
+    seat: int
+    amount: int
+
+
+@dataclass(frozen=True, slots=True)
+class PoolClaimed:
+    """``seat`` made a contract high enough to take the pool: ``amount`` chips, onto its balance.
+
+    It follows the :class:`DealSettled` of that deal, whose payments hold only the
+    contract's settlement.
+    """
+
+    seat: int
+    amount: int
+
+
+@dataclass(frozen=True, slots=True)
+class PoolReturned:
+    """The session ended with chips in the pool: each seat gets back what it paid in (``refunds``).
+
+    It comes just before :class:`SessionOver`, whose balances include the refunds.
+    """
+
+    refunds: tuple[int, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,16 +176,22 @@ class SessionOver:
 
 Event = (
     DealStarted
+    | CardsExchanged
+    | WidowPeeked
+    | ChipsPaid
     | BidMade
     | AuctionWon
     | AllPassed
+    | WidowTaken
     | CardPlayed
     | TrumpChosen
     | TrickWon
     | Penalized
     | DealSettled
+    | PoolClaimed
     | SeatEliminated
     | SeatRebought
+    | PoolReturned
     | SessionOver
 )
 """Anything a transition reports."""

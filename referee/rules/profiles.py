@@ -18,6 +18,11 @@ Readings we settled where the seeds are terse (see ``docs/rules.md``):
   as in full-ladder, Six 18/9 and Seven 24/12 (won / lost, lost half of won as for Nap).
 - Short packs (seed 001: "28 to 40 cards depending on the number of players") strip
   the lowest ranks; a profile names its pack by its size (``pack_size``).
+- Purchase, Écarté and Peep Nap (seed 001's variations) are full-ladder with an exchange
+  round before the auction (``exchange_max`` cards at most, a fee per exchange or per
+  card) or a widow card to peep at and take (``widow``, ``peep_fee``). The fees go into a
+  pool that the next declarer to make ``pool_claim`` (Nap) or higher takes; what is left
+  at the session's end goes back to those who paid it in.
 """
 
 from __future__ import annotations
@@ -81,6 +86,14 @@ class Profile:
     is set. ``tie_break_deal`` adds one deal among the seats tied for the lead after the
     last deal (seed 001). ``pack_size`` is the number of cards in the pack: 52, or a short
     pack (:data:`PACK_SIZES`) without its lowest ranks (32 is Ace down to 7).
+
+    The pool variants (seed 001: Purchase, Écarté, Peep Nap): ``exchange_max`` is the most
+    cards a seat may exchange with the undealt stock before the auction (0: no exchange
+    round); an exchange costs ``exchange_fee`` chips, or that much per card with
+    ``exchange_fee_per_card``. With ``widow`` one card is dealt face down after the hands;
+    a seat may pay ``peep_fee`` at its turn in the auction to look at it, and the declarer
+    may take it for a card of its hand. Fees go into the pool, which the next declarer to
+    make the contract named ``pool_claim`` or a higher one takes.
     """
 
     name: str
@@ -97,6 +110,12 @@ class Profile:
     rebuy: bool = False
     tie_break_deal: bool = False
     fault_policy: FaultPolicy = FaultPolicy.SUBSTITUTE
+    exchange_max: int = 0
+    exchange_fee_per_card: bool = False
+    exchange_fee: int = 1
+    widow: bool = False
+    peep_fee: int = 1
+    pool_claim: str = "nap"
     _by_name: dict[str, Contract] = field(init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
@@ -120,11 +139,35 @@ class Profile:
         """Position of a contract on the ladder (0 = lowest)."""
         return self.contracts.index(self._by_name[name])
 
+    @property
+    def has_pool(self) -> bool:
+        """Whether seats pay into a pool in this profile: an exchange round or a widow."""
+        return self.exchange_max > 0 or self.widow
+
+    def claims_pool(self, contract: str) -> bool:
+        """Whether making ``contract`` takes the pool: it is ``pool_claim`` or higher on the ladder."""
+        if not self.has(self.pool_claim) or not self.has(contract):
+            return False
+        return self.rank_of(contract) >= self.rank_of(self.pool_claim)
+
+    def exchange_cost(self, cards: int) -> int:
+        """Chips an exchange of ``cards`` cards costs (0 for declining)."""
+        if not cards:
+            return 0
+        return self.exchange_fee * cards if self.exchange_fee_per_card else self.exchange_fee
+
     def parameters(self) -> dict[str, object]:
-        """Every parameter as plain data (for display, TOML and the wire)."""
+        """Every parameter as plain data (for display, TOML and the wire).
+
+        The pool parameters (:data:`POOL_PARAMETERS`) are left out when every one of them
+        has its default, as in every profile without exchanges or a widow: such a
+        profile's parameters, and so its records, are what they were before the pool
+        variants existed (:func:`profile_from_parameters` gives them back exactly).
+        """
         out: dict[str, object] = {}
+        plain = all(getattr(self, name) == default for name, default in _POOL_DEFAULTS.items())
         for f in fields(self):
-            if f.name.startswith("_") or f.name == "contracts":
+            if f.name.startswith("_") or f.name == "contracts" or (plain and f.name in _POOL_DEFAULTS):
                 continue
             value = getattr(self, f.name)
             out[f.name] = value.value if isinstance(value, Enum) else value
@@ -142,6 +185,19 @@ class Profile:
         return out
 
 
+POOL_PARAMETERS: Final = (
+    "exchange_max",
+    "exchange_fee_per_card",
+    "exchange_fee",
+    "widow",
+    "peep_fee",
+    "pool_claim",
+)
+"""The parameters of the pool variants (Purchase, Écarté, Peep Nap)."""
+
+_POOL_DEFAULTS: Final = {f.name: f.default for f in fields(Profile) if f.name in POOL_PARAMETERS}
+
+
 class ProfileError(ValueError):
     """A profile (usually a house-rules file) is invalid; the message names the field."""
 
@@ -157,10 +213,11 @@ def _validate(profile: Profile) -> None:
         )
         raise ProfileError(msg)
     if pack_shortfall(profile, profile.max_players) is not None:
+        widow = " and a widow" if profile.widow else ""
         msg = (
             f"{profile.name}: pack_size {profile.pack_size} is too small for max_players "
-            f"{profile.max_players} with hand_size {profile.hand_size}: "
-            f"{profile.max_players * profile.hand_size} cards needed"
+            f"{profile.max_players} with hand_size {profile.hand_size}{widow}: "
+            f"{profile.max_players * profile.hand_size + profile.widow} cards needed"
         )
         raise ProfileError(msg)
     if sum(profile.deal_pattern) != profile.hand_size:
@@ -173,16 +230,35 @@ def _validate(profile: Profile) -> None:
         msg = f"{profile.name}: starting_chips must be positive (or absent for unlimited)"
         raise ProfileError(msg)
     _validate_ladder(profile)
+    _validate_pool(profile)
+
+
+def _validate_pool(profile: Profile) -> None:
+    if not 0 <= profile.exchange_max <= profile.hand_size:
+        msg = (
+            f"{profile.name}: exchange_max must be 0 (no exchange) to hand_size "
+            f"({profile.hand_size}), not {profile.exchange_max}"
+        )
+        raise ProfileError(msg)
+    for name in ("exchange_fee", "peep_fee"):
+        if getattr(profile, name) < 0:
+            msg = f"{profile.name}: {name} must not be negative"
+            raise ProfileError(msg)
+    if profile.has_pool and not profile.has(profile.pool_claim):
+        ladder = ", ".join(c.name for c in profile.contracts)
+        msg = f"{profile.name}: pool_claim: no contract {profile.pool_claim!r} in the ladder ({ladder})"
+        raise ProfileError(msg)
 
 
 def pack_shortfall(profile: Profile, players: int) -> str | None:
-    """Why ``profile``'s pack cannot deal a hand to each of ``players`` seats, or None if it can."""
-    needed = players * profile.hand_size
+    """Why ``profile``'s pack cannot deal a hand to each of ``players`` seats (and the widow), or None."""
+    needed = players * profile.hand_size + profile.widow
     if needed <= profile.pack_size:
         return None
+    widow = " and the widow" if profile.widow else ""
     return (
         f"a {profile.pack_size}-card pack is too small for {players} players of "
-        f"{profile.hand_size} cards: {needed} cards needed"
+        f"{profile.hand_size} cards{widow}: {needed} cards needed"
     )
 
 
@@ -273,7 +349,51 @@ TWO_TO_FIVE: Final = Profile(
     max_players=6,
 )
 
-PROFILES: Final[dict[str, Profile]] = {p.name: p for p in (HEATHER, FULL_LADDER, TWO_TO_FIVE, SEVEN_CARD)}
+PURCHASE: Final = Profile(
+    name="purchase",
+    source="seed 001, common variations (Purchase Nap: 'each player may pay a stake to exchange "
+    "a fixed number of cards with the unseen cards'; the details are ours)",
+    summary="Before the auction each seat from the eldest may pay 1 chip into the pool to exchange "
+    "1 to 3 cards with the undealt stock; the next Nap or higher made takes the pool; "
+    "full-ladder's ladder, stakes, chips, tie-break and revoke.",
+    contracts=_PUB_LADDER,
+    starting_chips=FULL_LADDER.starting_chips,
+    tie_break_deal=FULL_LADDER.tie_break_deal,
+    fault_policy=FULL_LADDER.fault_policy,
+    exchange_max=3,
+)
+"""Seed 001's Purchase Nap on full-ladder's conventions: one chip per exchange, three cards at most."""
+
+ECARTE: Final = replace(
+    PURCHASE,
+    name="ecarte",
+    source="seed 001, common variations (Écarté Nap: 'players pay per card to exchange unwanted "
+    "cards for new ones'; the details are ours)",
+    summary="Before the auction each seat from the eldest may exchange any number of cards with "
+    "the undealt stock at 1 chip per card into the pool; the next Nap or higher made takes "
+    "the pool; full-ladder's ladder, stakes, chips, tie-break and revoke.",
+    exchange_max=PURCHASE.hand_size,
+    exchange_fee_per_card=True,
+)
+"""Seed 001's Écarté Nap: one chip per card exchanged, up to the whole hand."""
+
+PEEP: Final = replace(
+    PURCHASE,
+    name="peep",
+    source="seed 001, common variations (Peep Nap: 'an extra card is dealt face down; players pay "
+    "to look at it before bidding, and the winner of the auction may exchange one of their "
+    "cards for it'; the details are ours)",
+    summary="A widow card is dealt face down; at its turn in the auction a seat may pay 1 chip into "
+    "the pool to look at it; the declarer may take it for a card of its hand; the next Nap or "
+    "higher made takes the pool; full-ladder's ladder, stakes, chips, tie-break and revoke.",
+    exchange_max=0,
+    widow=True,
+)
+"""Seed 001's Peep Nap: a widow to peep at (1 chip) and for the declarer to take."""
+
+PROFILES: Final[dict[str, Profile]] = {
+    p.name: p for p in (HEATHER, FULL_LADDER, TWO_TO_FIVE, SEVEN_CARD, PURCHASE, ECARTE, PEEP)
+}
 """The built-in profiles by name; ``heather`` is the default."""
 
 DEFAULT_PROFILE: Final = HEATHER
@@ -289,6 +409,12 @@ _SCALARS: Final = {
     "tie_break_deal": bool,
     "fault_policy": str,
     "summary": str,
+    "exchange_max": int,
+    "exchange_fee_per_card": bool,
+    "exchange_fee": int,
+    "widow": bool,
+    "peep_fee": int,
+    "pool_claim": str,
 }
 _CONTRACT_KEYS: Final = {"win": int, "lose": int, "label": str}
 

@@ -12,10 +12,17 @@ This is what session logs store and what ``nap log verify`` checks. The JSON for
                 "actions": ["pass", "three", "pass", "pass", "KH", "2H", ...]}],
      "balances": [12, -4, -4, -4], "winners": [0]}
 
-``balances`` and ``winners`` are the outcome as recorded; :func:`verify` replays the rest
-and checks them. ``rules`` holds every profile parameter, ``pack_size`` among them, so a
-short-pack session's decks (fewer cards) are checked against its own pack. A record
-written before ``pack_size`` existed has none in its rules: its pack is the 52 cards.
+Actions are written as text (:func:`~referee.rules.parse_action` reads them back): bids,
+cards, the pool variants' ``exchange:2C,9H`` / ``exchange:none``, ``peep`` and
+``widow:QH`` / ``widow:none``, and ``penalty:N``. The deck deals the hands, then the widow
+(when the profile has one), then the stock that exchanges draw from.
+
+``balances`` and ``winners`` are the outcome as recorded (fees paid into the pool, pools
+taken and returned included); :func:`verify` replays the rest and checks them. ``rules``
+holds every profile parameter, ``pack_size`` among them, so a short-pack session's decks
+(fewer cards) are checked against its own pack. A record written before ``pack_size``
+existed has none in its rules: its pack is the 52 cards. The pool parameters are there
+only when one differs from its default (:meth:`~referee.rules.Profile.parameters`).
 """
 
 from __future__ import annotations

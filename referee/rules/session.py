@@ -4,6 +4,12 @@ The session deals each deal from its seed (or from given decks when it replays a
 rotates the deal to the left, keeps the balances, applies seed 001's finite chips
 (elimination or rebuy) and tie-break deal where the profile asks for them, and names the
 winners: the highest balance, ties sharing the win.
+
+In the pool variants it also keeps the pool: the fees paid for exchanges and peeps come
+off the payer's balance at once and go into the pool (so ``sum(balances) + pool == 0`` at
+every moment); the next declarer to make the profile's ``pool_claim`` contract or a
+higher one takes it all; what is left at the session's end goes back to those who paid
+it in, each their own, so a finished session's balances sum to zero.
 """
 
 from __future__ import annotations
@@ -11,12 +17,16 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING
 
+from referee.rules.actions import Exchange, Peep
 from referee.rules.cards import CARDS, Card, shuffled_deck
 from referee.rules.deal import Deal
 from referee.rules.events import (
+    ChipsPaid,
     DealSettled,
     DealStarted,
     Event,
+    PoolClaimed,
+    PoolReturned,
     SeatEliminated,
     SeatRebought,
     SessionOver,
@@ -77,7 +87,12 @@ class Session:
         self.first_dealer = first_dealer(seed, table_size, pack=profile.pack) if dealer is None else dealer
         self._decks = decks
         self.balances: tuple[int, ...] = (0,) * table_size
-        """Net chips per seat after the deals settled so far (a new tuple after each)."""
+        """Net chips per seat (a new tuple after each change): the deals settled so far, less
+        the fees paid into the pool, plus the pools taken or returned."""
+        self.pool = 0
+        """Chips in the pool: fees paid and not yet claimed or returned."""
+        self.pool_paid: tuple[int, ...] = (0,) * table_size
+        """What each seat put into the pool since it was last emptied (it adds up to :attr:`pool`)."""
         self.rebuys = [0] * table_size
         self.in_play = list(range(table_size))
         self.deals: list[Deal] = []
@@ -130,6 +145,7 @@ class Session:
             deal_number=len(deals) - 1,
             deals_in_session=self.profile.deals_per_session + self._tie_break,
             balances=self.balances,
+            pool=self.pool,
             legal_actions=legal_actions,
         )
 
@@ -144,15 +160,39 @@ class Session:
         """Apply the action to the current deal; when the deal ends, move the session on."""
         deal = self.deals[-1]
         events = deal.apply(action)
+        kind = action.__class__
+        if kind is Exchange or kind is Peep:
+            self._collect(events)
         if not deal.over:
             return events
         return events + self._after_deal(events[-1])  # type: ignore[arg-type]
+
+    def stack(self, seat: int) -> int | None:
+        """Chips ``seat`` can pay now: starting chips, plus rebuys, plus its balance (None: unlimited)."""
+        start = self.profile.starting_chips
+        if start is None:
+            return None
+        return start * (1 + self.rebuys[seat]) + self.balances[seat]
+
+    def _collect(self, events: Sequence[Event]) -> None:
+        """Move the fees paid (ChipsPaid) from the payers' balances into the pool."""
+        for event in events:
+            if isinstance(event, ChipsPaid):
+                self.balances = _add(self.balances, event.seat, -event.amount)
+                self.pool_paid = _add(self.pool_paid, event.seat, event.amount)
+                self.pool += event.amount
 
     def _after_deal(self, settled: DealSettled) -> tuple[Event, ...]:
         balances = self.balances = tuple(
             balance + amount for balance, amount in zip(self.balances, settled.payments, strict=True)
         )
         events: list[Event] = []
+        declarer = settled.declarer
+        if self.pool and declarer is not None and self._takes_pool(settled):
+            events.append(PoolClaimed(declarer, self.pool))
+            balances = self.balances = _add(balances, declarer, self.pool)
+            self.pool = 0
+            self.pool_paid = (0,) * self.table_size
         start = self.profile.starting_chips
         if start is not None and not self._tie_break:
             for seat in list(self.in_play):
@@ -166,15 +206,24 @@ class Session:
                     events.append(SeatEliminated(seat))
         played = len(self.deals)
         if self._tie_break:
-            return (*events, self._end(self.deal.seats))
+            return (*events, *self._end(self.deal.seats))
         if played < self.profile.deals_per_session and len(self.in_play) >= MIN_SEATS_IN_PLAY:
             return (*events, *self._next_deal(self._left_of(self.deal.dealer), tuple(self.in_play)))
-        best = max(balances[seat] for seat in self.in_play)
-        leaders = tuple(seat for seat in self.in_play if balances[seat] == best)
+        # who leads if the session ended now, the pool gone back to its payers
+        standing = [balance + paid for balance, paid in zip(balances, self.pool_paid, strict=True)]
+        best = max(standing[seat] for seat in self.in_play)
+        leaders = tuple(seat for seat in self.in_play if standing[seat] == best)
         if self.profile.tie_break_deal and len(leaders) > 1:
             self._tie_break = True
             return (*events, *self._next_deal(self._left_of(self.deal.dealer), leaders))
-        return (*events, self._end(tuple(self.in_play)))
+        return (*events, *self._end(tuple(self.in_play)))
+
+    def _takes_pool(self, settled: DealSettled) -> bool:
+        """Whether the deal's declarer made a contract that takes the pool (``pool_claim`` or higher).
+
+        A settlement that a defender's penalty forced counts as made, as it does for the stakes.
+        """
+        return bool(settled.made) and self.profile.claims_pool(settled.contract or "")
 
     def _left_of(self, dealer: int) -> int:
         seat = (dealer + 1) % self.table_size
@@ -191,18 +240,40 @@ class Session:
             deck: Sequence[Card] = self._decks[number]
         else:
             deck = deal_deck(self.seed, number, pack=self.profile.pack)
+        stacks = None
+        if self.profile.has_pool and self.profile.starting_chips is not None:
+            stacks = tuple(self.stack(seat) or 0 for seat in range(self.table_size))
         self.deals.append(
-            Deal(self.profile, deck=deck, dealer=dealer, table_size=self.table_size, seats=seats)
+            Deal(
+                self.profile,
+                deck=deck,
+                dealer=dealer,
+                table_size=self.table_size,
+                seats=seats,
+                stacks=stacks,
+            )
         )
         return (DealStarted(number, dealer, seats),)
 
-    def _end(self, contenders: tuple[int, ...]) -> SessionOver:
+    def _end(self, contenders: tuple[int, ...]) -> tuple[Event, ...]:
+        events: tuple[Event, ...] = ()
+        if self.pool:
+            refunds = self.pool_paid
+            events = (PoolReturned(refunds),)
+            self.balances = tuple(b + r for b, r in zip(self.balances, refunds, strict=True))
+            self.pool = 0
+            self.pool_paid = (0,) * self.table_size
         best = max(self.balances[seat] for seat in contenders)
         self.winners = tuple(seat for seat in contenders if self.balances[seat] == best)
-        return SessionOver(self.balances, self.winners)
+        return (*events, SessionOver(self.balances, self.winners))
 
     def __repr__(self) -> str:
         return (
             f"<Session {self.profile.name} seats={self.table_size} seed={self.seed} "
             f"deal={len(self.deals) - 1} balances={self.balances}>"
         )
+
+
+def _add(values: tuple[int, ...], seat: int, amount: int) -> tuple[int, ...]:
+    """``values`` with ``amount`` added to the entry of ``seat``."""
+    return (*values[:seat], values[seat] + amount, *values[seat + 1 :])

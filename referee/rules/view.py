@@ -5,6 +5,10 @@ balances), never another seat's unplayed cards nor the undealt stock. Everything
 referee sends a bot is built from one. A bot that wants to search builds a full deal
 from its view and a guess of the hidden hands with :func:`deal_from_view`.
 
+In the pool variants a view adds what is public (the pool, how many cards each seat
+exchanged, who peeped, whether the declarer took the widow) and what only this seat may
+see: the cards it drew and gave up, and the widow once it paid to peep or took it.
+
 :func:`view_fields` is the one place that decides what a seat sees: :func:`seat_view`
 wraps its fields in a :class:`SeatView`, and the referee, which encodes a view per
 decision and never keeps it, encodes the same fields as they are (:class:`ViewFields`, a
@@ -18,16 +22,15 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import TYPE_CHECKING, NamedTuple
 
-from referee.rules.deal import Deal, Phase
 from referee.rules.events import DealSettled, DealStarted, Penalized
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Sequence
 
     from referee.rules.actions import Action, Bid
     from referee.rules.cards import Card, Suit
+    from referee.rules.deal import Deal, Phase
     from referee.rules.events import Event, TrickWon
-    from referee.rules.profiles import Profile
 
 
 class ViewFields(NamedTuple):
@@ -56,6 +59,13 @@ class ViewFields(NamedTuple):
     tricks: tuple[TrickWon, ...]
     tricks_won: tuple[int, ...]
     balances: tuple[int, ...]
+    pool: int
+    exchanged: tuple[int, ...]
+    peeked: tuple[int, ...]
+    widow: Card | None
+    drawn: tuple[Card, ...]
+    discarded: tuple[Card, ...]
+    widow_taken: bool | None
     legal_actions: tuple[Action, ...]
 
 
@@ -68,8 +78,17 @@ class SeatView:
     """Everything ``seat`` may know at one moment of a session.
 
     ``balances`` are net chips per seat for the session so far (before this deal's
-    settlement while it is being played). ``legal_actions`` is empty unless ``seat`` is
-    the one to act.
+    settlement while it is being played, after the fees paid so far). ``legal_actions``
+    is empty unless ``seat`` is the one to act.
+
+    The pool variants: ``pool`` is the chips in the pool; ``exchanged`` the cards each
+    seat exchanged this deal (0: declined or not yet); ``peeked`` the seats that paid to
+    look at the widow, in order; ``widow`` the widow card if this seat may see it (it
+    peeped, or it is the declarer and took it), else None; ``drawn`` the cards this seat
+    drew from the stock and ``discarded`` those it gave up (its exchange in pack order,
+    then the card it gave for the widow), both this deal; ``widow_taken`` whether the
+    declarer took the widow (None until it decided, or without a widow). Profiles
+    without exchanges or a widow have 0, zeros, (), None, (), () and None.
     """
 
     profile: str
@@ -90,6 +109,13 @@ class SeatView:
     tricks: tuple[TrickWon, ...]
     tricks_won: tuple[int, ...]
     balances: tuple[int, ...]
+    pool: int
+    exchanged: tuple[int, ...]
+    peeked: tuple[int, ...]
+    widow: Card | None
+    drawn: tuple[Card, ...]
+    discarded: tuple[Card, ...]
+    widow_taken: bool | None
     legal_actions: tuple[Action, ...]
 
     def fields(self) -> ViewFields:
@@ -105,26 +131,42 @@ class SeatView:
 
     @property
     def visible_cards(self) -> frozenset[Card]:
-        """Every card this view reveals: the seat's hand and the cards played."""
-        return self.played | frozenset(self.hand)
+        """Every card this view reveals: the seat's hand, the cards played, its discards and the widow seen.
+
+        The cards another seat may hold are the profile's pack less these, with one
+        exception: a widow this seat peeped at and another declarer took is in that
+        declarer's hand (``widow_taken``).
+        """
+        seen = self.played | frozenset(self.hand)
+        if self.discarded:
+            seen |= frozenset(self.discarded)
+        if self.widow is not None:
+            seen |= {self.widow}
+        return seen
 
 
 _field_values = attrgetter(*ViewFields._fields)
 """A view's field values in :class:`ViewFields`' order (the same names as :class:`SeatView`'s)."""
 
 
-def seat_view(
+def seat_view(  # noqa: PLR0913 - the deal and what only a session knows, keywords
     deal: Deal,
     seat: int,
     *,
     deal_number: int = 0,
     deals_in_session: int = 1,
     balances: tuple[int, ...] | None = None,
+    pool: int = 0,
 ) -> SeatView:
-    """What ``seat`` sees of ``deal`` (and, given by the session, of the balances)."""
+    """What ``seat`` sees of ``deal`` (and, given by the session, of the balances and the pool)."""
     return SeatView(
         *view_fields(
-            deal, seat, deal_number=deal_number, deals_in_session=deals_in_session, balances=balances
+            deal,
+            seat,
+            deal_number=deal_number,
+            deals_in_session=deals_in_session,
+            balances=balances,
+            pool=pool,
         )
     )
 
@@ -136,11 +178,13 @@ def view_fields(  # noqa: PLR0913 - the view and what only a session knows, keyw
     deal_number: int = 0,
     deals_in_session: int = 1,
     balances: tuple[int, ...] | None = None,
+    pool: int = 0,
     legal_actions: tuple[Action, ...] | None = None,
 ) -> ViewFields:
     """The fields of :func:`seat_view`'s view, without the dataclass around them.
 
-    Of the cards not yet played, only ``seat``'s own hand is read. ``legal_actions`` are
+    Of the cards not yet played, only ``seat``'s own hand is read, with its own drawn
+    and discarded cards, and the widow when ``seat`` may see it. ``legal_actions`` are
     the deal's, when the caller has them already (the view holds them only if ``seat``
     is the one to act).
     """
@@ -150,6 +194,8 @@ def view_fields(  # noqa: PLR0913 - the view and what only a session knows, keyw
         raise ValueError(msg)
     contract = deal.contract
     to_act = deal.to_act
+    peeked = deal.peeked
+    taken = deal.widow_taken
     return _new_fields(
         ViewFields,
         (
@@ -171,6 +217,13 @@ def view_fields(  # noqa: PLR0913 - the view and what only a session knows, keyw
             deal.tricks,
             deal.tricks_won,
             balances if balances is not None else (0,) * size,
+            pool,
+            deal.exchanged,
+            peeked,
+            deal.widow if seat in peeked or (taken and seat == deal.declarer) else None,
+            deal.drawn[seat],
+            deal.discarded[seat],
+            taken,
             (deal.legal_actions() if legal_actions is None else legal_actions) if to_act == seat else (),
         ),
     )
@@ -209,8 +262,10 @@ def seat_events(
     """What ``seat`` is told of one transition's ``events`` (of deal number ``deal``).
 
     Told right after the transition: ``deals`` are the session's deals and ``balances``
-    its balances at that moment. The only private part, a new deal's hand, is the seat's
-    own, read as its view reads it.
+    its balances at that moment (after the whole transition: a pool claimed or returned
+    in it included). The only private part, a new deal's hand, is the seat's own, read as
+    its view reads it; the pool variants' events (exchanges as counts, peeps, the widow
+    taken or not, chips paid, the pool claimed or returned) are public as they are.
     """
     told: list[SeatEvent] = []
     faulting: int | None = None
@@ -226,28 +281,3 @@ def seat_events(
                 faulting = event.seat  # type: ignore[union-attr]
             told.append(SeatEvent(deal, event))
     return tuple(told)
-
-
-def deal_from_view(view: SeatView, profile: Profile, hands: Mapping[int, Iterable[Card]]) -> Deal:
-    """A full deal consistent with ``view``, in which the other seats hold ``hands``.
-
-    ``hands`` gives each other seat in play its unplayed cards (a guess, for a search):
-    as many as that seat still holds. The deal is rebuilt from the initial hands and the
-    public actions, so ``deal.legal_actions()`` and ``deal.apply()`` work from the view's
-    moment on.
-    """
-    held: dict[int, list[Card]] = {seat: list(cards) for seat, cards in hands.items()}
-    held[view.seat] = list(view.hand)
-    plays = [play for trick in view.tricks for play in trick.plays] + list(view.trick)
-    for seat, card in plays:
-        held.setdefault(seat, []).append(card)
-    missing = set(view.seats_in_play) - set(held)
-    if missing:
-        msg = f"no hand given for seats {sorted(missing)}"
-        raise ValueError(msg)
-    deal = Deal.from_hands(profile, held, dealer=view.dealer, table_size=view.table_size)
-    for _, bid in view.bids:
-        deal.apply(bid)
-    for _, card in plays:
-        deal.apply(card)
-    return deal

@@ -225,6 +225,14 @@ def view_from_proto(msg: nap_pb2.SeatView | nap_pb2.DecisionRequest) -> SeatView
         ),
         tricks_won=tuple(wire.tricks_won),
         balances=tuple(wire.balances),
+        # the pool variants' fields are not on the wire yet: the defaults of other profiles
+        pool=0,
+        exchanged=(0,) * wire.number_of_seats,
+        peeked=(),
+        widow=None,
+        drawn=(),
+        discarded=(),
+        widow_taken=None,
         legal_actions=legal,
     )
 
@@ -471,6 +479,12 @@ def profile_to_proto(profile: Profile) -> nap_pb2.Profile:
             "tie_break_deal": _text(profile.tie_break_deal),
             "fault_policy": profile.fault_policy.value,
             "source": profile.source,
+            "exchange_max": _text(profile.exchange_max),
+            "exchange_fee_per_card": _text(profile.exchange_fee_per_card),
+            "exchange_fee": _text(profile.exchange_fee),
+            "widow": _text(profile.widow),
+            "peep_fee": _text(profile.peep_fee),
+            "pool_claim": profile.pool_claim,
         },
     )
 
@@ -517,5 +531,11 @@ _READ_PARAMETER: Final[dict[str, Callable[[str], Any]]] = {
     "rebuy": lambda text: text == "true",
     "tie_break_deal": lambda text: text == "true",
     "fault_policy": FaultPolicy,
+    "exchange_max": int,
+    "exchange_fee_per_card": lambda text: text == "true",
+    "exchange_fee": int,
+    "widow": lambda text: text == "true",
+    "peep_fee": int,
+    "pool_claim": str,
 }
 """How each of :func:`profile_to_proto`'s parameters is read back (``source`` is a plain string)."""

@@ -288,7 +288,7 @@ class RequestEncoder:
             tricks,
             tricks_won,
             balances,
-            _,
+            *_,  # the pool variants' fields (pool, exchanges, widow) and the legal actions: not sent yet
         ) = fields
         deal = (size, profile, number, deals, dealer)
         if deal != self._deal_key:

@@ -166,6 +166,14 @@ def _decode(
         tricks=tricks,
         tricks_won=tuple(wire.tricks_won),
         balances=tuple(wire.balances),
+        # the pool variants' fields are not on the wire yet: the defaults of other profiles
+        pool=0,
+        exchanged=(0,) * wire.number_of_seats,
+        peeked=(),
+        widow=None,
+        drawn=(),
+        discarded=(),
+        widow_taken=None,
         legal_actions=legal,
     )
 
