@@ -179,13 +179,13 @@ class TestSolverAgreesWithBruteForce:
             in_time.can_make()
         assert in_time.nodes == 3_001
 
-    def test_the_clock_gives_each_solve_the_budget_or_a_floor(self) -> None:
+    def test_the_clock_gives_each_solve_the_cap_or_a_floor(self) -> None:
         now = [10.05]
-        clock = Clock(0.2, 50_000, lambda: now[0], 10.0)
+        clock = Clock(0.2, lambda: now[0], 10.0)
         assert clock.deadline() == Deadline(10.2, clock.now)
         now[0] = 10.5
         assert clock.deadline(floor=0.03) == Deadline(10.53, clock.now)
-        assert Clock(None, 50_000, lambda: now[0], 10.0).deadline() is None
+        assert Clock(None, lambda: now[0], 10.0).deadline() is None
 
 
 def brute_after(deal: Deal, card: Card) -> int:
@@ -361,6 +361,41 @@ class TestPimcBot:
         play_local(bots, seed=3, profile=PACK_32)
         assert {phase for phase, _ in guessed} == {Phase.BIDDING, Phase.PLAY}
         assert all(unseen <= set(PACK_32.pack) for _, unseen in guessed)
+
+    def test_the_default_budget_plays_the_same_on_a_slow_clock(self) -> None:
+        """The default budget is counted (samples, nodes), not timed: a seeded bot is reproducible.
+
+        One session on a clock that never moves and on one that moves 1 ms at every look
+        (a slow, loaded machine): the same actions, and no decision reached the safety cap.
+        """
+
+        def session(step: float) -> tuple[list[list[Action]], int]:
+            now = [0.0]
+
+            def clock() -> float:
+                now[0] += step
+                return now[0]
+
+            pimc = PimcBot(seed=2, clock=clock, batch=Batch())
+            played = play_local([pimc, PeelBot(), RandomBot(seed=1)], seed=6, profile=HEATHER)
+            return [list(deal.actions) for deal in played.deals], pimc.capped
+
+        assert Budget().seconds is not None  # a cap there is; it is not what decides
+        still, moving = session(0.0), session(0.001)
+        assert moving == still
+        assert still[1] == 0
+
+    def test_a_decision_past_the_cap_is_counted(self) -> None:
+        now = [0.0]
+
+        def clock() -> float:
+            now[0] += 0.1
+            return now[0]
+
+        bot = PimcBot(budget=Budget(samples=50, seconds=0.2, batch_seconds=None), clock=clock, batch=Batch())
+        bot.table, bot.seat = "t", 0
+        bot.decide(opening_view("AS KS QS JS 10S"))
+        assert bot.capped == 1
 
     def test_a_fixed_seed_replays(self) -> None:
         runs = [

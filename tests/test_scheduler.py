@@ -16,6 +16,7 @@ from tournaments.scheduler import (
     BlockSpec,
     check_table_size,
     derive_seed,
+    match_schedule,
     schedule,
 )
 
@@ -212,3 +213,47 @@ class TestTheProfilesTableSizes:
         assert len(schedule(bots(8), table_size=8, sessions=8, seed=0, profile=eight)) == 1
         with pytest.raises(ValueError, match="Nap is played by 3 to 7 players"):
             check_table_size(8)
+
+
+class TestMatchSchedule:
+    """A match seats the candidate at every table, with k - 1 copies of the baseline or a pool."""
+
+    def test_every_block_seats_the_candidate_and_the_copies(self) -> None:
+        plan = match_schedule("new", ["old", "old-2", "old-3"], table_size=4, sessions=40, seed=3)
+        assert len(plan) == 10
+        assert all(sorted(block.bots) == ["new", "old", "old-2", "old-3"] for block in plan)
+        assert len({block.bots for block in plan}) > 1  # seat orders vary
+        follows = Counter(
+            (block.bots[i], block.bots[(i + 1) % 4])
+            for block in plan
+            for i in range(4)
+            if block.bots[i] == "new"
+        )
+        assert set(follows) == {("new", "old"), ("new", "old-2"), ("new", "old-3")}
+
+    def test_a_pool_comes_round_evenly(self) -> None:
+        """Pool of four at 3 seats: each pair of opponents joins the candidate equally often."""
+        pool = ["a", "b", "c", "d"]
+        plan = match_schedule("new", pool, table_size=3, sessions=3 * 12, seed=5)
+        assert all("new" in block.bots for block in plan)
+        opponents = Counter(frozenset(set(block.bots) - {"new"}) for block in plan)
+        assert set(opponents.values()) == {2}
+        assert len(opponents) == math.comb(4, 2)
+
+    def test_the_deals_are_the_tournaments(self) -> None:
+        """A match and a tournament with one seed play the same board seeds, block for block."""
+        match = match_schedule("new", ["old", "old-2"], table_size=3, sessions=30, seed=9)
+        tournament = schedule(bots(5), table_size=3, sessions=30, seed=9)
+        assert [b.board_seed for b in match] == [b.board_seed for b in tournament]
+        assert match == match_schedule("new", ["old", "old-2"], table_size=3, sessions=30, seed=9)
+
+    @pytest.mark.parametrize(
+        ("candidate", "opponents", "message"),
+        [
+            ("old", ["old", "old-2"], "entrants listed more than once: old"),
+            ("new", ["old"], r"table size 3 exceeds the number of entrants \(2\)"),
+        ],
+    )
+    def test_errors_name_the_problem(self, candidate: str, opponents: list[str], message: str) -> None:
+        with pytest.raises(ValueError, match=message):
+            match_schedule(candidate, opponents, table_size=3, sessions=3, seed=0)

@@ -1,15 +1,18 @@
-"""Standings: means and intervals over blocks, split wins, ratings and the crosstable."""
+"""Standings: means and intervals over blocks, split wins, ranks the data supports, ratings, crosstable."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 import statistics
 
 import pytest
 
+from tournaments.rating import bradley_terry
 from tournaments.results import Declaration, SeatResult, SessionResult
 from tournaments.standings import compute_standings, estimate, t_quantile
+from tournaments.stats import likelihood_of_superiority, t_cdf
 
 
 def session(
@@ -88,6 +91,38 @@ class TestTQuantile:
             t_quantile(p, df)
 
 
+class TestTCdf:
+    @pytest.mark.parametrize(
+        ("t", "df", "expected"),
+        [
+            (2.228138852, 10, 0.975),
+            (1.0, 1, 0.75),
+            (-1.0, 1, 0.25),
+            (0.0, 7, 0.5),
+            (1.812461123, 10, 0.95),
+            (-2.570581836, 5, 0.025),
+            (3.0, 2, 0.952267016),  # R: pt(3, 2)
+        ],
+    )
+    def test_matches_published_values(self, t: float, df: int, expected: float) -> None:
+        assert t_cdf(t, df) == pytest.approx(expected, abs=1e-8)
+
+    @pytest.mark.parametrize("df", [1, 2, 3, 8, 29, 30, 999, 1000, 1001, 5000])
+    @pytest.mark.parametrize("p", [0.01, 0.3, 0.9, 0.975])
+    def test_inverts_the_quantile(self, p: float, df: int) -> None:
+        """Exact up to 1000 df; the approximations beyond agree to 1e-6."""
+        assert t_cdf(t_quantile(p, df), df) == pytest.approx(p, abs=1e-6)
+
+    def test_likelihood_of_superiority_is_the_t_tail(self) -> None:
+        """Mean 1, SD 2 over 9 blocks: t = 1.5 on 8 df."""
+        values = [1.0, 3.0, -1.0, 3.0, -1.0, 3.0, -1.0, 3.0, -1.0]
+        expected = t_cdf(1.0 / (statistics.stdev(values) / 3), 8)
+        assert likelihood_of_superiority(estimate(values)) == pytest.approx(expected)
+        assert 0.5 < expected < 1
+        assert likelihood_of_superiority(estimate([2.0])) is None
+        assert likelihood_of_superiority(estimate([2.0, 2.0, 2.0])) is None
+
+
 class TestChipsInterval:
     def test_interval_over_block_means(self) -> None:
         """Block means 0, 2, 4: mean 2, sd 2, half-width t(0.975, 2) * 2 / sqrt(3)."""
@@ -120,13 +155,40 @@ class TestChipsInterval:
         line = standings.bot("a")
         assert line.chips.mean == 5.0
         assert (line.chips.half_width, line.chips.low, line.chips.high) == (None, None, None)
+        assert line.chips.caveat == "a single block"
         head = standings.versus("a", "b")
         assert head is not None
         assert head.difference.half_width is None
 
-    def test_identical_block_means_give_a_zero_width_interval(self) -> None:
-        line = compute_standings(blocks_of(2, [{"a": 1, "b": -1, "c": 0}] * 3)).bot("a")
-        assert (line.chips.mean, line.chips.half_width) == (1.0, 0.0)
+    def test_blocks_that_never_vary_give_no_interval_and_say_so(self) -> None:
+        """Clones tie exactly in most blocks: five equal differences are not a certain tie.
+
+        The issue's case: ``peel - peel-2`` printed as ``+0.00 ± 0.00 (5)`` although their
+        block SD is about 2 chips. No zero-width interval: no interval, and the reason.
+        """
+        results = blocks_of(5, [{"peel": 2, "peel-2": 2, "random": -4}] * 3)
+        standings = compute_standings(results)
+        head = standings.versus("peel", "peel-2")
+        assert head is not None
+        assert (head.difference.mean, head.difference.half_width, head.difference.sd) == (0.0, None, 0.0)
+        assert head.difference.caveat == "no variation over 5 blocks"
+        assert head.los is None
+        assert standings.bot("peel").chips.half_width is None
+
+    def test_an_interval_from_few_blocks_carries_a_warning(self) -> None:
+        results = [
+            *block_of(0, [{"a": 3, "b": -3, "c": 0}] * 3),
+            *block_of(1, [{"a": 1, "b": -1, "c": 0}] * 3),
+            *block_of(2, [{"a": 2, "b": -3, "c": 1}] * 3),
+        ]
+        chips = compute_standings(results).bot("a").chips
+        assert chips.half_width is not None
+        assert chips.caveat == "only 3 blocks"
+        assert not chips.trusted
+        five = compute_standings([*results, *block_of(3, [{"a": 0, "b": 0, "c": 0}] * 3),
+                                  *block_of(4, [{"a": 1, "b": 0, "c": -1}] * 3)]).bot("a").chips  # fmt: skip
+        assert five.caveat is None
+        assert five.trusted
 
     def test_estimate_needs_values(self) -> None:
         with pytest.raises(ValueError, match="no values"):
@@ -139,10 +201,24 @@ class TestWinShare:
         standings = compute_standings(
             [session(0, 0, {"a": 4, "b": 4, "c": -8}), session(0, 1, {"a": 6, "b": -3, "c": -3})]
         )
-        assert standings.bot("a").win_share == pytest.approx(0.75)
-        assert standings.bot("b").win_share == pytest.approx(0.25)
-        assert standings.bot("c").win_share == 0.0
+        assert standings.bot("a").win_share.mean == pytest.approx(0.75)
+        assert standings.bot("b").win_share.mean == pytest.approx(0.25)
+        assert standings.bot("c").win_share.mean == 0.0
         assert standings.bot("a").expected_win_share == pytest.approx(1 / 3)
+
+    def test_win_share_has_an_interval_over_blocks(self) -> None:
+        """Block win shares 1, 0, 1/2, 1/3 for a: mean and t interval over those four values."""
+        results = [
+            *block_of(0, [{"a": 4, "b": -2, "c": -2}] * 2),
+            *block_of(1, [{"a": -4, "b": 2, "c": 2}] * 2),
+            *block_of(2, [{"a": 4, "b": -2, "c": -2}, {"a": -4, "b": 8, "c": -4}]),
+            *block_of(3, [{"a": 4, "b": -2, "c": -2}, {"a": -4, "b": 8, "c": -4}, {"a": 0, "b": 4, "c": -4}]),
+        ]
+        share = compute_standings(results).bot("a").win_share
+        values = [1.0, 0.0, 0.5, 1 / 3]
+        assert share.mean == pytest.approx(statistics.fmean(values))
+        assert share.n == 4
+        assert share.half_width == pytest.approx(t_quantile(0.975, 3) * statistics.stdev(values) / 2)
 
     def test_chance_follows_the_table_sizes_played(self) -> None:
         """One session at 3 seats, one at 4: chance is (1/3 + 1/4) / 2."""
@@ -158,12 +234,8 @@ class TestWinShare:
 
 class TestRating:
     @pytest.mark.parametrize("seats", [3, 4, 5, 7])
-    def test_co_winners_never_rated_below_a_lower_finisher(self, seats: int) -> None:
-        """Two bots tie for first, one comes third, the rest trail, session after session.
-
-        openskill's default Plackett-Luce model rates such co-winners below the third
-        bot at four seats and more; the standings must not.
-        """
+    def test_co_winners_are_rated_alike_and_above_a_lower_finisher(self, seats: int) -> None:
+        """Two bots tie for first, one comes third, the rest trail, session after session."""
         names = [f"bot{i}" for i in range(seats)]
         chips = [10, 10, 5, *(-5 - i for i in range(seats - 3))]
         chips[-1] -= sum(chips)
@@ -171,13 +243,43 @@ class TestRating:
             standings = compute_standings(
                 [session(block, 0, dict(zip(names, chips, strict=True))) for block in range(count)]
             )
-            third = standings.bot("bot2").rating.ordinal
-            assert standings.bot("bot0").rating.ordinal >= third
-            assert standings.bot("bot1").rating.ordinal >= third
-            assert standings.bot("bot0").rating == standings.bot("bot1").rating
+            third = standings.bot("bot2").rating
+            assert standings.bot("bot0").rating == standings.bot("bot1").rating > third
 
-    def test_rating_breaks_ties_in_mean_chips(self) -> None:
-        """zed and amy both average 2 chips, but zed wins more often, so zed ranks first."""
+    def test_the_rating_does_not_depend_on_the_order_of_the_sessions(self) -> None:
+        """The issue's case: OpenSkill gave random 7.46 in play order and 5.54 reversed.
+
+        A fit on all sessions at once gives the same ratings, to the last bit, in any order.
+        """
+        results = TestCrosstable().results()
+        last = max(result.block for result in results)
+        replayed = [dataclasses.replace(r, block=last - r.block) for r in results]  # the blocks reversed
+        ratings = {line.bot: line.rating for line in compute_standings(results).bots}
+        assert {line.bot: line.rating for line in compute_standings(replayed).bots} == ratings
+        assert bradley_terry(results[::-1]) == bradley_terry(results) == ratings
+        assert len(set(ratings.values())) == len(ratings)  # the sessions do tell them apart
+
+    def test_a_stronger_bot_is_rated_higher_and_the_field_averages_zero(self) -> None:
+        results = blocks_of(
+            4,
+            [
+                {"ace": 6, "bea": 0, "cy": -6},
+                {"ace": 3, "bea": -6, "cy": 3},
+                {"ace": 2, "bea": 1, "cy": -3},
+            ],
+        )
+        standings = compute_standings(results)
+        ratings = [standings.bot(name).rating for name in ("ace", "bea", "cy")]
+        assert ratings[0] > max(ratings[1:])
+        assert math.fsum(ratings) == pytest.approx(0.0, abs=1e-9)
+
+    def test_an_unbeaten_bot_gets_a_finite_rating(self) -> None:
+        standings = compute_standings(blocks_of(3, [{"ace": 9, "bea": -4, "cy": -5}] * 3))
+        assert math.isfinite(standings.bot("ace").rating)
+        assert standings.bot("ace").rating > standings.bot("bea").rating > standings.bot("cy").rating
+
+    def test_rating_orders_ties_in_mean_chips_without_separating_them(self) -> None:
+        """zed and amy both average 2 chips, but zed wins more often: zed is listed first, same rank."""
         results = blocks_of(
             2,
             [
@@ -189,11 +291,13 @@ class TestRating:
         standings = compute_standings(results)
         assert [line.bot for line in standings.bots] == ["zed", "amy", "cal"]
         assert standings.bot("zed").chips.mean == standings.bot("amy").chips.mean
+        assert standings.bot("zed").rank == standings.bot("amy").rank == 1
+        assert standings.tied("zed")
 
     def test_ranking_is_by_mean_chips_first(self) -> None:
         """bee wins once big and comes last twice; ant wins twice small.
 
-        ant's rating is higher, but bee's mean chips (2) beat ant's (-2/3): bee ranks first.
+        ant's rating is higher, but bee's mean chips (2) beat ant's (-2/3): bee is listed first.
         """
         results = blocks_of(
             3,
@@ -205,7 +309,62 @@ class TestRating:
         )
         standings = compute_standings(results)
         assert [line.bot for line in standings.bots] == ["bee", "ant", "cow"]
-        assert standings.bot("ant").rating.ordinal > standings.bot("bee").rating.ordinal
+        assert standings.bot("ant").rating > standings.bot("bee").rating
+
+
+class TestRanks:
+    """A bot takes the next rank only when the data separates it from the bot above."""
+
+    @staticmethod
+    def noisy(blocks: int, edge: int, *, seed: int = 3) -> list[SessionResult]:
+        """a beats b by ``edge`` a session give or take 6; c and d are clones trailing both.
+
+        ``edge`` is even, so that every seat's chips are whole and each session sums to zero.
+        """
+        rng = random.Random(seed)
+        results = []
+        for block in range(blocks):
+            noise = rng.randint(-3, 3)
+            for rotation in range(4):
+                spread = rng.randint(-2, 2)
+                chips = {
+                    "a": 20 + edge + noise,
+                    "b": 20 - noise,
+                    "c": -20 - edge // 2 + spread,
+                    "d": -20 - edge // 2 - spread,
+                }
+                results.append(session(block, rotation, chips))
+        return results
+
+    def test_clones_share_a_rank_whatever_the_rating(self) -> None:
+        """The issue's case: two peels at the same chips, peel-2 ranked first by the rating."""
+        standings = compute_standings(self.noisy(12, edge=10))
+        assert [line.rank for line in standings.bots] == [1, 2, 3, 3]
+        assert standings.tied("c")
+        assert standings.tied("d")
+        assert not standings.tied("a")
+
+    def test_a_small_edge_over_few_blocks_is_a_tie(self) -> None:
+        """An edge the interval does not separate from zero leaves the ranks shared."""
+        standings = compute_standings(self.noisy(6, edge=2))
+        assert [line.bot for line in standings.bots][:2] == ["a", "b"]
+        assert standings.bot("a").rank == standings.bot("b").rank == 1
+
+    def test_too_few_blocks_never_separate(self) -> None:
+        """Even a large, steady edge from four blocks is not enough to rank apart."""
+        standings = compute_standings(self.noisy(4, edge=30))
+        assert standings.bot("a").rank == standings.bot("b").rank == 1
+        assert compute_standings(self.noisy(5, edge=30)).bot("b").rank == 2
+
+    def test_each_bot_carries_its_paired_los_over_the_next(self) -> None:
+        standings = compute_standings(self.noisy(12, edge=10))
+        first, second, *_, last = standings.bots
+        head = standings.versus(first.bot, second.bot)
+        assert head is not None
+        assert first.los_next == head.los
+        assert first.los_next is not None
+        assert first.los_next > 0.99
+        assert last.los_next is None
 
 
 class TestCrosstable:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 from referee.match import TimeLimits
 from referee.rules import DEFAULT_PROFILE, FaultPolicy
 from tournaments.bots import BotEntry, RunnerError
+from tournaments.match import MatchPlan
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -40,6 +41,10 @@ class TournamentConfig:
     ``workers`` is the number of processes that play blocks, each with its own referee and
     bot processes (:mod:`tournaments.workers`); None means one per core. With one worker,
     or with remote bots, the referee runs in the runner's own process.
+    ``match`` makes the tournament a match (:mod:`tournaments.match`): every block seats
+    the candidate with ``table_size - 1`` of the other entrants, and a sequential test,
+    if it has one, ends the tournament as soon as it decides; ``sessions`` is then the
+    most it may play.
     """
 
     name: str
@@ -55,6 +60,7 @@ class TournamentConfig:
     fault_policy: FaultPolicy | None = None
     ask_forced: bool = False
     workers: int | None = None
+    match: MatchPlan | None = None
 
     def __post_init__(self) -> None:
         if self.workers is not None and self.workers < 1:
@@ -101,6 +107,7 @@ _WRITE: Final[Mapping[str, Callable[[Any], object]]] = {
         "margin_ms": limits.margin_ms,
     },
     "fault_policy": lambda policy: None if policy is None else policy.value,
+    "match": lambda plan: None if plan is None else plan.to_json(),
 }
 """How a field that is not plain JSON is written (the others are written as they are)."""
 
@@ -118,5 +125,6 @@ _READ: Final[Mapping[str, Callable[[Any], Any]]] = {
     "fault_policy": _optional(FaultPolicy),
     "ask_forced": bool,
     "workers": _optional(int),
+    "match": _optional(MatchPlan.from_json),
 }
 """How each field is read back from JSON; every field of :class:`TournamentConfig` has one."""

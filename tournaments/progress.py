@@ -23,10 +23,12 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from tournaments.publish import percent, rank_label
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from tournaments.standings import Standings
+    from tournaments.standings import Estimate, Standings
 
 
 class SpeedColumn(ProgressColumn):
@@ -51,23 +53,39 @@ def progress_columns() -> tuple[ProgressColumn, ...]:
     )
 
 
-def standings_table(standings: Standings, *, title: str = "Standings") -> Table:
-    """A compact ``rich`` table of live standings (chips per session with 95% interval)."""
+def standings_table(standings: Standings, *, title: str = "Standings", live: bool = False) -> Table:
+    """A compact ``rich`` table of standings: shared ranks, chips with 95% interval, win share.
+
+    ``live`` adds the caption that live intervals are not a stopping rule.
+    """
     table = Table(title=title)
-    for header in ("#", "bot", "sessions", "chips/session", "95% CI", "win share", "faults"):
+    if live:
+        table.caption = (
+            "Intervals are not a stopping rule: stopping once one clears zero finds differences "
+            "that are not there. To stop as soon as the data decides: nap match --sprt."
+        )
+    for header in ("#", "bot", "sessions", "chips/session", "95% CI", "LOS over next", "win share", "faults"):
         table.add_column(header, justify="left" if header == "bot" else "right")
-    for rank, line in enumerate(standings.bots, start=1):
-        half = line.chips.half_width
+    for position, line in enumerate(standings.bots):
+        share = line.win_share
         table.add_row(
-            str(rank),
+            rank_label(standings, line),
             line.bot,
             str(line.sessions),
             f"{line.chips.mean:+.2f}",
-            "n/a" if half is None else f"±{half:.2f}",
-            f"{line.win_share:.3f}",
+            _spread(line.chips),
+            "" if position == len(standings.bots) - 1 else percent(line.los_next),
+            f"{share.mean:.3f} " + ("(n/a)" if share.half_width is None else f"±{share.half_width:.3f}"),
             str(line.faults),
         )
     return table
+
+
+def _spread(value: Estimate) -> str:
+    """``±1.25``, ``±3.10 (3 blocks)``, ``n/a (1 block)`` or ``n/a (no variation)``: short, for a terminal."""
+    if value.half_width is None:
+        return "n/a (1 block)" if value.n < 2 else "n/a (no variation)"
+    return f"±{value.half_width:.2f}" + ("" if value.trusted else f" ({value.n} blocks)")
 
 
 def standings_printer(progress: Progress | None) -> Callable[[Standings], None]:
@@ -75,6 +93,8 @@ def standings_printer(progress: Progress | None) -> Callable[[Standings], None]:
     console = progress.console if progress is not None else Console(stderr=True)
 
     def show(standings: Standings) -> None:
-        console.print(standings_table(standings, title=f"Standings after {standings.sessions} sessions"))
+        console.print(
+            standings_table(standings, title=f"Standings after {standings.sessions} sessions", live=True)
+        )
 
     return show

@@ -3,8 +3,11 @@
 Rendering is pure (``render_markdown``, ``render_html``, ``to_json``); only ``publish``
 touches the file system. The HTML page carries its CSS and its SVG chart inline and
 references nothing outside itself, so it renders offline and can be mailed or archived
-as one file. An interval that is undefined (a bot with a single block) is shown as
-"n/a" and stored as ``null``.
+as one file. An interval that is undefined (a single block, or blocks that never varied)
+is shown as the mean and the reason, never as ``± 0.00``, and stored as ``null`` with a
+``warning``; an interval from only a few blocks is shown with that warning. A match
+(:mod:`tournaments.match`) adds its summary: the edge, its interval, the likelihood of
+superiority, the blocks and sessions read and the test's verdict.
 """
 
 from __future__ import annotations
@@ -18,15 +21,20 @@ from tournaments.standings import (
     ContractRecord,
     Estimate,
     HeadToHead,
-    Rating,
     Standings,
 )
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-JSON_FORMAT = "nap-arena-standings/1"
-"""Identifies the JSON layout; bumped whenever a key changes meaning or disappears."""
+    from tournaments.match import MatchSummary
+
+JSON_FORMAT = "nap-arena-standings/2"
+"""Identifies the JSON layout; bumped whenever a key changes meaning or disappears.
+
+2: ranks may be shared (``tied``), ``los_next``; win share is an interval; the rating is
+one Bradley-Terry number (no ``mu``/``sigma``); intervals carry ``sd`` and ``warning``;
+``match``."""
 
 _LABEL_CHARS = 24
 """Bot ids longer than this are shortened in the chart (tables show them whole)."""
@@ -41,23 +49,33 @@ svg text { font-size: 12px; fill: #222; }
 .note { color: #666; font-size: 0.9rem; }
 """
 
+READING_NOTE = (
+    "Intervals are 95% over blocks. Ranks are shared unless the paired difference from the "
+    "bot above is separated from zero; LOS is the likelihood that a bot is better than the "
+    "next one. The rating is a Bradley-Terry fit on all sessions (Elo scale, average 0), "
+    "not an interval. An interval checked again and again is not a stopping rule: to stop "
+    "as soon as the data decides, use nap match --sprt."
+)
 
-def publish(standings: Standings, folder: Path, *, title: str) -> tuple[Path, Path, Path]:
+
+def publish(
+    standings: Standings, folder: Path, *, title: str, match: MatchSummary | None = None
+) -> tuple[Path, Path, Path]:
     """Write ``standings.md``, ``standings.json`` and ``standings.html`` into ``folder``.
 
     Creates ``folder`` if needed and overwrites earlier files. Returns the three paths in
-    that order. Files are UTF-8.
+    that order. Files are UTF-8. ``match`` adds a match's summary to each.
     """
     folder.mkdir(parents=True, exist_ok=True)
     markdown = folder / "standings.md"
     data = folder / "standings.json"
     page = folder / "standings.html"
-    markdown.write_text(render_markdown(standings, title=title), encoding="utf-8")
+    markdown.write_text(render_markdown(standings, title=title, match=match), encoding="utf-8")
     data.write_text(
-        json.dumps(to_json(standings, title=title), indent=2, sort_keys=True) + "\n",
+        json.dumps(to_json(standings, title=title, match=match), indent=2, sort_keys=True) + "\n",
         encoding="utf-8",
     )
-    page.write_text(render_html(standings, title=title), encoding="utf-8")
+    page.write_text(render_html(standings, title=title, match=match), encoding="utf-8")
     return markdown, data, page
 
 
@@ -65,10 +83,22 @@ def _signed(value: float) -> str:
     return f"{value:+.2f}"
 
 
-def _interval(value: Estimate) -> str:
-    """``+1.25 ± 0.80``, or ``+1.25 ± n/a`` when the interval is undefined."""
-    half = "n/a" if value.half_width is None else f"{value.half_width:.2f}"
-    return f"{_signed(value.mean)} ± {half}"
+def interval(value: Estimate, *, digits: int = 2, signed: bool = True) -> str:
+    """``+1.25 ± 0.80``; ``+1.25 ± 3.10 (only 3 blocks)``; ``+0.00 (no variation over 5 blocks)``."""
+    mean = f"{value.mean:+.{digits}f}" if signed else f"{value.mean:.{digits}f}"
+    text = mean if value.half_width is None else f"{mean} ± {value.half_width:.{digits}f}"
+    caveat = value.caveat
+    return text if caveat is None else f"{text} ({caveat})"
+
+
+def percent(value: float | None) -> str:
+    """A probability as ``97.3%``, or ``n/a``."""
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def rank_label(standings: Standings, line: BotStanding) -> str:
+    """``2`` or, when the rank is shared, ``2=``."""
+    return f"{line.rank}=" if standings.tied(line.bot) else str(line.rank)
 
 
 def _declarer(records: tuple[ContractRecord, ...]) -> str:
@@ -79,17 +109,18 @@ def _rows(standings: Standings) -> list[list[str]]:
     """One row of display cells per bot, in ranking order, matching ``_HEADERS``."""
     return [
         [
-            str(rank),
+            rank_label(standings, line),
             line.bot,
             str(line.sessions),
             str(line.blocks),
-            _interval(line.chips),
-            f"{line.win_share:.3f} / {line.expected_win_share:.3f}",
+            interval(line.chips),
+            "-" if position == len(standings.bots) - 1 else percent(line.los_next),
+            f"{interval(line.win_share, digits=3, signed=False)} / {line.expected_win_share:.3f}",
             _declarer(line.declarer),
             str(line.faults),
-            f"{line.rating.ordinal:.2f} ({line.rating.mu:.2f} ± {line.rating.sigma:.2f})",
+            f"{line.rating:+.0f}",
         ]
-        for rank, line in enumerate(standings.bots, start=1)
+        for position, line in enumerate(standings.bots)
     ]
 
 
@@ -99,10 +130,11 @@ _HEADERS = [
     "sessions",
     "blocks",
     "chips/session (95% CI)",
-    "win share / chance",
+    "LOS over next",
+    "win share (95% CI) / chance",
     "declarer made/attempted",
     "faults",
-    "rating: mu - 3 sigma (mu ± sigma)",
+    "rating (Bradley-Terry)",
 ]
 
 
@@ -112,11 +144,37 @@ def _cross_cell(standings: Standings, bot: str, opponent: str) -> str:
     entry = standings.versus(bot, opponent)
     if entry is None:
         return ""
-    return f"{_interval(entry.difference)} ({entry.difference.n})"
+    return f"{interval(entry.difference)} ({entry.difference.n})"
 
 
-def render_markdown(standings: Standings, *, title: str = "Standings") -> str:
-    """Render the standings as Markdown: the ranking table, then the crosstable.
+def match_lines(match: MatchSummary) -> list[str]:
+    """The match's summary as lines of plain text (the terminal's and the files')."""
+    opponents = ", ".join(match.opponents)
+    lines = [
+        f"{match.candidate} against {opponents} at {match.table_size} seats: "
+        f"{match.blocks} blocks, {match.sessions} sessions read"
+        + (f" ({match.played} played)" if match.played != match.sessions else ""),
+        "edge (chips per session over the average opponent): "
+        + ("n/a" if match.edge is None else _edge(match.edge)),
+        f"likelihood of superiority: {percent(match.los)}",
+    ]
+    if match.state is not None:
+        lines.append(f"SPRT {match.state.test.describe()}: {match.state.describe()}")
+    lines.append(f"verdict: {match.verdict}")
+    return lines
+
+
+def _edge(edge: Estimate) -> str:
+    if edge.low is None or edge.high is None:
+        return interval(edge)
+    text = f"{edge.mean:+.2f}, 95% CI [{edge.low:+.2f}, {edge.high:+.2f}]"
+    return text if edge.caveat is None else f"{text} ({edge.caveat})"
+
+
+def render_markdown(
+    standings: Standings, *, title: str = "Standings", match: MatchSummary | None = None
+) -> str:
+    """Render the standings as Markdown: the match (if any), the ranking table, the crosstable.
 
     Crosstable cells read row bot minus column bot, mean chips per session over the
     blocks they shared, with the 95% interval and, in brackets, the number of blocks.
@@ -126,13 +184,12 @@ def render_markdown(standings: Standings, *, title: str = "Standings") -> str:
         return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
 
     names = [line.bot for line in standings.bots]
+    head = [f"# {title}", ""]
+    if match is not None:
+        head += ["## Match", "", *(f"- {line}" for line in match_lines(match)), ""]
     lines = [
-        f"# {title}",
-        "",
-        (
-            f"{standings.sessions} sessions in {standings.blocks} blocks. "
-            "Intervals are 95% over blocks; n/a means a single block."
-        ),
+        *head,
+        f"{standings.sessions} sessions in {standings.blocks} blocks. {READING_NOTE}",
         "",
         row(_HEADERS),
         row(["---"] * len(_HEADERS)),
@@ -147,40 +204,30 @@ def render_markdown(standings: Standings, *, title: str = "Standings") -> str:
     return "\n".join(lines) + "\n"
 
 
-def to_json(standings: Standings, *, title: str) -> dict[str, Any]:
-    """Everything in the standings as JSON-ready data with stable keys.
+def to_json(standings: Standings, *, title: str, match: MatchSummary | None = None) -> dict[str, Any]:
+    """Everything in the standings (and the match, if any) as JSON-ready data with stable keys.
 
-    Bots come in ranking order with their ``rank``. Interval ends (``low``, ``high``)
-    and ``ordinal`` are written for convenience and ignored by ``from_json``.
+    Bots come in ranking order with their ``rank``. Interval ends (``low``, ``high``),
+    ``warning``, ``tied``, ``los`` and ``match`` are written for convenience and ignored by
+    ``from_json``.
     """
 
-    def est(value: Estimate) -> dict[str, Any]:
+    def bot(line: BotStanding) -> dict[str, Any]:
         return {
-            "mean": value.mean,
-            "half_width": value.half_width,
-            "low": value.low,
-            "high": value.high,
-            "n": value.n,
-        }
-
-    def bot(rank: int, line: BotStanding) -> dict[str, Any]:
-        return {
-            "rank": rank,
+            "rank": line.rank,
+            "tied": standings.tied(line.bot),
+            "los_next": line.los_next,
             "bot": line.bot,
             "sessions": line.sessions,
             "blocks": line.blocks,
-            "chips_per_session": est(line.chips),
-            "win_share": line.win_share,
+            "chips_per_session": line.chips.to_json(),
+            "win_share": line.win_share.to_json(),
             "expected_win_share": line.expected_win_share,
             "declarer": [
                 {"contract": r.contract, "made": r.made, "attempted": r.attempted} for r in line.declarer
             ],
             "faults": line.faults,
-            "rating": {
-                "mu": line.rating.mu,
-                "sigma": line.rating.sigma,
-                "ordinal": line.rating.ordinal,
-            },
+            "rating": line.rating,
         }
 
     return {
@@ -188,11 +235,12 @@ def to_json(standings: Standings, *, title: str) -> dict[str, Any]:
         "title": title,
         "sessions": standings.sessions,
         "blocks": standings.blocks,
-        "bots": [bot(rank, line) for rank, line in enumerate(standings.bots, start=1)],
+        "bots": [bot(line) for line in standings.bots],
         "crosstable": [
-            {"bot": e.bot, "opponent": e.opponent, "difference": est(e.difference)}
+            {"bot": e.bot, "opponent": e.opponent, "difference": e.difference.to_json(), "los": e.los}
             for e in standings.crosstable
         ],
+        "match": None if match is None else match.to_json(),
     }
 
 
@@ -206,21 +254,23 @@ def from_json(data: dict[str, Any]) -> Standings:
         raise ValueError(msg)
 
     def est(value: dict[str, Any]) -> Estimate:
-        half = value["half_width"]
+        half, sd = value["half_width"], value["sd"]
         return Estimate(
             mean=float(value["mean"]),
             half_width=None if half is None else float(half),
             n=int(value["n"]),
+            sd=None if sd is None else float(sd),
         )
 
     return Standings(
         bots=tuple(
             BotStanding(
                 bot=str(line["bot"]),
+                rank=int(line["rank"]),
                 sessions=int(line["sessions"]),
                 blocks=int(line["blocks"]),
                 chips=est(line["chips_per_session"]),
-                win_share=float(line["win_share"]),
+                win_share=est(line["win_share"]),
                 expected_win_share=float(line["expected_win_share"]),
                 declarer=tuple(
                     ContractRecord(
@@ -231,7 +281,8 @@ def from_json(data: dict[str, Any]) -> Standings:
                     for r in line["declarer"]
                 ),
                 faults=int(line["faults"]),
-                rating=Rating(mu=float(line["rating"]["mu"]), sigma=float(line["rating"]["sigma"])),
+                rating=float(line["rating"]),
+                los_next=None if line["los_next"] is None else float(line["los_next"]),
             )
             for line in data["bots"]
         ),
@@ -248,7 +299,7 @@ def render_svg(standings: Standings) -> str:
     """Draw an inline SVG chart: a row per bot, its mean as a dot, its interval as a bar.
 
     The x axis spans every mean and interval end, and always zero (the break-even line).
-    Bots without an interval get a dot and the label "n/a".
+    Bots without an interval get a dot and the reason as their label.
     """
     label_w, plot_w, row_h, top = 180, 480, 24, 24
     height = top + row_h * max(len(standings.bots), 1) + 8
@@ -264,7 +315,7 @@ def render_svg(standings: Standings) -> str:
 
     parts = [
         (
-            f'<svg width="{label_w + plot_w + 140}" height="{height}" role="img" '
+            f'<svg width="{label_w + plot_w + 260}" height="{height}" role="img" '
             'aria-label="Mean chips per session with 95% intervals">'
         ),
         (
@@ -288,15 +339,15 @@ def render_svg(standings: Standings) -> str:
                 'stroke="#3366aa" stroke-width="2"/>'
                 for end in (x0, x1)
             )
-        note = _interval(line.chips)
+        note = interval(line.chips)
         parts.append(f'<circle cx="{x(line.chips.mean):.1f}" cy="{y:.1f}" r="4" fill="#aa3333"/>')
         parts.append(f'<text x="{label_w + plot_w + 6}" y="{y + 4:.1f}">{html.escape(note)}</text>')
     parts.append("</svg>")
     return "\n".join(parts)
 
 
-def render_html(standings: Standings, *, title: str = "Standings") -> str:
-    """Render a whole HTML page: chart, ranking table and crosstable, nothing external."""
+def render_html(standings: Standings, *, title: str = "Standings", match: MatchSummary | None = None) -> str:
+    """Render a whole HTML page: match (if any), chart, ranking table and crosstable, nothing external."""
 
     def table(headers: list[str], rows: list[list[str]]) -> str:
         head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
@@ -307,6 +358,14 @@ def render_html(standings: Standings, *, title: str = "Standings") -> str:
 
     names = [line.bot for line in standings.bots]
     cross = [[a, *(_cross_cell(standings, a, b) for b in names)] for a in names]
+    summary = (
+        []
+        if match is None
+        else [
+            "<h2>Match</h2>",
+            "<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in match_lines(match)) + "</ul>",
+        ]
+    )
     return "\n".join(
         [
             "<!DOCTYPE html>",
@@ -316,10 +375,10 @@ def render_html(standings: Standings, *, title: str = "Standings") -> str:
             f"<style>{_CSS}</style></head>",
             "<body>",
             f"<h1>{html.escape(title)}</h1>",
+            *summary,
             (
                 f'<p class="note">{standings.sessions} sessions in {standings.blocks} blocks. '
-                "Mean chips per session with 95% intervals over blocks; n/a means a single "
-                "block.</p>"
+                f"{html.escape(READING_NOTE)}</p>"
             ),
             render_svg(standings),
             table(_HEADERS, _rows(standings)),

@@ -141,6 +141,47 @@ def schedule(
     )
 
 
+def match_schedule(  # noqa: PLR0913 - keywords, as schedule's
+    candidate: str,
+    opponents: Sequence[str],
+    *,
+    table_size: int,
+    sessions: int,
+    seed: int,
+    profile: Profile | None = None,
+) -> tuple[BlockSpec, ...]:
+    """Plan ``ceil(sessions / table_size)`` blocks, each seating ``candidate`` with ``k - 1`` opponents.
+
+    With exactly ``k - 1`` opponents (the baseline's copies) every block seats them all;
+    with a larger pool, the opponents' ``(k - 1)``-subsets come round in seeded full
+    cycles, then balanced rounds, as in :func:`schedule`. Seat order is varied as there,
+    and the board seeds are :func:`schedule`'s: a match and a tournament with one seed
+    deal the same cards in block after block.
+
+    Raises ``ValueError`` as :func:`schedule` does, and when ``candidate`` is also an
+    opponent or there are fewer than ``k - 1`` opponents.
+    """
+    pool = tuple(opponents)
+    bots = _validate((candidate, *pool), table_size=table_size, sessions=sessions, profile=profile)
+    blocks = math.ceil(sessions / table_size)
+    rng = random.Random(derive_seed(seed, "match"))
+    if table_size - 1 == len(pool):
+        tables = [bots] * blocks
+    else:
+        subsets = list(itertools.combinations(pool, table_size - 1))
+        cycles, remainder = divmod(blocks, len(subsets))
+        chosen: list[tuple[str, ...]] = []
+        for _ in range(cycles):
+            chosen.extend(rng.sample(subsets, len(subsets)))
+        chosen.extend(_balanced_tables(pool, table_size - 1, remainder, rng))
+        tables = [(candidate, *subset) for subset in chosen]
+    orders = _seat_orders(tables, rng)
+    return tuple(
+        BlockSpec(index=index, board_seed=derive_seed(seed, "board", index), bots=order)
+        for index, order in enumerate(orders)
+    )
+
+
 def check_table_size(table_size: int, profile: Profile | None = None) -> None:
     """Raise ``ValueError`` (one line) unless the rules allow tables of ``table_size`` seats.
 

@@ -1,4 +1,4 @@
-"""Standings: what the finished sessions say about each bot, with honest uncertainty.
+"""Standings: what the finished sessions say about each bot, and no more than that.
 
 The independent unit is the duplicate block (one board set played once per seat with the
 bots rotated), not the session: the sessions of one block share their cards, so their
@@ -9,136 +9,51 @@ Conventions:
 
 * A bot's figure for a block is its mean chips per session over that block's sessions.
   Its mean chips per session is the mean of those block figures, so the estimate and its
-  interval describe the same quantity even when some block is incomplete.
-* Intervals are 95% Student t intervals over blocks. With fewer than two blocks the
-  spread cannot be estimated: the interval is ``None`` (shown as "n/a"), never a
-  made-up or infinite number.
+  interval describe the same quantity even when some block is incomplete. Its win share
+  is estimated the same way, from its mean win share in each block.
+* Intervals are 95% Student t intervals over blocks (:mod:`tournaments.stats`). From a
+  single block, or from blocks that all gave the same value, there is no interval
+  (``None``, shown with the reason), never a made-up, infinite or zero-width one.
+* Ranks are tied unless the data separates them: bots are ordered by mean chips, and a
+  bot takes the next rank only when its paired difference from the bot above it (over
+  the blocks they shared) has a trusted 95% interval entirely above zero; otherwise it
+  shares that bot's rank. Each bot carries the paired likelihood of superiority (LOS)
+  over the bot below it.
+* The rating is a Bradley-Terry fit on every session at once (:mod:`tournaments.rating`),
+  so it does not depend on the order of the sessions; it breaks ties in mean chips for
+  the order of display, never for the rank.
 * Faults are counted from ``SeatResult.faults``.
-* The rating is openskill's ``BradleyTerryFull``, fed one match per session in the order
-  (tournament, block, rotation, board seed, seating). Unlike the default Plackett-Luce
-  model, it never rates co-winners of a session below the bot that came third.
 
 The module is pure: no IO, no clock, and the same results always give the same standings.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
-import statistics
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from openskill.models import BradleyTerryFull, BradleyTerryFullRating
+from tournaments.rating import bradley_terry
+from tournaments.stats import Estimate, estimate, likelihood_of_superiority, t_quantile
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
-    from tournaments.results import SessionResult
+    from tournaments.results import SeatResult, SessionResult
 
-_EXACT_T_MAX_DF = 1000
-"""Up to this many degrees of freedom the t quantile is found from the exact CDF."""
-
-_BISECTION_STEPS = 200
-
-
-def t_quantile(p: float, df: int) -> float:
-    """Return the ``p`` quantile of Student's t distribution with ``df`` degrees of freedom.
-
-    Up to 1000 degrees of freedom this inverts the exact closed-form CDF for integer
-    ``df`` (Abramowitz & Stegun 26.7.3-4) by bisection on the angle ``atan(t/sqrt(df))``,
-    which is accurate to about 1e-12. Beyond that it uses the Cornish-Fisher expansion
-    around the normal quantile (A&S 26.7.5), whose error there is below 1e-9.
-    """
-    if not 0.0 < p < 1.0:
-        msg = f"t quantile needs 0 < p < 1, got {p}"
-        raise ValueError(msg)
-    if df < 1:
-        msg = f"t quantile needs at least 1 degree of freedom, got {df}"
-        raise ValueError(msg)
-    if p == 0.5:
-        return 0.0
-    if p < 0.5:
-        return -t_quantile(1.0 - p, df)
-    if df > _EXACT_T_MAX_DF:
-        return _cornish_fisher(p, df)
-    target = 2.0 * p - 1.0  # P(|T| < t)
-    low, high = 0.0, math.pi / 2
-    for _ in range(_BISECTION_STEPS):
-        mid = (low + high) / 2
-        if _central_probability(mid, df) < target:
-            low = mid
-        else:
-            high = mid
-        if high - low < 1e-15:
-            break
-    return math.sqrt(df) * math.tan((low + high) / 2)
-
-
-def _central_probability(theta: float, df: int) -> float:
-    """P(|T| < sqrt(df) tan(theta)) for integer ``df`` (A&S 26.7.3 and 26.7.4)."""
-    sin, cos2 = math.sin(theta), math.cos(theta) ** 2
-    if df % 2 == 0:
-        term, total = 1.0, 1.0
-        for j in range(1, df // 2):
-            term *= cos2 * (2 * j - 1) / (2 * j)
-            total += term
-        return sin * total
-    if df == 1:
-        return 2 * theta / math.pi
-    term, total = 1.0, 1.0
-    for j in range(1, (df - 1) // 2):
-        term *= cos2 * (2 * j) / (2 * j + 1)
-        total += term
-    return 2 / math.pi * (theta + sin * math.cos(theta) * total)
-
-
-def _cornish_fisher(p: float, df: int) -> float:
-    z = statistics.NormalDist().inv_cdf(p)
-    g1 = (z**3 + z) / 4
-    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
-    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
-    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
-    return z + g1 / df + g2 / df**2 + g3 / df**3 + g4 / df**4
-
-
-@dataclass(frozen=True, slots=True)
-class Estimate:
-    """A mean over ``n`` independent blocks with its 95% half-width.
-
-    ``half_width`` is ``None`` when ``n < 2``: one block says nothing about spread.
-    """
-
-    mean: float
-    half_width: float | None
-    n: int
-
-    @property
-    def low(self) -> float | None:
-        """Lower end of the 95% interval, or ``None`` when it is undefined."""
-        return None if self.half_width is None else self.mean - self.half_width
-
-    @property
-    def high(self) -> float | None:
-        """Upper end of the 95% interval, or ``None`` when it is undefined."""
-        return None if self.half_width is None else self.mean + self.half_width
-
-
-def estimate(values: Sequence[float]) -> Estimate:
-    """Mean of ``values`` with the 95% interval mean +- t(0.975, n-1) * sd / sqrt(n).
-
-    ``sd`` is the sample standard deviation (divisor ``n - 1``). Raises ``ValueError``
-    on an empty sequence: there is no mean to report.
-    """
-    if not values:
-        msg = "cannot estimate a mean from no values"
-        raise ValueError(msg)
-    n = len(values)
-    mean = math.fsum(values) / n
-    if n < 2:
-        return Estimate(mean=mean, half_width=None, n=n)
-    half = t_quantile(0.975, n - 1) * statistics.stdev(values) / math.sqrt(n)
-    return Estimate(mean=mean, half_width=half, n=n)
+__all__ = [
+    "BlockKey",
+    "BotStanding",
+    "ContractRecord",
+    "Estimate",
+    "HeadToHead",
+    "Standings",
+    "compute_standings",
+    "estimate",
+    "t_quantile",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,37 +66,30 @@ class ContractRecord:
 
 
 @dataclass(frozen=True, slots=True)
-class Rating:
-    """An openskill rating: ``ordinal`` is the cautious ``mu - 3 * sigma``."""
-
-    mu: float
-    sigma: float
-
-    @property
-    def ordinal(self) -> float:
-        """``mu - 3 * sigma``: the rating the bot very probably exceeds."""
-        return self.mu - 3 * self.sigma
-
-
-@dataclass(frozen=True, slots=True)
 class BotStanding:
     """One bot's line in the standings.
 
-    ``chips`` is mean chips per session, estimated over ``blocks`` blocks. ``win_share``
-    is the bot's summed session win shares (ties split) divided by ``sessions``;
-    ``expected_win_share`` is what chance alone would give, the mean of ``1/k`` over
-    the bot's sessions. ``declarer`` lists contracts in alphabetical order.
+    ``rank`` is shared by bots the data does not separate (see the module notes);
+    ``los_next`` is the paired likelihood that this bot is better than the next one in
+    the standings (None for the last bot, or when the two never varied over shared
+    blocks). ``chips`` is mean chips per session and ``win_share`` the share of session
+    wins (ties split), each estimated over ``blocks`` blocks; ``expected_win_share`` is
+    what chance alone would give, the mean of ``1/k`` over the bot's sessions. ``rating``
+    is the Bradley-Terry rating on the Elo scale (the bots average 0). ``declarer``
+    lists contracts in alphabetical order.
     """
 
     bot: str
+    rank: int
     sessions: int
     blocks: int
     chips: Estimate
-    win_share: float
+    win_share: Estimate
     expected_win_share: float
     declarer: tuple[ContractRecord, ...]
     faults: int
-    rating: Rating
+    rating: float
+    los_next: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,14 +104,20 @@ class HeadToHead:
     opponent: str
     difference: Estimate
 
+    @property
+    def los(self) -> float | None:
+        """The likelihood that ``bot`` is the better of the two (None: no spread to judge by)."""
+        return likelihood_of_superiority(self.difference)
+
 
 @dataclass(frozen=True, slots=True)
 class Standings:
     """The standings of a tournament (or of any set of finished sessions).
 
-    ``bots`` is in ranking order: mean chips descending, then rating ordinal
-    descending, then bot id. ``crosstable`` holds one entry per ordered pair of bots
-    that shared at least one block, sorted by (bot, opponent).
+    ``bots`` is in display order: mean chips descending, then rating descending, then bot
+    id; their ``rank`` says which of them the data separates. ``crosstable`` holds one
+    entry per ordered pair of bots that shared at least one block, sorted by (bot,
+    opponent).
     """
 
     bots: tuple[BotStanding, ...]
@@ -225,13 +139,18 @@ class Standings:
                 return entry
         return None
 
+    def tied(self, name: str) -> bool:
+        """Whether bot ``name`` shares its rank with another bot."""
+        rank = self.bot(name).rank
+        return sum(line.rank == rank for line in self.bots) > 1
+
 
 BlockKey = tuple[int, int]
 """A block's identity across tournaments: (tournament, block)."""
 
 
 def compute_standings(results: Sequence[SessionResult]) -> Standings:
-    """Compute the standings of ``results``, in any order.
+    """Compute the standings of ``results``, in any order: the order changes nothing.
 
     Raises ``ValueError`` if one bot sits in two seats of the same session, since its
     chips against itself would be meaningless.
@@ -244,13 +163,17 @@ def compute_standings(results: Sequence[SessionResult]) -> Standings:
                 f"{result.block}, rotation {result.rotation}: {', '.join(result.bots)}"
             )
             raise ValueError(msg)
-    block_chips = _block_chips(ordered)
-    ratings = _ratings(ordered)
-    lines = [_bot_standing(bot, ordered, block_chips[bot], ratings[bot]) for bot in block_chips]
-    lines.sort(key=lambda line: (-line.chips.mean, -line.rating.ordinal, line.bot))
+    block_chips = _block_means(ordered, lambda seat: seat.chips)
+    block_wins = _block_means(ordered, lambda seat: seat.win_share)
+    ratings = bradley_terry(ordered)
+    crosstable = _crosstable(block_chips)
+    lines = [
+        _bot_standing(bot, ordered, block_chips[bot], block_wins[bot], ratings[bot]) for bot in block_chips
+    ]
+    lines.sort(key=lambda line: (-line.chips.mean, -line.rating, line.bot))
     return Standings(
-        bots=tuple(lines),
-        crosstable=_crosstable(block_chips),
+        bots=_ranked(lines, crosstable),
+        crosstable=crosstable,
         sessions=len(ordered),
         blocks=len({(result.tournament, result.block) for result in ordered}),
     )
@@ -260,44 +183,26 @@ def _session_order(result: SessionResult) -> tuple[int, int, int, int, tuple[str
     return (result.tournament, result.block, result.rotation, result.board_seed, result.bots)
 
 
-def _block_chips(results: Iterable[SessionResult]) -> dict[str, dict[BlockKey, float]]:
-    """Each bot's mean chips per session in each block it played, blocks in play order."""
-    chips: dict[str, dict[BlockKey, list[int]]] = defaultdict(lambda: defaultdict(list))
+def _block_means(
+    results: Iterable[SessionResult], value: Callable[[SeatResult], float]
+) -> dict[str, dict[BlockKey, float]]:
+    """Each bot's mean ``value`` per session in each block it played, blocks in play order."""
+    values: dict[str, dict[BlockKey, list[float]]] = defaultdict(lambda: defaultdict(list))
     for result in results:
         for seat in result.seats:
-            chips[seat.bot][result.tournament, result.block].append(seat.chips)
+            values[seat.bot][result.tournament, result.block].append(value(seat))
     return {
-        bot: {block: math.fsum(values) / len(values) for block, values in blocks.items()}
-        for bot, blocks in chips.items()
+        bot: {block: math.fsum(items) / len(items) for block, items in blocks.items()}
+        for bot, blocks in values.items()
     }
-
-
-def _ratings(results: Iterable[SessionResult]) -> dict[str, Rating]:
-    """Rate every bot with one BradleyTerryFull match per session, in the given order.
-
-    Ranks are competition ranks from chips (1 + the number of seats with more chips), so
-    equal chips share a rank; openskill treats a lower rank as a better finish.
-    """
-    model = BradleyTerryFull()
-    current: dict[str, BradleyTerryFullRating] = {}
-    for result in results:
-        for seat in result.seats:
-            if seat.bot not in current:
-                current[seat.bot] = model.rating(name=seat.bot)
-        players = [current[seat.bot] for seat in result.seats]
-        chips = [seat.chips for seat in result.seats]
-        ranks = [1.0 + sum(other > mine for other in chips) for mine in chips]
-        rated = model.rate([[player] for player in players], ranks=ranks)
-        for seat, (player,) in zip(result.seats, rated, strict=True):
-            current[seat.bot] = player
-    return {bot: Rating(mu=player.mu, sigma=player.sigma) for bot, player in current.items()}
 
 
 def _bot_standing(
     bot: str,
     results: Sequence[SessionResult],
     block_chips: dict[BlockKey, float],
-    rating: Rating,
+    block_wins: dict[BlockKey, float],
+    rating: float,
 ) -> BotStanding:
     seats = [(result, seat) for result in results for seat in result.seats if seat.bot == bot]
     contracts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
@@ -308,10 +213,11 @@ def _bot_standing(
     sessions = len(seats)
     return BotStanding(
         bot=bot,
+        rank=0,  # set by _ranked
         sessions=sessions,
         blocks=len(block_chips),
         chips=estimate(list(block_chips.values())),
-        win_share=math.fsum(seat.win_share for _, seat in seats) / sessions,
+        win_share=estimate(list(block_wins.values())),
         expected_win_share=math.fsum(1 / result.table_size for result, _ in seats) / sessions,
         declarer=tuple(
             ContractRecord(contract=name, made=made, attempted=attempted)
@@ -320,6 +226,22 @@ def _bot_standing(
         faults=sum(seat.faults for _, seat in seats),
         rating=rating,
     )
+
+
+def _ranked(lines: Sequence[BotStanding], crosstable: Sequence[HeadToHead]) -> tuple[BotStanding, ...]:
+    """The lines with their ranks (tied unless separated from the line above) and paired LOS."""
+    pairs = {(entry.bot, entry.opponent): entry for entry in crosstable}
+    ranked: list[BotStanding] = []
+    for position, line in enumerate(lines):
+        after = lines[position + 1] if position + 1 < len(lines) else None
+        below = None if after is None else pairs.get((line.bot, after.bot))
+        rank = 1
+        if ranked:
+            above = pairs.get((ranked[-1].bot, line.bot))
+            separated = above is not None and above.difference.trusted and (above.difference.low or 0.0) > 0
+            rank = position + 1 if separated else ranked[-1].rank
+        ranked.append(dataclasses.replace(line, rank=rank, los_next=None if below is None else below.los))
+    return tuple(ranked)
 
 
 def _crosstable(block_chips: dict[str, dict[BlockKey, float]]) -> tuple[HeadToHead, ...]:

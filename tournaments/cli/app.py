@@ -22,9 +22,11 @@ from rich.progress import Progress
 from referee.server import tune_collector
 from tournaments.bots import RunnerError
 from tournaments.commands import DB_VARIABLE, DEFAULT_DB, DEFAULT_OUT
+from tournaments.config import TournamentConfig
 from tournaments.logfiles import LogError
+from tournaments.match import MatchSummary, summarize
 from tournaments.progress import progress_columns, standings_table
-from tournaments.publish import publish
+from tournaments.publish import match_lines, publish
 from tournaments.runner import RunOptions, RunStart, run_tournament
 from tournaments.scheduler import check_table_size
 from tournaments.standings import compute_standings
@@ -34,7 +36,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
     from referee.rules import Profile
-    from tournaments.config import TournamentConfig
+    from tournaments.results import SessionResult
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -127,13 +129,24 @@ out_option = click.option(
 )
 
 
+def stored_match(row: TournamentRow, results: Sequence[SessionResult]) -> MatchSummary | None:
+    """The summary of a stored match (None when the tournament is not a match)."""
+    plan = TournamentConfig.from_json(row.config).match
+    return None if plan is None else summarize(results, plan)
+
+
 def publish_standings(store: Store, tournament_id: int, out: Path) -> None:
-    """Print a tournament's standings table and write standings.md/.json/.html to ``out``."""
+    """Print a tournament's standings table (a match's summary too) and write them to ``out``."""
     row = store.tournament(tournament_id)
-    standings = compute_standings(store.session_results(tournament_id))
+    results = store.session_results(tournament_id)
+    standings = compute_standings(results)
+    match = stored_match(row, results)
     title = f"Tournament {row.id}: {row.name}"
     console.print(standings_table(standings, title=title))
-    paths = publish(standings, out, title=title)
+    if match is not None:
+        for line in match_lines(match):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
+    paths = publish(standings, out, title=title, match=match)
     console.print(
         f"tournament {row.id} {row.status}, {len(store.finished_keys(row.id))} sessions: "
         f"standings written to {', '.join(str(p) for p in paths)}",

@@ -2,11 +2,12 @@
 
 - :mod:`clients.bots.pimc.solver`: the exact solver of a deal with all hands open;
 - :mod:`clients.bots.pimc.sampling`: deals of the unseen cards consistent with a view;
-- :mod:`clients.bots.pimc.budget`: how much one decision may think, alone and in a batch;
+- :mod:`clients.bots.pimc.budget`: how much one decision may think (samples and nodes, so
+  that a seeded bot is reproducible), and its wall-clock safety cap, alone and in a batch;
 - :mod:`clients.bots.pimc.bot`: :class:`PimcBot`, which samples, solves and chooses.
 
 Run it with ``python -m clients.bots.pimc --address HOST:PORT --token T [--samples N]
-[--seconds S] [--seed S]``.
+[--nodes N] [--seconds S] [--seed S]``.
 """
 
 from clients.bots.pimc.bot import PimcBot

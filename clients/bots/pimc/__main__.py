@@ -27,14 +27,22 @@ def main(argv: Sequence[str] | None = None) -> None:
         type=int,
         default=defaults.samples,
         metavar="N",
-        help=f"most deals sampled per decision (default: {defaults.samples})",
+        help=f"deals sampled per decision: the budget (default: {defaults.samples})",
     )
     parser.add_argument(
         "--seconds",
         type=float,
         default=defaults.seconds,
         metavar="S",
-        help=f"time budget per decision, 0 for none (default: {defaults.seconds})",
+        help="safety cap on the seconds of one decision, far above what the samples take; "
+        f"0 for none (default: {defaults.seconds})",
+    )
+    parser.add_argument(
+        "--nodes",
+        type=int,
+        default=defaults.nodes,
+        metavar="N",
+        help=f"most trick boundaries one sample's solve may visit (default: {defaults.nodes})",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the sampling (default: 0)")
     parser.add_argument(
@@ -48,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         type=float,
         default=defaults.batch_seconds,
         metavar="S",
-        help="time budget of the decisions of one batch of requests, 0 for none "
+        help="safety cap on the seconds of the decisions of one batch of requests, 0 for none "
         f"(default: {defaults.batch_seconds})",
     )
     parser.add_argument(
@@ -60,10 +68,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     if not any(arg == "--max-batch" or arg.startswith("--max-batch=") for arg in given):
         given = ["--max-batch", str(defaults.batch_size), *given]  # the SDK's option, this bot's default
     options, args = parse_options(given, name=NAME, version=VERSION, parser=parser)
-    if args.samples < 1:
-        parser.error("--samples must be at least 1")
+    if args.samples < 1 or args.nodes < 1:
+        parser.error("--samples and --nodes must be at least 1")
     budget = Budget(
         samples=args.samples,
+        nodes=args.nodes,
         seconds=args.seconds or None,
         batch_seconds=args.batch_seconds or None,
         batch_size=options.max_batch,

@@ -22,10 +22,13 @@ the declarer, who plays blind, but it flatters its defenders as much, and agains
 and random defenders (heather, 4 seats) the contracts were made about 7 points more often
 than estimated; so the default margin is negative.
 
-A decision stops at the sample budget or the time budget, whichever comes first; with a
-fixed seed and the sample budget binding, the bot is reproducible. Each solve stops at
-the end of the time budget too (or a floor of about 30 ms once it is spent): from the
-first lead, seven cards at seven seats can take seconds to solve (``bench/pimc.py``).
+A decision's budget is counted (:class:`~clients.bots.pimc.budget.Budget`): a number of
+samples, each solve bounded by a number of nodes, so with a fixed seed the bot makes the
+same choices on any machine under any load. The wall clock is only a safety cap, far
+above what the samples take: a decision past it stops (after ``min_samples``) and each
+solve with it (or a floor of about 30 ms once it is spent: from the first lead, seven
+cards at seven seats can take seconds to solve, ``bench/pimc.py``); such decisions are
+counted in :attr:`PimcBot.capped`, and a measurement should see none.
 
 The table's rules (hand size, pack, ladder) come from
 :func:`clients.bots.table_rules.table_rules`: the hidden cards are guessed from the
@@ -88,6 +91,8 @@ class PimcBot(Bot):
         self._declared: dict[int, tuple[int, int]] = {}
         """Per seat, its contracts declared and made in this session (see :meth:`on_event`)."""
         self._rules: Profile | None = None
+        self.capped = 0
+        """Decisions that the wall-clock cap cut short (their choice depended on the machine)."""
 
     # ------------------------------------------------------------------ helpers
 
@@ -110,7 +115,7 @@ class PimcBot(Bot):
         if seconds is not None and budget.batch_seconds is not None:
             used = self._batch.begin(self.table, now, size=budget.batch_size)
             seconds = max(0.0, min(seconds, budget.batch_seconds - used))
-        return Clock(seconds, budget.nodes, self._now, now)
+        return Clock(seconds, self._now, now)
 
     def decide(self, view: SeatView) -> Action:
         """Bid or play (:meth:`bid`, :meth:`play`), noting when the decision ends for :class:`Batch`."""
@@ -138,19 +143,22 @@ class PimcBot(Bot):
         score = dict.fromkeys(legal, 0.0)
         solvers: list[tuple[float, Solver]] = []
         total = 0.0
+        capped = False
         for number in range(self.budget.samples):
             if number >= self.budget.min_samples and clock.left() <= 0:
+                capped = True
                 break
             hands = knowledge.sample(rng)
             weight = bid_weight(view, hands, pack_size=profile.pack_size)
             solver = Solver(
                 Position.from_view(view, profile, hands),
-                node_limit=clock.node_limit(),
+                node_limit=self.budget.nodes,
                 deadline=clock.deadline(),
             )
             try:
                 made = {card: solver.makes_after(card.index) for card in legal}
             except SearchAbortedError:
+                capped = capped or clock.left() <= 0
                 continue
             for card, result in made.items():
                 if result == declarer_side:
@@ -158,11 +166,14 @@ class PimcBot(Bot):
             total += weight
             solvers.append((weight, solver))
         if not solvers:
+            self.capped += capped
             return min(legal, key=_low)
         best = max(score.values())
         tied = [card for card in legal if score[card] >= best - 1e-9 * total]
         if len(tied) > 1:
             tied = self._tie_break(tied, solvers, clock, more=declarer_side != misere)
+            capped = capped or clock.left() <= 0
+        self.capped += capped
         return min(tied, key=_low)
 
     def _tie_break(
@@ -279,8 +290,10 @@ class PimcBot(Bot):
         standing_sum = 0.0
         total = 0.0
         mine = mask_of(view.hand)
+        capped = False
         for number in range(self.budget.samples):
             if number >= self.budget.min_samples and clock.left() <= 0:
+                capped = True
                 break
             sample = knowledge.sample(rng)
             weight = bid_weight(view, sample, pack_size=profile.pack_size)
@@ -294,15 +307,17 @@ class PimcBot(Bot):
                     targets,
                     misere=misere,
                     standing=standing,
-                    limit=clock.node_limit(),
+                    limit=self.budget.nodes,
                     deadline=clock.deadline(),
                 )
             except SearchAbortedError:
+                capped = capped or clock.left() <= 0
                 continue
             for key in made:
                 sums[key] += weight
             standing_sum += weight * theirs
             total += weight
+        self.capped += capped
         if not total:
             return None
         return _Estimate(

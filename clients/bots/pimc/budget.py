@@ -1,4 +1,4 @@
-"""How much thinking one decision of the PIMC bot may do, in samples, solver nodes and seconds."""
+"""How much thinking one decision of the PIMC bot may do: samples and solver nodes, capped in seconds."""
 
 from __future__ import annotations
 
@@ -8,29 +8,29 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-_SOLVER_NODES_PER_SECOND: Final = 60_000
-"""A cautious estimate of trick boundaries the solver visits per second, to turn the time
-left into a node limit so that no single sample overruns the decision's budget."""
-
 
 @dataclass(frozen=True, slots=True)
 class Budget:
     """How much thinking one decision may do.
 
-    ``samples`` bounds the deals sampled, ``seconds`` the wall time (``None``: no time
-    limit, so that a seeded bot is reproducible); at least ``min_samples`` are tried when
-    time runs out first. ``nodes`` bounds the trick boundaries one sample's solve may
-    visit (less when the time left allows fewer): a sample too hard to solve in time is
-    skipped. ``batch_seconds`` bounds the time of the decisions of one batch of the
-    referee's requests, ``batch_size`` (the process's ``--max-batch``) the requests a
-    batch may hold (see :class:`Batch`); they apply only with a time limit.
+    The budget is counted, not timed: ``samples`` deals sampled per decision, each one's
+    solve bounded by ``nodes`` trick boundaries (a sample too hard to solve within them is
+    skipped). With a seed, a bot on this budget makes the same choices whatever the
+    machine and its load, which is what measuring it needs (docs/statistics.md).
+
+    ``seconds`` (per decision) and ``batch_seconds`` (per batch of the referee's requests,
+    ``batch_size`` of them at most: the process's ``--max-batch``; see :class:`Batch`) are
+    only a safety cap, set well above what the samples take: on a machine far slower
+    than expected, or overloaded, a decision stops there (after ``min_samples`` at least)
+    rather than answer late, and is counted in :attr:`PimcBot.capped`. ``None``: no cap.
+    To play by time instead, give many samples and the seconds to spend.
     """
 
-    samples: int = 120
-    seconds: float | None = 0.2
+    samples: int = 30
+    seconds: float | None = 0.5
     min_samples: int = 2
     nodes: int = 50_000
-    batch_seconds: float | None = 0.6
+    batch_seconds: float | None = 0.8
     batch_size: int = 3
 
 
@@ -44,7 +44,7 @@ class Batch:
 
     The referee sends a bot process up to ``--max-batch`` requests at once, each due
     within the same deadline from then, and the SDK answers them one after another and
-    sends the answers together. So the decisions of one batch share one time budget. A
+    sends the answers together. So the decisions of one batch share one time cap. A
     bot sees one request at a time, so a batch is inferred: decisions back to back (gaps
     under ``_BATCH_GAP_S``) for different tables, at most ``size`` of them. A table
     cannot appear twice in one batch (its next request needs this answer), so in-process
@@ -80,39 +80,31 @@ class Deadline:
         return self.now() >= self.at
 
 
-_FLOOR_SECONDS: Final = 2_000 / _SOLVER_NODES_PER_SECOND
-"""The least time one more solve gets once the budget is spent (as the node floor: ``min_samples``)."""
+_FLOOR_SECONDS: Final = 0.03
+"""The least time one more solve gets once the cap is reached (so ``min_samples`` get solved)."""
 
 
 @dataclass(slots=True)
 class Clock:
-    """The time budget of one decision (``seconds`` None: no limit)."""
+    """The time cap of one decision (``seconds`` None: no cap)."""
 
     seconds: float | None
-    nodes: int
     now: Callable[[], float]
     start: float
 
     def left(self) -> float:
-        """Seconds left (may be negative; infinite without a limit)."""
+        """Seconds left before the cap (may be negative; infinite without a cap)."""
         if self.seconds is None:
             return float("inf")
         return self.seconds - (self.now() - self.start)
 
-    def node_limit(self, *, floor: int = 2_000) -> int:
-        """The nodes one more solve may visit: what the time left allows, at least ``floor``."""
-        left = self.left()
-        if left == float("inf"):
-            return self.nodes
-        return min(self.nodes, max(floor, int(left * _SOLVER_NODES_PER_SECOND)))
-
     def deadline(self, *, floor: float = _FLOOR_SECONDS) -> Deadline | None:
-        """When one more solve must stop: the end of the budget, or ``floor`` seconds from now if later.
+        """When one more solve must stop: the cap, or ``floor`` seconds from now if later.
 
-        None without a time limit. The node limit alone does not keep time: a trick
-        boundary costs more the more seats and cards there are (seven cards at seven
-        seats: about 45 microseconds, against under 10 with five cards), so a solve also
-        looks at the clock.
+        None without a cap. The node limit alone does not keep time: a trick boundary
+        costs more the more seats and cards there are (seven cards at seven seats: about
+        45 microseconds, against under 10 with five cards), so a solve also looks at the
+        clock.
         """
         if self.seconds is None:
             return None

@@ -1,0 +1,230 @@
+"""Matches: the candidate's edge per block, read in block order; a test that stops them, resumed exactly."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import TYPE_CHECKING
+
+import pytest
+from click.testing import CliRunner
+
+from tournaments.bots import example_bot
+from tournaments.cli import main
+from tournaments.config import TournamentConfig
+from tournaments.match import MatchMonitor, MatchPlan, block_edge, block_edges, summarize
+from tournaments.results import SeatResult, SessionResult
+from tournaments.runner import TournamentInterrupted, resume_tournament, run_tournament
+from tournaments.sprt import Sprt
+from tournaments.store import Store, StoreError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def session(block: int, rotation: int, chips: dict[str, int]) -> SessionResult:
+    return SessionResult(
+        tournament=1,
+        block=block,
+        rotation=rotation,
+        board_seed=block,
+        seats=tuple(
+            SeatResult(seat=seat, bot=bot, chips=value, win_share=0.0)
+            for seat, (bot, value) in enumerate(chips.items())
+        ),
+    )
+
+
+def match_results(blocks: int, *, seed: int = 1, edge: int = 3) -> list[SessionResult]:
+    """Whole 3-seat blocks of ``new`` against ``old`` and ``old-2``, ``new`` ahead by about ``edge``."""
+    rng = random.Random(seed)
+    results = []
+    for block in range(blocks):
+        for rotation in range(3):
+            new = edge + rng.randint(-6, 6)
+            old = rng.randint(-6, 6)
+            results.append(session(block, rotation, {"new": new, "old": old, "old-2": -new - old}))
+    return results
+
+
+class TestEdges:
+    def test_the_edge_is_the_candidate_minus_the_average_opponent(self) -> None:
+        """new +6 and 0 (mean 3); the others -3 and -3, 0 and 0 (mean -1.5): edge 4.5 = 3 * 3/2."""
+        block = [
+            session(0, 0, {"new": 6, "old": -3, "old-2": -3}),
+            session(0, 1, {"old": 0, "new": 0, "old-2": 0}),
+        ]
+        assert block_edge(block, "new") == pytest.approx(4.5)
+
+    def test_only_whole_blocks_from_block_zero_in_block_order(self) -> None:
+        """Block 2 lacks a rotation: blocks 3 and 4 are not read until it is complete."""
+        results = [r for r in match_results(5) if (r.block, r.rotation) != (2, 1)]
+        shuffled = random.Random(3).sample(results, len(results))
+        edges = block_edges(shuffled, "new")
+        assert len(edges) == 2
+        assert edges == block_edges(results, "new")
+        assert len(block_edges(match_results(5), "new")) == 5
+
+    def test_the_monitor_reads_what_summarize_reads_in_any_order(self) -> None:
+        """Sessions committed out of order (as blocks finish) stop the test where a straight read does."""
+        plan = MatchPlan(candidate="new", sprt=Sprt(d0=0, d1=3, min_blocks=5))
+        results = match_results(300, edge=4)
+        straight = summarize(results, plan)
+        assert straight.state is not None
+        assert straight.state.verdict == "H1"
+        assert straight.blocks < 300
+        monitor = MatchMonitor(plan)
+        for result in random.Random(5).sample(results, len(results)):
+            monitor.add(result)
+        assert monitor.state == straight.state
+        resumed = MatchMonitor(plan, results[: 3 * (straight.blocks - 2)])
+        assert not resumed.decided
+        for result in results[3 * (straight.blocks - 2) :]:
+            resumed.add(result)
+        assert resumed.state == straight.state
+
+    def test_the_summary_counts_what_the_test_read(self) -> None:
+        plan = MatchPlan(candidate="new", sprt=Sprt(d0=0, d1=3, min_blocks=5))
+        results = match_results(300, edge=4)
+        summary = summarize(results, plan)
+        assert summary.sessions == 3 * summary.blocks
+        assert summary.played == 900
+        assert summary.edge is not None
+        assert summary.edge.n == summary.blocks
+        assert summary.verdict.startswith("H1 accepted: new is stronger")
+        fixed = summarize(results, MatchPlan(candidate="new"))
+        assert (fixed.blocks, fixed.state) == (300, None)
+        assert fixed.los is not None
+        assert fixed.los > 0.99
+        assert fixed.verdict.startswith("fixed-size match")
+
+    def test_a_plan_round_trips_in_the_tournament_config(self) -> None:
+        plan = MatchPlan(candidate="new", sprt=Sprt(d0=-1, d1=2, alpha=0.1, beta=0.2, min_blocks=7))
+        config = TournamentConfig(name="m", bots=(), table_size=3, sessions=30, seed=1, match=plan)
+        assert TournamentConfig.from_json(json.loads(json.dumps(config.to_json()))).match == plan
+        assert TournamentConfig.from_json({**config.to_json(), "match": None}).match is None
+
+
+PEEL_VS_RANDOM = (
+    example_bot("peel"),
+    example_bot("random", name="random"),
+    example_bot("random", name="random-2"),
+)
+
+
+def match_config(**options: object) -> TournamentConfig:
+    """Peel against two randoms at three seats (an edge of about 49): H1 of [44, 48], some 25 blocks in."""
+    return TournamentConfig(
+        name="peel vs random",
+        bots=PEEL_VS_RANDOM,
+        table_size=3,
+        sessions=900,
+        seed=4,
+        concurrency=4,
+        workers=1,
+        match=MatchPlan(candidate="peel", sprt=Sprt(d0=44, d1=48)),
+        **options,  # type: ignore[arg-type]
+    )
+
+
+@pytest.mark.slow
+class TestPlayedMatches:
+    """Real referee, real bot processes."""
+
+    def test_the_test_stops_the_match_and_an_interrupted_one_stops_in_the_same_place(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Played straight, the match stops once the test decides, far short of its 900 sessions.
+
+        Played again with a store that fails after 24 sessions, then resumed: the same
+        blocks are read, and the test stops at the same block with the same ratio.
+        """
+        plan = match_config().match
+        assert plan is not None
+        with Store.open(tmp_path / "straight.db") as store:
+            tournament = run_tournament(match_config(), store=store, logs_root=tmp_path / "logs-1")
+            assert store.tournament(tournament).status == "finished"
+            straight = summarize(store.session_results(tournament), plan)
+        assert straight.state is not None
+        assert straight.state.verdict == "H1"
+        assert straight.played < 300
+        assert straight.played - straight.sessions <= 4 * 3  # at most the blocks in flight
+
+        real_record = Store.record_session
+        committed: list[int] = []
+
+        def record(self: Store, result: SessionResult, *, log_path: Path) -> int:
+            if len(committed) == 24:
+                msg = "disk full"
+                raise StoreError(msg)
+            committed.append(result.block)
+            return real_record(self, result, log_path=log_path)
+
+        with Store.open(tmp_path / "resumed.db") as store:
+            monkeypatch.setattr(Store, "record_session", record)
+            with pytest.raises(TournamentInterrupted, match="disk full; tournament 1 stopped after 24"):
+                run_tournament(match_config(), store=store, logs_root=tmp_path / "logs-2")
+            monkeypatch.undo()
+            assert store.tournament(1).status == "interrupted"
+            resume_tournament(1, store=store, logs_root=tmp_path / "logs-2")
+            assert store.tournament(1).status == "finished"
+            resumed = summarize(store.session_results(1), plan)
+        assert (resumed.state, resumed.edge, resumed.blocks) == (
+            straight.state,
+            straight.edge,
+            straight.blocks,
+        )
+        assert resumed.played <= straight.sessions + 2 * 4 * 3  # the resumed run stopped too
+
+    def test_nap_match_prints_its_verdict_and_publishes_it(self, tmp_path: Path) -> None:
+        db, out = tmp_path / "nap.db", tmp_path / "out"
+        args = ["match", "peel", "random", "-k", "3", "--sprt", "44", "48", "--seed", "4", "--json"]
+        result = CliRunner().invoke(main, [*args, "--db", str(db), "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        data = json.loads(result.stdout)
+        assert data["sprt"]["verdict"] == "H1"
+        assert data["verdict"].startswith("H1 accepted: peel is stronger")
+        assert data["opponents"] == ["random", "random-2"]
+        assert data["sessions"] == 3 * data["blocks"]
+        assert data["los"] > 0.99
+        published = json.loads((out / "standings.json").read_text(encoding="utf-8"))
+        assert published["match"]["sprt"]["verdict"] == "H1"
+        text = CliRunner().invoke(main, ["standings", "--db", str(db)]).output
+        assert "verdict: H1 accepted: peel is stronger" in text
+        status = " ".join(CliRunner().invoke(main, ["tournament", "status", "--db", str(db)]).output.split())
+        assert f"test: LLR {data['sprt']['llr']:+.2f} (-2.94, +2.94); H1 accepted: peel is stronger" in status
+
+
+class TestMatchCommand:
+    @pytest.mark.parametrize(
+        ("args", "message"),
+        [
+            (["peel"], "give a BASELINE, or an opponent pool with --against"),
+            (
+                ["peel", "random", "--against", "random"],
+                "give a BASELINE, or an opponent pool with --against",
+            ),
+            (["peel", "random", "--sprt", "3", "0"], "the SPRT needs D0 < D1, got D0 3 and D1 0"),
+            (["peel", "random", "--sprt", "0", "3", "--alpha", "0.7"], "alpha must be between 0 and 0.5"),
+            (["peel", "--against", "random", "-k", "4"], "1 opponents cannot fill a table of 4"),
+            (["peel", "peel-2=random", "-k", "9"], "table size 9 is not allowed"),
+            (["peel", "--against", "peel"], "the candidate and an opponent are both named peel"),
+        ],
+    )
+    def test_one_line_and_nothing_played(self, tmp_path: Path, args: list[str], message: str) -> None:
+        db = tmp_path / "nap.db"
+        result = CliRunner().invoke(main, ["match", *args, "--db", str(db), "--out", str(tmp_path / "out")])
+        assert result.exit_code != 0
+        assert message in result.output
+        assert not (tmp_path / "out").exists()
+        if db.exists():
+            with Store.open(db) as store:
+                assert store.tournaments() == []
+
+    def test_help_names_the_test_and_live_standings_point_to_it(self) -> None:
+        shown = CliRunner().invoke(main, ["match", "--help"]).output
+        for flag in ("--sprt", "--alpha", "--beta", "--min-blocks", "--against", "--json", "--sessions"):
+            assert flag in shown
+        live = " ".join(CliRunner().invoke(main, ["tournament", "run", "--help"]).output.split())
+        assert "not a stopping rule" in live
+        assert "nap match --sprt" in live

@@ -1,0 +1,279 @@
+"""``nap match``: whether the candidate beats its baseline, over duplicate blocks, with an optional SPRT."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import click
+from rich.console import Console
+from rich.progress import Progress
+
+from referee.match import TimeLimits
+from referee.rules import DEFAULT_PROFILE, get_profile
+from tournaments.bots import RunnerError
+from tournaments.cli.app import (
+    bank_option,
+    console,
+    db_option,
+    friendly,
+    main,
+    margin_option,
+    out_option,
+)
+from tournaments.config import TournamentConfig
+from tournaments.entrants import resolve, resolve_all
+from tournaments.match import MatchPlan, summarize
+from tournaments.progress import progress_columns
+from tournaments.publish import match_lines, publish
+from tournaments.runner import RunOptions, RunStart, run_tournament
+from tournaments.scheduler import check_table_size
+from tournaments.sprt import DEFAULT_MIN_BLOCKS, Sprt
+from tournaments.standings import compute_standings
+from tournaments.store import Store
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from referee.rules import Profile
+    from tournaments.bots import BotEntry
+
+FIXED_SESSIONS = 200
+"""Sessions a match plays without ``--sprt``."""
+
+SPRT_MAX_SESSIONS = 20_000
+"""The most sessions a match with ``--sprt`` may play before it gives up undecided."""
+
+MATCH_CONCURRENCY = 4
+"""Blocks in flight on each worker: enough to keep a slow candidate busy, and few to
+finish for nothing once the test has decided (a tournament's default is 512)."""
+
+
+@main.command("match")
+@click.argument("candidate")
+@click.argument("baseline", required=False)
+@click.option(
+    "--against",
+    "-a",
+    "pool",
+    multiple=True,
+    metavar="BOT",
+    help="An opponent, instead of BASELINE's copies; repeat for a pool (ALIAS=BOT enters a bot again). "
+    "Each block seats the candidate with table-size - 1 of them.",
+)
+@click.option(
+    "--sprt",
+    nargs=2,
+    type=float,
+    default=None,
+    metavar="D0 D1",
+    help="Stop as soon as a sequential test decides between an edge of D0 (H0) and of D1 (H1), "
+    "in chips per session over the average opponent (e.g. --sprt 0 3).",
+)
+@click.option(
+    "--alpha",
+    type=float,
+    default=0.05,
+    show_default=True,
+    help="With --sprt: chance of accepting H1 under H0.",
+)
+@click.option(
+    "--beta",
+    type=float,
+    default=0.05,
+    show_default=True,
+    help="With --sprt: chance of accepting H0 under H1.",
+)
+@click.option(
+    "--min-blocks",
+    type=click.IntRange(2),
+    default=DEFAULT_MIN_BLOCKS,
+    show_default=True,
+    help="With --sprt: blocks read before the test's first look.",
+)
+@click.option(
+    "--table-size",
+    "-k",
+    type=click.IntRange(2),
+    default=None,
+    help="Seats per table, as the profile allows (default: 4).",
+)
+@click.option(
+    "--sessions",
+    "-n",
+    type=click.IntRange(1),
+    default=None,
+    help=f"Sessions to play, rounded up to whole blocks (default: {FIXED_SESSIONS}); with --sprt, "
+    f"the most to play (default: {SPRT_MAX_SESSIONS}).",
+)
+@click.option("--seed", type=int, default=1, show_default=True, help="Match seed: same seed, same deals.")
+@click.option(
+    "--profile",
+    "-p",
+    default=DEFAULT_PROFILE.name,
+    show_default=True,
+    help="Rules profile: a built-in name or a house-rules .toml file.",
+)
+@click.option(
+    "--concurrency",
+    "-j",
+    type=click.IntRange(1),
+    default=MATCH_CONCURRENCY,
+    show_default=True,
+    help="Blocks in flight at once on each worker.",
+)
+@click.option(
+    "--workers",
+    "-w",
+    type=click.IntRange(1),
+    default=None,
+    help="Processes that play blocks, each with its own referee and bot processes (default: one per core).",
+)
+@click.option(
+    "--decision-ms",
+    type=click.IntRange(1),
+    default=1000,
+    show_default=True,
+    help="Time limit per decision, in milliseconds.",
+)
+@bank_option
+@margin_option
+@click.option(
+    "--connect-timeout",
+    type=click.FloatRange(0.1),
+    default=30.0,
+    show_default=True,
+    help="Seconds each bot process has to connect to the referee.",
+)
+@click.option("--name", default=None, help="A name for the match.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the result as JSON on stdout (progress goes to stderr)."
+)
+@db_option
+@out_option
+@friendly
+def match_command(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
+    candidate: str,
+    baseline: str | None,
+    pool: tuple[str, ...],
+    sprt: tuple[float, float] | None,
+    alpha: float,
+    beta: float,
+    min_blocks: int,
+    table_size: int | None,
+    sessions: int | None,
+    seed: int,
+    profile: str,
+    concurrency: int,
+    workers: int | None,
+    decision_ms: int,
+    bank_ms: int,
+    margin_ms: int,
+    connect_timeout: float,
+    name: str | None,
+    as_json: bool,  # noqa: FBT001 - a click flag
+    db_path: Path,
+    out: Path,
+) -> None:
+    """Play CANDIDATE against copies of BASELINE (or a pool, --against) and say whether it is better.
+
+    Every duplicate block seats the candidate with table-size - 1 opponents, rotated so
+    that each holds every hand; each block gives one number, the candidate's edge: its
+    chips per session minus the average opponent's. Printed: the edge with its 95%
+    interval, the likelihood of superiority, blocks and sessions, and with --sprt the
+    test's verdict (docs/statistics.md says how to choose D0 and D1). An interrupted match
+    resumes with `nap tournament resume ID`, and stops where it would have.
+    """
+    if (baseline is None) == (not pool):
+        msg = "give a BASELINE, or an opponent pool with --against (not both)"
+        raise click.UsageError(msg)
+    test = (
+        None if sprt is None else Sprt(d0=sprt[0], d1=sprt[1], alpha=alpha, beta=beta, min_blocks=min_blocks)
+    )
+    rules = get_profile(profile)
+    size = _table_size(table_size, rules)
+    with Store.open(db_path) as store:
+        entry = resolve(candidate, store=store)
+        opponents = (
+            resolve_all(pool, store=store)
+            if pool
+            else _copies(resolve(str(baseline), store=store), size - 1, taken=entry.name)
+        )
+        if entry.name in {opponent.name for opponent in opponents}:
+            msg = f"the candidate and an opponent are both named {entry.name}; enter one as ALIAS=BOT"
+            raise RunnerError(msg)
+        if len(opponents) < size - 1:
+            msg = f"{len(opponents)} opponents cannot fill a table of {size}; add --against or lower -k"
+            raise RunnerError(msg)
+        against = baseline if baseline is not None else ", ".join(o.name for o in opponents)
+        config = TournamentConfig(
+            name=name or _name(entry.name, str(against), rules, size, test),
+            bots=(entry, *opponents),
+            table_size=size,
+            sessions=sessions or (SPRT_MAX_SESSIONS if test else FIXED_SESSIONS),
+            seed=seed,
+            profile=profile,
+            concurrency=concurrency,
+            time_limits=TimeLimits(decision_ms=decision_ms, session_bank_ms=bank_ms, margin_ms=margin_ms),
+            connect_timeout_s=connect_timeout,
+            workers=workers,
+            match=MatchPlan(candidate=entry.name, sprt=test),
+        )
+        screen = Console(stderr=True) if as_json else console
+        with Progress(*progress_columns(), console=screen) as progress:
+            tournament = run_tournament(
+                config,
+                store=store,
+                logs_root=(out / "logs").resolve(),
+                options=RunOptions(progress=progress, on_start=_announcer(screen, test)),
+            )
+        results = store.session_results(tournament)
+        summary = summarize(results, MatchPlan(candidate=entry.name, sprt=test))
+        paths = publish(
+            compute_standings(results), out, title=f"Match {tournament}: {config.name}", match=summary
+        )
+    if as_json:
+        data: dict[str, Any] = {
+            "tournament": tournament,
+            **summary.to_json(),
+            "files": [str(p) for p in paths],
+        }
+        click.echo(json.dumps(data, indent=2, sort_keys=True))
+        return
+    console.print(f"match {tournament}: {config.name}", markup=False, highlight=False, soft_wrap=True)
+    for line in match_lines(summary):
+        console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
+    console.print(f"written to {', '.join(str(p) for p in paths)}", markup=False, soft_wrap=True)
+
+
+def _table_size(table_size: int | None, rules: Profile) -> int:
+    """The table size asked for, or 4 within what the profile allows."""
+    size = table_size or max(rules.min_players, min(4, rules.max_players))
+    check_table_size(size, rules)
+    return size
+
+
+def _copies(baseline: BotEntry, count: int, *, taken: str) -> tuple[BotEntry, ...]:
+    """``count`` copies of ``baseline``, named ``peel``, ``peel-2``, ... (never ``taken``)."""
+    names = [baseline.name, *(f"{baseline.name}-{i}" for i in range(2, count + 2))]
+    return tuple(baseline.renamed(name) for name in names if name != taken)[:count]
+
+
+def _name(candidate: str, against: str, rules: Profile, size: int, test: Sprt | None) -> str:
+    sprt = "" if test is None else f", SPRT [{test.d0:g}, {test.d1:g}]"
+    return f"{candidate} vs {against} ({rules.name}, {size} seats{sprt})"
+
+
+def _announcer(screen: Console, test: Sprt | None) -> Callable[[RunStart], None]:
+    def announce(start: RunStart) -> None:
+        left = start.sessions - start.recorded
+        most = "at most " if test is not None else ""
+        screen.print(
+            f"match {start.tournament}: {start.name}, {most}{left} sessions (if it stops: {start.resume})",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+
+    return announce
