@@ -54,6 +54,21 @@ class Hosting:
     announce: Callable[[int, Mapping[str, str]], None] | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class WorkerSetup:
+    """What a worker (a local process or a Ray worker) needs to host its share of one tournament.
+
+    Sent once to each worker as it starts: the worker builds a :class:`BlockHost` from it.
+    """
+
+    config: TournamentConfig
+    tournament: int
+    logs_root: Path
+    limits: ServerLimits
+    log_level: int = 0
+    """The runner's structlog level, which the worker's own log lines follow."""
+
+
 def first_failure(group: BaseExceptionGroup[BaseException]) -> BaseException:
     """The first exception of a task group's failure, nested groups opened.
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import fcntl
 import gzip
+import io
 import json
 import os
 import tempfile
@@ -87,6 +88,29 @@ def _fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
+def encode_log(payload: Mapping[str, object], *, tournament: int, block: int, rotation: int) -> bytes:
+    """One session's log file as bytes (gzip JSON, header filled in), ready for :func:`write_encoded_log`.
+
+    A worker elsewhere (a Ray worker) encodes the log where the session was played and
+    sends these bytes to the runner, which alone writes files; a payload that disagrees
+    with the header is a LogError.
+    """
+    document = _document(payload, tournament=tournament, block=block, rotation=rotation)
+    try:
+        data = json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode()
+    except (TypeError, ValueError) as exc:
+        name = log_path(Path(), tournament=tournament, block=block, rotation=rotation).name
+        msg = f"cannot write {name}: payload is not JSON: {exc}"
+        raise LogError(msg) from exc
+    buffer = io.BytesIO()
+    # mtime=0 keeps the bytes a function of the content alone.
+    with gzip.GzipFile(
+        filename="", mode="wb", fileobj=buffer, mtime=0, compresslevel=6
+    ) as gz:  # 9 costs twice the CPU for 2% less
+        gz.write(data)
+    return buffer.getvalue()
+
+
 def write_log(
     root: Path, *, tournament: int, block: int, rotation: int, payload: Mapping[str, object]
 ) -> Path:
@@ -96,24 +120,20 @@ def write_log(
     (a payload that disagrees with them is a LogError). An existing log for the same
     session is replaced.
     """
+    data = encode_log(payload, tournament=tournament, block=block, rotation=rotation)
+    return write_encoded_log(root, tournament=tournament, block=block, rotation=rotation, data=data)
+
+
+def write_encoded_log(root: Path, *, tournament: int, block: int, rotation: int, data: bytes) -> Path:
+    """Write a log made by :func:`encode_log` atomically (synced, then renamed) and return its path."""
     path = log_path(root, tournament=tournament, block=block, rotation=rotation)
-    document = _document(payload, tournament=tournament, block=block, rotation=rotation)
-    try:
-        data = json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode()
-    except (TypeError, ValueError) as exc:
-        msg = f"cannot write {path.name}: payload is not JSON: {exc}"
-        raise LogError(msg) from exc
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, temp = _locked_temporary(path)
         try:
             os.fchmod(fd, 0o644)  # mkstemp makes it private; a log is for anyone to read
             with os.fdopen(fd, "wb") as file:
-                # mtime=0 keeps the bytes a function of the content alone.
-                with gzip.GzipFile(
-                    filename="", mode="wb", fileobj=file, mtime=0, compresslevel=6
-                ) as gz:  # 9 costs twice the CPU for 2% less
-                    gz.write(data)
+                file.write(data)
                 file.flush()
                 os.fsync(file.fileno())
                 temp.replace(path)  # before the close, which ends the lock

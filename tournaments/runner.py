@@ -4,13 +4,15 @@ The unit of work is one duplicate block (:mod:`tournaments.blocks`);
 :func:`run_tournament` / :func:`resume_tournament` own the schedule, the store and the
 progress bar. What a tournament is comes in as a :class:`~tournaments.config.TournamentConfig`
 (stored with it); how this run goes (progress bar, live standings, server limits, where
-the referee listens) as one :class:`RunOptions`, which is not stored. The blocks are
-played by worker processes, one per core by default, each with its own referee on
-``127.0.0.1:0`` and one process per bot entry, each serving many tables
-(:mod:`tournaments.workers`); with one worker, or with remote bots, by a referee in this
-process (:mod:`tournaments.host`). Blocks run concurrently (``concurrency`` in flight on
-each referee); each finished session's log is written first, then the session is committed
-in one transaction, so a tournament killed at any moment resumes with nothing lost,
+the referee listens, where the blocks are played) as one :class:`RunOptions`, which is not
+stored. The blocks are played by an executor (:mod:`tournaments.executors`): by default
+worker processes, one per core, each with its own referee on ``127.0.0.1:0`` and one
+process per bot entry, each serving many tables (:mod:`tournaments.workers`), or with one
+worker, or with remote bots, a referee in this process (:mod:`tournaments.host`); or Ray
+workers on a cluster, each the same referee and bot processes. Blocks run concurrently
+(``concurrency`` in flight on each referee); each finished session's log is written first,
+then the session is committed by this process in one transaction, so a tournament killed
+at any moment resumes with nothing lost,
 nothing played twice and the same deals (the board seeds come from the stored blocks).
 One process plays a tournament at a time (:mod:`tournaments.locks`). Whatever stops a run
 (a signal, a bot, a worker, the store, a log) ends it with one line that says how far it
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
+import shlex
 import shutil
 import signal
 from dataclasses import dataclass, field
@@ -37,17 +39,18 @@ from tournaments.blocks import BlockRun
 from tournaments.bots import BotEntry, RunnerError
 from tournaments.commands import resume_command
 from tournaments.config import TournamentConfig
-from tournaments.host import BlockHost, Hosting
+from tournaments.executors import Executor, LocalExecutor, PlayContext, default_workers, record_usage
+from tournaments.host import Hosting, WorkerSetup
 from tournaments.locks import tournament_lock
 from tournaments.logfiles import LogError, remove_temporaries
+from tournaments.match import MatchMonitor
 from tournaments.progress import standings_printer
-from tournaments.scheduler import BlockSpec, check_table_size, schedule
+from tournaments.scheduler import BlockSpec, check_table_size, match_schedule, schedule
 from tournaments.standings import Standings, compute_standings
 from tournaments.store import StoreError
-from tournaments.workers import WorkerPool, WorkerSetup
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Callable, Coroutine, Iterator, Sequence
 
     from rich.progress import (
         Progress,
@@ -108,7 +111,8 @@ class RunOptions:
     (:func:`~tournaments.progress.standings_printer`). ``limits`` are the referee's limits
     on each bot connection; ``hosting`` says where it listens and gives remote bots' tokens.
     ``on_start`` is told the tournament's id and what is left once it is stored and locked
-    for this run, before anything is played.
+    for this run, before anything is played. ``executor`` plays the blocks: local worker
+    processes by default, or Ray workers (:class:`~tournaments.executors.RayExecutor`).
     """
 
     progress: Progress | None = None
@@ -117,6 +121,7 @@ class RunOptions:
     limits: ServerLimits = field(default_factory=ServerLimits)
     hosting: Hosting = field(default_factory=Hosting)
     on_start: Callable[[RunStart], None] | None = None
+    executor: Executor = field(default_factory=LocalExecutor)
 
 
 # ---------------------------------------------------------------------------- tournaments
@@ -175,14 +180,17 @@ async def run_tournament_async(
     """
     profile = _validate(config)
     _check_commands(config.bots)
+    names = [bot.name for bot in config.bots]
+    size, sessions, seed = config.table_size, config.sessions, config.seed
     try:
-        blocks = schedule(
-            [bot.name for bot in config.bots],
-            table_size=config.table_size,
-            sessions=config.sessions,
-            seed=config.seed,
-            profile=profile,
-        )
+        if config.match is None:
+            blocks = schedule(names, table_size=size, sessions=sessions, seed=seed, profile=profile)
+        else:
+            candidate = config.match.candidate
+            opponents = [name for name in names if name != candidate]
+            blocks = match_schedule(
+                candidate, opponents, table_size=size, sessions=sessions, seed=seed, profile=profile
+            )
     except ValueError as exc:
         raise RunnerError(str(exc)) from exc
     for bot in config.bots:
@@ -310,10 +318,19 @@ async def _play(  # noqa: PLR0913 - the pieces of one run
         for block in blocks
     ]
     runs = [run for run in runs if run.rotations]
+    monitor = None
+    if config.match is not None:  # a match stops once its test decides, also on a resume
+        monitor = MatchMonitor(config.match, store.session_results(tournament) if finished else ())
+        runs = [] if monitor.decided else runs
     total = sum(block.table_size for block in blocks)
     done = total - sum(len(run.rotations) for run in runs)
     log = _log.bind(tournament=tournament)
-    resume = resume_command(tournament, db=store.path, logs_root=logs_root)
+    resume = " ".join(
+        [
+            resume_command(tournament, db=store.path, logs_root=logs_root),
+            *map(shlex.quote, options.executor.resume_flags()),
+        ]
+    )
     if options.on_start is not None:
         options.on_start(
             RunStart(tournament=tournament, name=config.name, sessions=total, recorded=done, resume=resume)
@@ -325,6 +342,7 @@ async def _play(  # noqa: PLR0913 - the pieces of one run
             store,
             progress,
             None if progress is None else progress.add_task(config.name, total=total, completed=done),
+            monitor=monitor,
         )
         commit.count = done
         try:
@@ -335,7 +353,10 @@ async def _play(  # noqa: PLR0913 - the pieces of one run
                     else None
                 )
                 try:
-                    await _run_blocks(tournament, config, runs, commit, logs_root=logs_root, options=options)
+                    playing = _run_blocks(
+                        tournament, config, runs, commit, store=store, logs_root=logs_root, options=options
+                    )
+                    await _until_decided(playing, commit)
                 finally:
                     if watcher is not None:
                         watcher.cancel()
@@ -362,49 +383,63 @@ async def _play(  # noqa: PLR0913 - the pieces of one run
             raise
 
 
-def default_workers() -> int:
-    """One worker process per core (each is one referee: one interpreter, one core)."""
-    return max(1, os.cpu_count() or 1)
-
-
 async def _run_blocks(  # noqa: PLR0913 - the pieces of one run
     tournament: int,
     config: TournamentConfig,
     runs: Sequence[BlockRun],
     commit: Callable[[SessionResult, Path], None],
     *,
+    store: Store,
     logs_root: Path,
     options: RunOptions,
 ) -> None:
-    """Play ``runs`` in worker processes, or here when one worker is enough or bots are remote."""
-    workers = config.workers or default_workers()
-    remote = any(not bot.command for bot in config.bots)
-    if workers > 1 and len(runs) > 1 and not remote:
-        pool = WorkerPool(
-            WorkerSetup(
-                config, tournament, logs_root, options.limits, log_level=_log.bind().get_effective_level()
-            ),
-            workers=workers,
-        )
-        await pool.play(runs, commit, per_worker=config.concurrency)
-        return
-    host = BlockHost(
-        config, tournament=tournament, logs_root=logs_root, limits=options.limits, hosting=options.hosting
+    """Play ``runs`` with the run's executor; who plays is recorded beside the database (for status)."""
+    context = PlayContext(
+        setup=WorkerSetup(
+            config, tournament, logs_root, options.limits, log_level=_log.bind().get_effective_level()
+        ),
+        hosting=options.hosting,
+        report=lambda usage: record_usage(store.path, tournament, usage),
     )
+    await options.executor.play(runs, commit, context=context)
+
+
+async def _until_decided(play: Coroutine[Any, Any, None], commit: _Committer) -> None:
+    """Await ``play``; once a match's test decides, what is left of it is cancelled, as a normal end."""
+    monitor = commit.monitor
+    if monitor is None:
+        await play
+        return
+    task = asyncio.ensure_future(play)
+    commit.on_decided = task.cancel
     try:
-        await host.start()
-        await host.play_all(runs, commit, concurrency=config.concurrency)
-    finally:
-        await host.stop()
+        await task
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if not monitor.decided or (current is not None and current.cancelling() > 0):
+            raise
 
 
 class _Committer:
-    """Commits each finished session (its log is already written) and advances the progress bar."""
+    """Commits each finished session (its log is already written) and advances the progress bar.
 
-    def __init__(self, store: Store, progress: Progress | None, task_id: TaskID | None) -> None:
+    In a match, each session also goes to the match's ``monitor``; the progress bar shows
+    its test's LLR and bounds, and ``on_decided`` is called once the test has decided.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        progress: Progress | None,
+        task_id: TaskID | None,
+        *,
+        monitor: MatchMonitor | None = None,
+    ) -> None:
         self.store = store
         self.progress = progress
         self.task_id = task_id
+        self.monitor = monitor
+        self.on_decided: Callable[[], object] | None = None
         self.count = 0
         """Sessions of the tournament recorded so far (including earlier runs)."""
 
@@ -413,6 +448,15 @@ class _Committer:
         self.count += 1
         if self.progress is not None and self.task_id is not None:
             self.progress.advance(self.task_id)
+        monitor = self.monitor
+        if monitor is None or monitor.plan.sprt is None:
+            return
+        was_decided = monitor.decided
+        monitor.add(result)
+        if self.progress is not None and self.task_id is not None:
+            self.progress.update(self.task_id, description=f"{monitor.plan.candidate}: {monitor.describe()}")
+        if monitor.decided and not was_decided and self.on_decided is not None:
+            self.on_decided()
 
 
 @contextlib.contextmanager

@@ -5,9 +5,10 @@ bigger machine has more. A :class:`WorkerPool` starts ``workers`` processes (``p
 -m tournaments.workers``); each is a :class:`~tournaments.host.BlockHost` (a referee on
 127.0.0.1:0 and one process per bot entry) that plays the blocks the runner hands it,
 with :func:`~tournaments.blocks.run_block`: the same self-contained unit of work that a
-Ray worker would run. A worker writes each finished session's log file, then sends the
-result; the runner alone writes to the store, so the store sees a session only once its
-log is on disk, and a killed tournament resumes exactly as with one process.
+Ray worker runs (:mod:`tournaments.executors.ray`). A worker writes each finished
+session's log file, then sends the result; the runner alone writes to the store, so the
+store sees a session only once its log is on disk, and a killed tournament resumes
+exactly as with one process.
 
 The runner keeps up to ``per_worker`` blocks in flight on each worker (fewer when there
 are not enough blocks to go round evenly) and hands a worker its next block when one of
@@ -29,7 +30,7 @@ import pickle
 import signal
 import struct
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -37,14 +38,12 @@ import structlog
 
 from referee.server import tune_collector
 from tournaments.bots import RunnerError
-from tournaments.host import BlockHost, first_failure
+from tournaments.host import BlockHost, WorkerSetup, first_failure
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
-    from referee.server import ServerLimits
     from tournaments.blocks import BlockRun
-    from tournaments.config import TournamentConfig
     from tournaments.results import SessionResult
 
 __all__ = ["WorkerPool", "WorkerSetup", "main"]
@@ -54,18 +53,6 @@ _ROOT = Path(__file__).resolve().parent.parent
 """The folder that holds the ``tournaments`` package."""
 _STOP_WAIT_S = 15.0
 """How long a stopping worker may take to stop its bots before it is killed."""
-
-
-@dataclass(frozen=True, slots=True)
-class WorkerSetup:
-    """What a worker needs to host its share of one tournament (sent once, at its start)."""
-
-    config: TournamentConfig
-    tournament: int
-    logs_root: Path
-    limits: ServerLimits
-    log_level: int = 0
-    """The runner's structlog level, which the worker's own log lines follow."""
 
 
 def _frame(*message: object) -> bytes:

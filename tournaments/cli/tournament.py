@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import click
 from rich.progress import Progress
@@ -25,10 +25,19 @@ from tournaments.cli.app import (
     play_and_publish,
     publish_standings,
     seats_for,
+    stored_match,
 )
 from tournaments.commands import resume_command
 from tournaments.config import TournamentConfig, time_limits_from_json
 from tournaments.entrants import DEFAULT_ENTRANTS, resolve_all
+from tournaments.executors import (
+    INSTALL_RAY,
+    Executor,
+    LocalExecutor,
+    RayExecutor,
+    ray_installed,
+    recorded_usage,
+)
 from tournaments.progress import progress_columns
 from tournaments.publish import publish, render_markdown
 from tournaments.runner import RunOptions, resume_tournament
@@ -36,10 +45,47 @@ from tournaments.scheduler import check_table_size
 from tournaments.standings import compute_standings
 from tournaments.store import Store
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
 
 @main.group()
 def tournament() -> None:
-    """Run, resume and inspect local tournaments."""
+    """Run, resume and inspect tournaments, on this machine or on a Ray cluster."""
+
+
+def executor_options(command: Callable[P, R]) -> Callable[P, R]:
+    """``--executor`` and ``--ray-address``, read by :func:`chosen_executor`."""
+    command = click.option(
+        "--ray-address",
+        metavar="ADDRESS",
+        default=None,
+        help="With --executor ray: join the Ray cluster whose head is at ADDRESS (host:port) "
+        "instead of starting a local Ray instance.",
+    )(command)
+    return click.option(
+        "--executor",
+        type=click.Choice(["local", "ray"]),
+        default="local",
+        show_default=True,
+        help="Who plays the blocks: worker processes on this machine, or Ray workers "
+        "(needs nap-arena[ray]; see docs/scaling.md).",
+    )(command)
+
+
+def chosen_executor(executor: str, ray_address: str | None) -> Executor:
+    """The executor the options ask for; a one-line error when Ray is asked for but not installed."""
+    if executor == "local":
+        if ray_address is not None:
+            msg = "--ray-address is for --executor ray"
+            raise click.UsageError(msg)
+        return LocalExecutor()
+    if not ray_installed():
+        raise click.ClickException(INSTALL_RAY)
+    return RayExecutor(address=ray_address)
 
 
 @tournament.command("run")
@@ -109,8 +155,14 @@ def tournament() -> None:
 )
 @click.option("--name", default=None, help="A name for the tournament.")
 @click.option(
-    "--live", type=float, default=None, metavar="SECONDS", help="Print live standings every SECONDS."
+    "--live",
+    type=float,
+    default=None,
+    metavar="SECONDS",
+    help="Print live standings every SECONDS (a look, not a stopping rule: to stop once the data "
+    "decides, use nap match --sprt).",
 )
+@executor_options
 @db_option
 @out_option
 @friendly
@@ -128,10 +180,13 @@ def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line o
     connect_timeout: float,
     name: str | None,
     live: float | None,
+    executor: str,
+    ray_address: str | None,
     db_path: Path,
     out: Path,
 ) -> None:
     """Run a round robin of duplicate sessions between bot processes and print the standings."""
+    chosen = chosen_executor(executor, ray_address)  # before anything is stored
     rules = get_profile(profile)
     if table_size is not None:  # refused before the database is opened, so nothing is stored
         check_table_size(table_size, rules)
@@ -151,19 +206,25 @@ def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line o
             workers=workers,
             **options,
         )
-        play_and_publish(config, store=store, out=out, options=RunOptions(standings_every=live))
+        play_and_publish(
+            config, store=store, out=out, options=RunOptions(standings_every=live, executor=chosen)
+        )
 
 
 @tournament.command("resume")
 @click.argument("tournament_id", type=int)
+@executor_options
 @db_option
 @out_option
 @friendly
-def tournament_resume(tournament_id: int, db_path: Path, out: Path) -> None:
+def tournament_resume(
+    tournament_id: int, executor: str, ray_address: str | None, db_path: Path, out: Path
+) -> None:
     """Play the sessions an interrupted tournament has left (same deals), then print standings.
 
     A tournament that another process is playing right now is left alone (exit status 1).
     """
+    chosen = chosen_executor(executor, ray_address)
     with open_store(db_path, writing=True) as store:
         store.tournament(tournament_id)
         with Progress(*progress_columns(), console=console) as progress:
@@ -171,7 +232,7 @@ def tournament_resume(tournament_id: int, db_path: Path, out: Path) -> None:
                 tournament_id,
                 store=store,
                 logs_root=(out / "logs").resolve(),
-                options=RunOptions(progress=progress, on_start=announce_start),
+                options=RunOptions(progress=progress, on_start=announce_start, executor=chosen),
             )
         publish_standings(store, tournament_id, out)
 
@@ -205,7 +266,9 @@ def tournament_status(tournament_id: int | None, db_path: Path) -> None:
     with open_store(db_path) as store:
         row = store.tournament(tournament_id) if tournament_id else latest_tournament(store)
         done, planned = len(store.finished_keys(row.id)), _planned(store, row.id)
-        faults = sum(len(r.faults) for r in store.session_results(row.id))
+        results = store.session_results(row.id)
+        faults = sum(len(r.faults) for r in results)
+        match = stored_match(row, results)
     console.print(
         f"tournament {row.id}: {row.name}\n  status {row.status}, {done} of {planned} sessions, "
         f"{faults} faults, seed {row.seed}, started {row.created_at[:19]}",
@@ -224,6 +287,12 @@ def tournament_status(tournament_id: int | None, db_path: Path) -> None:
     )
     for key, value in config.items():
         console.print(f"  {key}: {value}", markup=False)
+    usage = recorded_usage(db_path, row.id)
+    if usage is not None:
+        when = "now" if row.status == "running" else "latest run"
+        console.print(f"  executor: {usage} ({when})", markup=False, soft_wrap=True)
+    if match is not None and match.state is not None:  # a match's test says how far it went
+        console.print(f"  test: {match.state.describe()}; {match.verdict}", markup=False, soft_wrap=True)
     if row.status == "interrupted":
         console.print(f"  resume with: {resume_command(row.id, db=db_path)}", markup=False, soft_wrap=True)
 
@@ -246,9 +315,11 @@ def standings_command(tournament_id: int | None, db_path: Path, out: Path | None
     """Print (and with --out, republish) the standings of a tournament (default: the latest)."""
     with open_store(db_path) as store:
         tournament = store.tournament(tournament_id) if tournament_id else latest_tournament(store)
-        standings = compute_standings(store.session_results(tournament.id))
+        results = store.session_results(tournament.id)
+        standings = compute_standings(results)
+        match = stored_match(tournament, results)
     title = f"Tournament {tournament.id}: {tournament.name}"
-    console.print(render_markdown(standings, title=title), markup=False, highlight=False)
+    console.print(render_markdown(standings, title=title, match=match), markup=False, highlight=False)
     if out is not None:
-        for path in publish(standings, out, title=title):
+        for path in publish(standings, out, title=title, match=match):
             console.print(f"wrote {path}")

@@ -1,0 +1,334 @@
+"""Tournaments on Ray workers: a real local Ray instance (2 CPUs, no dashboard) and real bots.
+
+Each test that plays starts its own Ray instance (a few seconds), with its session files
+in a short folder of its own, and the executor shuts it down when the run ends. They are
+skipped where Ray is not installed (``pip install 'nap-arena[ray]'``; tox installs it).
+The tests of the command line's refusals need no Ray.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+import structlog
+from click.testing import CliRunner
+
+from referee.match import TimeLimits
+from referee.rules import SessionRecord, get_profile, verify
+from tournaments.blocks import BlockRun
+from tournaments.bots import BotEntry, RunnerError, example_bot
+from tournaments.cli import main
+from tournaments.config import TournamentConfig
+from tournaments.entrants import entry_from_manifest
+from tournaments.executors import LocalExecutor, RayExecutor, recorded_usage
+from tournaments.executors.ray import _Blocks
+from tournaments.logfiles import read_log
+from tournaments.manifest import read_manifest
+from tournaments.runner import RunOptions, run_tournament, run_tournament_async
+from tournaments.standings import compute_standings
+from tournaments.store import Store
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from tournaments.executors import Executor
+
+ROOT = Path(__file__).resolve().parent.parent
+FOUR = tuple(
+    example_bot(kind, name=name)
+    for kind, name in (("peel", "peel"), ("random", "random"), ("peel", "peel-2"), ("random", "random-2"))
+)
+
+
+def config(bots: tuple[BotEntry, ...], *, sessions: int, seed: int, table_size: int = 4) -> TournamentConfig:
+    return TournamentConfig(name="ray", bots=bots, table_size=table_size, sessions=sessions, seed=seed)
+
+
+@pytest.fixture
+def ray_folder(tmp_path: Path) -> Iterator[Path]:
+    """A folder for one Ray instance's session files; checks that the run shut its instance down.
+
+    Under the test's own folder when its path is short enough: Ray's sockets live there,
+    and a socket's path may not be longer than 107 bytes.
+    """
+    ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'nap-arena[ray]'")
+    folder = tmp_path / "ray"
+    if len(str(folder)) > 40:
+        folder = Path(tempfile.mkdtemp(prefix="nap-ray-"))
+    try:
+        yield folder
+        assert not ray.is_initialized(), "the executor left its Ray instance running"
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+        if not folder.is_relative_to(tmp_path):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def on_ray(folder: Path) -> RayExecutor:
+    return RayExecutor(num_cpus=2, temp_dir=folder)
+
+
+def play(executor: Executor, tournament: TournamentConfig, root: Path) -> Store:
+    """A store (open) holding ``tournament`` as ``executor`` played it, logs under ``root``."""
+    root.mkdir(parents=True, exist_ok=True)
+    store = Store.open(root / "nap.db")
+    run_tournament(tournament, store=store, logs_root=root / "logs", options=RunOptions(executor=executor))
+    return store
+
+
+def _bot_pids(logs: Path) -> list[int]:
+    """The pids of every bot process the Ray workers started (their logs name them)."""
+    return [
+        int(line.rsplit("(pid ", 1)[1].rstrip(")"))
+        for log in logs.glob("t*/bots/*-ray*.log")
+        for line in log.read_text(errors="replace").splitlines()
+        if line.startswith("--- ") and "(pid " in line
+    ]
+
+
+def _ray_worker_pids(logs: Path) -> set[int]:
+    """The Ray workers hosting this tournament's bots now: the parents of its live bot processes."""
+    parents = set()
+    for pid in _bot_pids(logs):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            parents.add(int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]))
+    return parents - {1, os.getpid()}
+
+
+def _kill_orphaned_bots(logs: Path) -> None:
+    """Stop the bot processes a killed Ray worker left, which would otherwise wait for it a while."""
+    for pid in _bot_pids(logs):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
+
+
+@pytest.mark.slow
+class TestSameResults:
+    def test_ray_workers_play_what_local_workers_play(self, tmp_path: Path, ray_folder: Path) -> None:
+        """Seeded bots: the same sessions, chips, faults, records and standings on Ray as locally."""
+        tournament = config(FOUR, sessions=32, seed=3)
+        with play(LocalExecutor(), tournament, tmp_path / "local") as local:
+            expected = {(r.block, r.rotation): r for r in local.session_results(1)}
+            expected_logs = {
+                (s.block, s.rotation): read_log(s.log_path) for s in local.find_sessions(tournament=1)
+            }
+        with play(on_ray(ray_folder), tournament, tmp_path / "ray") as store:
+            assert store.tournament(1).status == "finished"
+            results = store.session_results(1)
+            played = {(r.block, r.rotation): r for r in results}
+            sessions = store.find_sessions(tournament=1)
+        assert len(results) == 32
+        assert played == expected
+        assert compute_standings(results) == compute_standings(list(expected.values()))
+        for session in sessions:
+            assert session.log_path.is_relative_to(tmp_path / "ray" / "logs")  # written by the runner
+            log = read_log(session.log_path)
+            assert log["record"] == expected_logs[session.block, session.rotation]["record"]
+            assert verify(SessionRecord.from_json(log["record"])) == []  # type: ignore[arg-type]
+        usage = recorded_usage(tmp_path / "ray" / "nap.db", 1)
+        assert usage is not None
+        assert str(usage) == "ray, 2 Ray workers on a local Ray instance with 2 CPUs"
+        bots = tmp_path / "ray" / "logs" / "t1" / "bots"
+        assert {p.name for p in bots.glob("peel*.log")} == {
+            "peel-ray1.log",
+            "peel-ray2.log",
+            "peel-2-ray1.log",
+            "peel-2-ray2.log",
+        }
+
+
+@pytest.mark.slow
+class TestLostWorkers:
+    def test_a_killed_ray_worker_s_blocks_are_played_by_the_others(
+        self, tmp_path: Path, ray_folder: Path
+    ) -> None:
+        """kill -9 of a Ray worker mid-tournament: it finishes, every session once, the logs verify."""
+        sessions = 200
+        killed: list[tuple[int, int]] = []
+
+        async def kill_a_worker(store: Store) -> None:
+            while len(store.finished_keys(1)) < 8:  # noqa: ASYNC110 - polls another party's store
+                await asyncio.sleep(0.05)
+            pid = min(_ray_worker_pids(tmp_path / "logs"))
+            os.kill(pid, signal.SIGKILL)
+            killed.append((pid, len(store.finished_keys(1))))
+
+        async def scenario(store: Store) -> None:
+            killer = asyncio.create_task(kill_a_worker(store))
+            try:
+                await run_tournament_async(
+                    config(FOUR, sessions=sessions, seed=4),
+                    store=store,
+                    logs_root=tmp_path / "logs",
+                    options=RunOptions(executor=on_ray(ray_folder)),
+                )
+            finally:
+                killer.cancel()
+
+        try:
+            with Store.open(tmp_path / "nap.db") as store, structlog.testing.capture_logs() as said:
+                asyncio.run(scenario(store))
+                assert store.tournament(1).status == "finished"
+                keys = [(r.block, r.rotation) for r in store.session_results(1)]
+        finally:
+            _kill_orphaned_bots(tmp_path / "logs")
+        assert len(killed) == 1
+        [lost] = [event for event in said if event["event"].startswith("Ray worker lost")]
+        assert f"pid {killed[0][0]}" in lost["worker"]
+        assert lost["blocks"] >= 1  # it was playing blocks: others played their rest
+        assert len(keys) == len(set(keys)) == sessions
+        usage = recorded_usage(tmp_path / "nap.db", 1)
+        assert usage is not None
+        assert usage.lost == 1
+        verified = CliRunner().invoke(main, ["log", "verify", "--db", str(tmp_path / "nap.db")])
+        assert verified.exit_code == 0, verified.output
+        assert f"{sessions} match, 0 mismatch" in verified.output
+
+
+@pytest.mark.slow
+class TestBotFolders:
+    def test_a_bot_folder_is_shipped_and_built_once_per_node(self, tmp_path: Path, ray_folder: Path) -> None:
+        """The C bot's folder, never built here, is built on the node once and plays on both workers."""
+        if shutil.which("cc") is None:
+            pytest.skip("no C compiler: 'cc' is not on PATH (the C bot cannot be built)")
+        folder = tmp_path / "c-bot"
+        folder.mkdir()
+        shutil.copy2(ROOT / "clients" / "c" / "bot.c", folder / "bot.c")
+        builds = tmp_path / "builds.txt"
+        manifest = (ROOT / "clients" / "c" / "nap-bot.toml").read_text(encoding="utf-8")
+        build = f'build = ["sh", "-c", "echo $$ >> {builds} && cc -O2 -o bot bot.c"]'
+        (folder / "nap-bot.toml").write_text(
+            "\n".join(build if line.startswith("build") else line for line in manifest.splitlines()),
+            encoding="utf-8",
+        )
+        c_bot = entry_from_manifest(read_manifest(folder))
+        bots = (c_bot, example_bot("peel"), example_bot("random"))
+        with play(on_ray(ray_folder), config(bots, sessions=12, seed=2, table_size=3), tmp_path) as store:
+            assert store.tournament(1).status == "finished"
+            results = store.session_results(1)
+        assert len(results) == 12
+        assert not [fault for result in results for fault in result.faults]
+        assert not (folder / "bot").exists()  # the runner's copy was never built
+        assert len(builds.read_text().split()) == 1  # two Ray workers on one node, one build
+        for worker in (1, 2):
+            log = tmp_path / "logs" / "t1" / "bots" / f"c-bot-ray{worker}.log"
+            assert "clients.stdio.bridge -- ./bot" in log.read_text()
+
+
+def block(index: int, rotations: tuple[int, ...] = (0, 1, 2, 3)) -> BlockRun:
+    return BlockRun(
+        tournament=1,
+        index=index,
+        board_seed=index,
+        bots=("a", "b", "c", "d"),
+        profile=get_profile("heather"),
+        time_limits=TimeLimits(),
+        rotations=rotations,
+    )
+
+
+class TestBlockQueue:
+    """What the Ray executor does with the blocks of a lost worker (no Ray needed)."""
+
+    def test_a_lost_block_goes_back_first_without_the_sessions_received(self) -> None:
+        async def scenario() -> None:
+            blocks = _Blocks([block(0), block(1)])
+            first = await blocks.take()
+            assert first is not None
+            blocks.settle(first, [0, 1], lost="the actor died")
+            again = await blocks.take()
+            assert again == block(0, (2, 3))  # first in line; rotations 0 and 1 are not played again
+            blocks.settle(again, [2, 3], lost=None)
+            last = await blocks.take()
+            assert last == block(1)
+            blocks.settle(last, [0, 1, 2, 3], lost=None)
+            assert blocks.done
+            assert await blocks.take() is None
+
+        asyncio.run(scenario())
+
+    def test_a_taker_waits_while_a_block_in_play_may_come_back(self) -> None:
+        async def scenario() -> None:
+            blocks = _Blocks([block(0)])
+            playing = await blocks.take()
+            assert playing is not None
+            waiting = asyncio.create_task(blocks.take())
+            await asyncio.sleep(0)
+            assert not waiting.done()  # nothing left to take, but block 0 is not played yet
+            blocks.settle(playing, [0], lost="the node died")
+            assert await waiting == block(0, (1, 2, 3))
+
+        asyncio.run(scenario())
+
+    def test_a_block_in_play_on_three_lost_workers_stops_the_run(self) -> None:
+        async def scenario() -> None:
+            blocks = _Blocks([block(7)])
+            for _ in range(3):
+                playing = await blocks.take()
+                assert playing is not None
+                blocks.settle(playing, [], lost="the actor died")
+            with pytest.raises(RunnerError) as raised:
+                await blocks.take()
+            assert str(raised.value) == (
+                "block 7 was in play on 3 Ray workers that were lost (last: the actor died)"
+            )
+
+        asyncio.run(scenario())
+
+
+class TestCommandLine:
+    def test_the_ray_executor_without_ray_is_a_one_line_error(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """--executor ray where Ray is not installed: how to install it, in one line; nothing stored."""
+        monkeypatch.setattr("tournaments.cli.tournament.ray_installed", lambda: False)
+        db = tmp_path / "nap.db"
+        for command in (["run", "-n", "4"], ["resume", "1"]):
+            result = CliRunner().invoke(main, ["tournament", *command, "--executor", "ray", "--db", str(db)])
+            assert result.exit_code == 1
+            assert result.output == (
+                "Error: the Ray executor needs Ray, which is not installed: pip install 'nap-arena[ray]'\n"
+            )
+        assert not db.exists()
+
+    def test_a_ray_address_needs_the_ray_executor(self, tmp_path: Path) -> None:
+        """--ray-address without --executor ray is refused before anything is stored."""
+        db = tmp_path / "nap.db"
+        result = CliRunner().invoke(
+            main, ["tournament", "run", "-n", "4", "--ray-address", "10.0.0.1:6379", "--db", str(db)]
+        )
+        assert result.exit_code == 2
+        assert "--ray-address is for --executor ray" in result.output
+        assert not db.exists()
+
+    @pytest.mark.slow
+    def test_run_and_status_on_ray(
+        self, tmp_path: Path, ray_folder: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """`nap tournament run --executor ray` plays on a local Ray instance; status names the executor."""
+        monkeypatch.setenv("RAY_TMPDIR", str(ray_folder))  # where the local instance keeps its files
+        db, out = tmp_path / "nap.db", tmp_path / "out"
+        result = CliRunner().invoke(
+            main, ["tournament", "run", "-n", "8", "--executor", "ray", "--db", str(db), "--out", str(out)]
+        )
+        assert result.exit_code == 0, result.output
+        assert f"nap tournament resume 1 --db {db} --out {out} --executor ray" in result.output
+        with Store.open(db) as store:
+            assert len(store.session_results(1)) == 8
+        status = CliRunner().invoke(main, ["tournament", "status", "--db", str(db)])
+        assert status.exit_code == 0, status.output
+        cpus = os.cpu_count()
+        workers = min(2, cpus or 1)  # 8 sessions at 4 seats are 2 blocks
+        assert (
+            f"executor: ray, {workers} Ray workers on a local Ray instance with {cpus} CPUs (latest run)"
+            in status.output
+        )

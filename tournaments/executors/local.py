@@ -1,0 +1,83 @@
+"""The default executor: blocks played on this machine, by worker processes or in the runner's own.
+
+With more than one worker (``--workers``, one per core by default) and more than one
+block, a :class:`~tournaments.workers.WorkerPool` plays them: each worker process is a
+referee with its own bot processes, and writes each session's log before sending the
+result. With one worker, or with remote bots (``nap serve``, whose bots connect to one
+known address), a :class:`~tournaments.host.BlockHost` plays them in the runner's process.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from tournaments.executors.base import PlayContext, Usage
+from tournaments.host import BlockHost
+from tournaments.workers import WorkerPool
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from pathlib import Path
+
+    from tournaments.blocks import BlockRun
+    from tournaments.results import SessionResult
+
+__all__ = ["LocalExecutor", "default_workers"]
+
+
+def default_workers() -> int:
+    """One worker process per core (each is one referee: one interpreter, one core)."""
+    return max(1, os.cpu_count() or 1)
+
+
+@dataclass(frozen=True, slots=True)
+class LocalExecutor:
+    """Worker processes on this machine, or the runner's own process when one is enough."""
+
+    @property
+    def name(self) -> str:
+        """``local``."""
+        return "local"
+
+    def resume_flags(self) -> tuple[str, ...]:
+        """None: resuming plays locally by default."""
+        return ()
+
+    async def play(
+        self,
+        runs: Sequence[BlockRun],
+        deliver: Callable[[SessionResult, Path], None],
+        *,
+        context: PlayContext,
+    ) -> None:
+        """Play ``runs`` in worker processes, or here when one worker is enough or bots are remote."""
+        setup = context.setup
+        config = setup.config
+        workers = config.workers or default_workers()
+        remote = any(not bot.command for bot in config.bots)
+        if workers > 1 and len(runs) > 1 and not remote:
+            count = min(workers, len(runs))
+            context.report(
+                Usage(
+                    executor=self.name, workers=count, description=f"{count} worker processes on this machine"
+                )
+            )
+            await WorkerPool(setup, workers=workers).play(runs, deliver, per_worker=config.concurrency)
+            return
+        context.report(
+            Usage(executor=self.name, workers=1, description="one referee in the runner's process")
+        )
+        host = BlockHost(
+            config,
+            tournament=setup.tournament,
+            logs_root=setup.logs_root,
+            limits=setup.limits,
+            hosting=context.hosting,
+        )
+        try:
+            await host.start()
+            await host.play_all(runs, deliver, concurrency=config.concurrency)
+        finally:
+            await host.stop()
