@@ -20,7 +20,7 @@ import pytest
 
 from clients.stdio.child import ChildBot, ChildError, StderrTail
 from clients.stdio.jsonlines import MAX_FORWARDED_CHARS, decode_reply, encode_request
-from referee.rules import Card, SessionRecord, get_profile, parse_action, verify
+from referee.rules import DEFAULT_PROFILE, Card, Profile, SessionRecord, get_profile, parse_action, verify
 from referee.rules import Session as RulesSession
 from referee.server import FaultKind, Referee, ServerLimits, SessionOutcome, SessionSpec, TimeLimits
 from referee.wire.codec import request_to_proto
@@ -95,9 +95,13 @@ async def _play(
     time_limits: TimeLimits = TimeLimits(decision_ms=3000),  # noqa: B008 - frozen
     limits: ServerLimits = ServerLimits(reconnect_grace_s=0.5),  # noqa: B008 - frozen
     max_restarts: int = 0,
+    profile: Profile = DEFAULT_PROFILE,
 ) -> tuple[list[SessionOutcome], list[BotProcess]]:
-    """Start a referee and one process per entry; play ``(profile, seed, seats)`` sessions at once."""
-    referee = Referee(limits=limits, time_limits=time_limits)
+    """Start a referee and one process per entry; play ``(profile, seed, seats)`` sessions at once.
+
+    The referee announces ``profile`` (its hello check judges the bots by it).
+    """
+    referee = Referee(limits=limits, time_limits=time_limits, profile=profile)
     port = await referee.start(host="127.0.0.1", port=0)
     processes = []
     try:
@@ -218,6 +222,42 @@ class TestThreeLanguages:
             assert verify(SessionRecord.from_json(record)) == []  # type: ignore[arg-type]
 
 
+class TestPoolVariants:
+    @pytest.mark.parametrize("profile", ["purchase", "ecarte", "peep"])
+    def test_node_and_c_play_the_pool_variants_without_a_fault(
+        self, tmp_path: Path, node_bot: BotEntry, c_bot: BotEntry, profile: str
+    ) -> None:
+        """Both declare the new decisions in their Hello and answer each of them, declining.
+
+        A session at four seats (the Node.js bot holds two) and one at three, on a referee
+        that announces the profile, so that its hello check is passed: no fault at all, the
+        records replay, and every exchange or widow decision of theirs was a decline.
+        """
+        random_bot = example_bot("random")
+        specs = [
+            (profile, 31, (node_bot.name, c_bot.name, random_bot.name, node_bot.name)),
+            (profile, 32, (c_bot.name, random_bot.name, node_bot.name)),
+        ]
+        outcomes, processes = asyncio.run(
+            _play([random_bot, node_bot, c_bot], specs, logs=tmp_path, profile=get_profile(profile))
+        )
+        declined = 0
+        for (_, _seed, seats), outcome in zip(specs, outcomes, strict=True):
+            assert outcome.faults == (), outcome.faults
+            _check_complete(outcome, profile)
+            for deal in outcome.decisions:
+                for decision in deal:
+                    if seats[decision.seat] == random_bot.name:
+                        continue
+                    assert decision.action != "peep"
+                    if decision.action.startswith(("exchange:", "widow:")):
+                        assert decision.action in {"exchange:none", "widow:none"}
+                        declined += 1
+        assert declined > 0
+        for process in processes:
+            assert process.exits == [], (process.name, (tmp_path / f"{process.name}.log").read_text())
+
+
 # ---------------------------------------------------------------------------- faults through the bridge
 
 
@@ -287,6 +327,45 @@ def _request(seed: int = 3) -> bytes:
 
 
 class TestJsonLines:
+    def test_a_request_line_of_the_pool_variants(self) -> None:
+        """The exchange and widow phases by name; a seat's drawn and given-up cards, the widow it took."""
+        session = RulesSession(get_profile("ecarte"), table_size=3, seed=4)
+        session.apply(session.legal_actions()[-1])  # the eldest exchanges its whole hand
+        seat = session.to_act
+        assert seat is not None
+        line = json.loads(
+            encode_request(
+                request_to_proto(session.view(seat), table="t", request_id=1, deadline_ms=9, time_bank_ms=0)
+            )
+        )
+        assert line["view"]["phase"] == "exchange"
+        assert line["legal_actions"][0] == "exchange:none"
+        assert line["view"]["drawn"] == line["view"]["discarded"] == []  # the eldest's, not this seat's
+        assert sorted(line["view"]["exchanged"]) == [0, 0, 5]
+        assert line["view"]["pool"] == 5
+        eldest = (seat - 1) % 3
+        own = session.view(eldest)
+        mine = json.loads(
+            encode_request(request_to_proto(own, table="t", request_id=2, deadline_ms=9, time_bank_ms=0))
+        )
+        assert mine["view"]["drawn"] == [card.text for card in own.drawn]
+        assert len(mine["view"]["discarded"]) == 5
+        peep = RulesSession(get_profile("peep"), table_size=3, seed=1)
+        while peep.deal.phase.value != "widow":
+            legal = peep.legal_actions()
+            peep.apply(parse_action("nap") if parse_action("nap") in legal else legal[0])
+        declarer = peep.to_act
+        assert declarer is not None
+        peep.apply(peep.legal_actions()[1])  # takes the widow
+        line = json.loads(
+            encode_request(
+                request_to_proto(peep.view(declarer), table="t", request_id=3, deadline_ms=9, time_bank_ms=0)
+            )
+        )
+        assert line["view"]["widow"] == str(peep.deal.widow)
+        assert line["view"]["widow_taken"] is True
+        assert line["view"]["phase"] == "play"
+
     def test_a_request_line_holds_the_whole_view(self) -> None:
         line = _request()
         assert line.endswith(b"\n")
@@ -323,8 +402,17 @@ class TestJsonLines:
             "tricks_won",
             "balances",
             "active",
+            "pool",
+            "exchanged",
+            "peeked",
+            "widow",
+            "drawn",
+            "discarded",
+            "widow_taken",
         }
         assert request["view"]["phase"] in {"bidding", "play"}
+        assert request["view"]["exchanged"] == [0, 0, 0, 0]  # one count per seat, though none on the wire
+        assert request["view"]["widow_taken"] is None
         assert all(parse_action(action) for action in request["legal_actions"])
 
     @pytest.mark.parametrize(
@@ -351,6 +439,20 @@ class TestJsonLines:
 
     def test_a_long_reply_is_cut(self) -> None:
         assert len(decode_reply(b"x" * 10_000, request_id=1)) == MAX_FORWARDED_CHARS
+
+
+class TestBridgeOptions:
+    def test_the_bridge_hello_lists_what_its_program_answers(self) -> None:
+        """``--decisions`` goes into the Hello; by default none (a program of bids and cards)."""
+        from clients.stdio.bridge import parse_arguments  # noqa: PLC0415
+
+        common = ["--address", "127.0.0.1:1", "--token", "t"]
+        _, options = parse_arguments([*common, "--decisions", "exchange,peep,widow", "--", "./bot"])
+        assert options.decisions == ("exchange", "peep", "widow")
+        _, options = parse_arguments([*common, "--", "./bot"])
+        assert options.decisions == ()
+        with pytest.raises(SystemExit):
+            parse_arguments([*common, "--decisions", "swap", "--", "./bot"])
 
 
 class TestChild:

@@ -65,16 +65,25 @@ if TYPE_CHECKING:
 
 FIELD_NAMES = [field.name for field in dataclasses.fields(SeatView)]
 
-WIRE_PROFILES_WITHOUT_POOL = [profile for profile in PROFILES.values() if not profile.has_pool]
-"""The built-in profiles whose decisions the wire carries today: not yet the pool variants'
-(exchanges, peeps, the widow: issue 13's protocol part)."""
+POOL_PROFILES = [
+    PROFILES["purchase"],
+    PROFILES["ecarte"],
+    PROFILES["peep"],
+    dataclasses.replace(PROFILES["ecarte"], name="ecarte-32", pack_size=32, max_players=5, starting_chips=6),
+    dataclasses.replace(PROFILES["peep"], name="peep-free", peep_fee=0, pool_claim="three"),
+]
+"""The pool variants (exchanges, peeps, the widow), with a short-pack Écarté on short stacks
+(seats that cannot pay) and a Peep Nap whose peeps are free and whose pool goes to any made
+contract (claimed often)."""
 
 WIRE_PROFILES = [
-    *WIRE_PROFILES_WITHOUT_POOL,
+    *PROFILES.values(),
     dataclasses.replace(PROFILES["heather"], name="heather-32", pack_size=32, max_players=6),
     dataclasses.replace(PROFILES["seven-card"], name="seven-card-36", pack_size=36, max_players=5),
+    *POOL_PROFILES[3:],
 ]
-"""Every built-in profile (seven-card Nap among them) and two short packs (Ace down to 7, to 6)."""
+"""Every built-in profile (seven-card Nap and the pool variants among them), two short packs
+(Ace down to 7, to 6) and two more pool variants."""
 
 
 def _sessions(count: int) -> list[tuple[Session, list[tuple[Event, ...]]]]:
@@ -106,7 +115,7 @@ def test_views_round_trip_over_random_sessions() -> None:
     rng = random.Random(7)
     checked = 0
     for profile_index in range(30):
-        profile = WIRE_PROFILES_WITHOUT_POOL[profile_index % len(WIRE_PROFILES_WITHOUT_POOL)]
+        profile = WIRE_PROFILES[profile_index % len(WIRE_PROFILES)]
         size = rng.randint(profile.min_players, profile.max_players)
         session = Session(profile, table_size=size, seed=profile_index)
         while True:
@@ -158,10 +167,8 @@ def _as_told(item: SeatEvent, kind: FaultKind) -> SeatEvent | SeatPenalized:
     return item
 
 
-POOL_EVENTS = {"CardsExchanged", "WidowPeeked", "WidowTaken", "ChipsPaid", "PoolClaimed", "PoolReturned"}
-"""The pool variants' events, not on the wire yet (issue 13's protocol part)."""
-EVERY_EVENT = {kind.__name__ for kind in typing.get_args(Event)} - POOL_EVENTS
-"""Every kind of engine event the wire carries (the told-events test goes on until it has seen each)."""
+EVERY_EVENT = {kind.__name__ for kind in typing.get_args(Event)}
+"""Every kind of engine event (the told-events test goes on until it has seen each on the wire)."""
 
 
 class TestToldEvents:
@@ -403,6 +410,82 @@ def test_fast_encoder_writes_the_codec_bytes() -> None:
     assert checked > 3000
 
 
+POOL_FIELDS = ("pool", "exchanged", "peeked", "widow", "drawn", "discarded", "widow_taken")
+"""SeatView's fields of the pool variants (20 and up)."""
+
+
+@pytest.mark.parametrize("name", ["purchase", "ecarte", "peep"])
+def test_fast_encoder_writes_the_codec_bytes_in_the_pool_variants(name: str) -> None:
+    """Every decision of seeded Purchase, Écarté and Peep sessions: the same request bytes both ways.
+
+    The sessions go through every new phase and field (exchanges, peeps, the widow seen and
+    taken, chips in the pool), which the decoded requests must show.
+    """
+    profile = PROFILES[name]
+    rng = random.Random(name)
+    seen: set[str] = set()
+    phases: set[Phase] = set()
+    checked = 0
+    for seed in range(12):
+        size = profile.min_players + seed % (profile.max_players - profile.min_players + 1)
+        session = Session(profile, table_size=size, seed=seed)
+        table = f"{name}-{seed}"
+        encoder = RequestEncoder(table)
+        while not session.over:
+            seat = session.to_act
+            assert seat is not None
+            fields = session.view_fields(seat)
+            view = session.view(seat)
+            head, tail = encoder.request_of(fields, request_id=checked + 1)
+            expected = request_to_proto(
+                view, table=table, request_id=checked + 1, deadline_ms=0, time_bank_ms=0
+            )
+            data = expected.SerializeToString()
+            assert head + tail == data
+            wire = nap_pb2.DecisionRequest.FromString(data)
+            assert view_from_proto(wire) == view
+            assert ViewDecoder().request(wire) == view
+            seen.update(field.name for field, _ in wire.view.ListFields() if field.name in POOL_FIELDS)
+            phases.add(view.phase)
+            checked += 1
+            legal = session.legal_actions()
+            # peep and take the widow more often than chance would, to see them on the wire
+            wanted = [
+                a
+                for a in legal
+                if str(a) == "peep" or (str(a).startswith("widow:") and str(a) != "widow:none")
+            ]
+            session.apply(rng.choice(wanted) if wanted and rng.random() < 0.5 else rng.choice(legal))
+    assert checked > 300
+    if name == "peep":
+        assert seen >= {"pool", "peeked", "widow", "discarded", "widow_taken"}
+        assert Phase.WIDOW in phases
+    else:
+        assert seen >= {"pool", "exchanged", "drawn", "discarded"}
+        assert Phase.EXCHANGE in phases
+
+
+def test_views_without_a_pool_are_what_they_were() -> None:
+    """In profiles without exchanges or a widow no pool field is ever sent: the bytes of before."""
+    for session, _ in SESSIONS:
+        if session.profile.has_pool:
+            continue
+        replayed = Session(
+            session.profile,
+            table_size=session.table_size,
+            seed=session.seed,
+            decks=[deal.deck for deal in session.deals],
+        )
+        for deal in session.deals:
+            for action in deal.actions:
+                seat = replayed.to_act
+                assert seat is not None
+                head, tail = RequestEncoder("t").request_of(replayed.view_fields(seat), request_id=1)
+                view = nap_pb2.DecisionRequest.FromString(head + tail).view
+                assert {field.name for field, _ in view.ListFields()}.isdisjoint(POOL_FIELDS)
+                replayed.apply(action)
+
+
 def test_fast_encoder_writes_the_codec_bytes_from_view_fields() -> None:
     """The referee's path (a view's fields, no SeatView built) gives the same fields and bytes."""
     for session, _ in SESSIONS[:20]:
@@ -614,7 +697,7 @@ class TestLazyViews:
         decoder = ViewDecoder()
         checked = 0
         for index in range(40):
-            profile = WIRE_PROFILES_WITHOUT_POOL[index % len(WIRE_PROFILES_WITHOUT_POOL)]
+            profile = WIRE_PROFILES[index % len(WIRE_PROFILES)]
             size = rng.randint(profile.min_players, profile.max_players)
             table = f"z{index % 2}"  # the same ids come back after forget()
             kept: list[tuple[SeatView, SeatView]] = []

@@ -8,15 +8,17 @@ health and reflection answer; authentication and hello checks; a busy port is on
 from __future__ import annotations
 
 import asyncio
+import re
 import socket
 import subprocess
 import sys
 from collections import defaultdict
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import grpc  # type: ignore[import-untyped]  # grpcio ships no stubs
 import pytest
+from google.protobuf.descriptor import FieldDescriptor
 from grpc_health.v1 import health_pb2, health_pb2_grpc  # type: ignore[import-untyped]
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc  # type: ignore[import-untyped]
 from harness import REPO, arena, read_dump, script, sdk_random_bot, spec
@@ -27,6 +29,8 @@ from referee.wire import nap_pb2
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from google.protobuf.message import Message
 
 pytestmark = pytest.mark.slow
 
@@ -74,31 +78,123 @@ def test_full_sessions_at_three_four_and_seven_seats() -> None:
     asyncio.run(scenario())
 
 
-def _check_view(
-    view: nap_pb2.SeatView,
-    dealt: dict[tuple[str, int, int], set[str]],
-    plays: dict[tuple[str, int], list[tuple[int, str]]],
-) -> None:
-    """The view's played cards are a prefix of the deal's plays; its hand is the seat's rest."""
-    key = (view.table, view.deal_number)
+@dataclass(frozen=True)
+class DealFacts:
+    """What really happened in one deal, replayed from its record: what a seat may see is judged by it."""
+
+    dealt: dict[int, frozenset[str]]
+    """Each seat's hand as dealt."""
+    drawn: dict[int, frozenset[str]]
+    """The cards each seat drew from the stock."""
+    discarded: dict[int, frozenset[str]]
+    """The cards each seat gave up (exchange, widow)."""
+    plays: list[tuple[int, str]]
+    """Every card played, in order."""
+    widow: str | None
+    peeked: tuple[int, ...]
+    declarer: int | None
+    widow_taken: bool | None
+
+    def saw_widow(self, seat: int) -> bool:
+        """Whether ``seat`` may see the widow at the end of the deal (it peeped, or took it)."""
+        return seat in self.peeked or (self.widow_taken is True and seat == self.declarer)
+
+    def allowed(self, seat: int) -> frozenset[str]:
+        """Every card ``seat`` may ever see in this deal (a seat not dealt in: the cards played)."""
+        none: frozenset[str] = frozenset()
+        cards = (
+            self.dealt.get(seat, none)
+            | self.drawn.get(seat, none)
+            | self.discarded.get(seat, none)
+            | {card for _, card in self.plays}
+        )
+        if self.widow is not None and self.saw_widow(seat):
+            cards |= {self.widow}
+        return cards
+
+
+def _facts(record: SessionRecord, number: int) -> DealFacts:
+    from referee.rules import Deal  # noqa: PLC0415
+
+    deal_record = record.deals[number]
+    deal = Deal(
+        record.profile,
+        deck=deal_record.deck,
+        dealer=deal_record.dealer,
+        table_size=record.table_size,
+        seats=deal_record.seats,
+    )
+    dealt = {seat: frozenset(str(card) for card in deal.hands[seat]) for seat in deal_record.seats}
+    plays = []
+    for action in deal_record.actions:
+        seat = deal.to_act
+        if isinstance(action, Card):
+            assert seat is not None  # someone is to play while cards are played
+            plays.append((seat, str(action)))
+        deal.apply(action)
+    return DealFacts(
+        dealt=dealt,
+        drawn={seat: frozenset(map(str, deal.drawn[seat])) for seat in deal_record.seats},
+        discarded={seat: frozenset(map(str, deal.discarded[seat])) for seat in deal_record.seats},
+        plays=plays,
+        widow=None if deal.widow is None else str(deal.widow),
+        peeked=deal.peeked,
+        declarer=deal.declarer,
+        widow_taken=deal.widow_taken,
+    )
+
+
+_CARD_TEXT = re.compile(r"^(?:10|[2-9AKQJ])[CDHS]$")
+
+
+def _cards_in(message: Message) -> set[str]:
+    """Every card named anywhere in ``message``: in any string field, actions ("exchange:2C,9H") included."""
+    found: set[str] = set()
+    for field, value in message.ListFields():
+        values = value if field.is_repeated else [value]
+        for item in values:
+            if field.type == FieldDescriptor.TYPE_MESSAGE:
+                found |= _cards_in(item)
+            elif field.type == FieldDescriptor.TYPE_STRING:
+                found |= {part for part in re.split("[:,]", item) if _CARD_TEXT.match(part)}
+    return found
+
+
+def _check_view(view: nap_pb2.SeatView, facts: DealFacts, hand_size: int) -> None:
+    """The view's played cards are a prefix of the deal's plays; its hand, draws, discards, widow its own."""
+    seat = view.seat
     seen = [(p.seat, p.card) for t in view.completed_tricks for p in t.cards]
     seen += [(p.seat, p.card) for p in view.current_trick.cards]
-    assert seen == plays[key][: len(seen)]
-    own_played = {card for seat, card in seen if seat == view.seat}
-    assert set(view.hand) == dealt[(view.table, view.deal_number, view.seat)] - own_played
+    assert seen == facts.plays[: len(seen)]
+    own_played = {card for played_by, card in seen if played_by == seat}
+    may_hold = facts.dealt[seat] | facts.drawn[seat]
+    if view.widow_taken and view.declarer == seat and facts.widow is not None:
+        may_hold |= {facts.widow}
+    assert set(view.hand) <= may_hold - set(view.discarded) - own_played
+    assert len(view.hand) == hand_size - len(own_played)
+    assert set(view.drawn) <= facts.drawn[seat]
+    assert set(view.discarded) <= facts.discarded[seat]
+    if view.widow:
+        assert view.widow == facts.widow
+        assert seat in view.peeked or (view.declarer == seat and view.widow_taken)
 
 
-SECRET_TABLES = [(3 + seed % 3, PROFILES["full-ladder"]) for seed in range(12)] + [
-    (size, PROFILES["seven-card"]) for size in (3, 4, 5, 6, 7, 7)
-]
+SECRET_TABLES = (
+    [(3 + seed % 3, PROFILES["full-ladder"]) for seed in range(12)]
+    + [(size, PROFILES["seven-card"]) for size in (3, 4, 5, 6, 7, 7)]
+    + [(size, PROFILES[name]) for name in ("purchase", "ecarte", "peep") for size in (3, 4, 5, 7)]
+)
 """Table size and profile of each session of the hidden-card test, by seed."""
 
 
 def test_no_message_shows_a_hidden_card(tmp_path: Path) -> None:  # noqa: C901, PLR0912
-    """Every request and event each bot receives holds only its seat's cards and played cards.
+    """Every request and event each bot receives names only cards its seat may see.
 
     Five-card sessions (full-ladder) and seven-card ones (seven cards each, 49 of the 52
-    dealt at seven seats), at three to seven seats.
+    dealt at seven seats), at three to seven seats; and the pool variants (Purchase, Écarté,
+    Peep Nap), played by random bots that exchange, peep and take the widow at random:
+    never another seat's hand or drawn cards, never a card given up but by the seat that
+    gave it, never the widow but to a seat that peeped or the declarer that took it.
     """
     names = ("h0", "h1", "h2")
     dumps = {name: tmp_path / f"{name}.bin" for name in names}
@@ -115,6 +211,8 @@ def test_no_message_shows_a_hidden_card(tmp_path: Path) -> None:  # noqa: C901, 
                         str(index),
                         "--max-batch",
                         "8",
+                        "--decisions",
+                        "exchange,peep,widow",
                         "--dump",
                         str(dumps[name]),
                     ),
@@ -129,87 +227,61 @@ def test_no_message_shows_a_hidden_card(tmp_path: Path) -> None:  # noqa: C901, 
                 for seed, (size, profile) in enumerate(SECRET_TABLES)
             ]
             return list(
-                await asyncio.wait_for(asyncio.gather(*(ring.referee.play_session(s) for s in specs)), 60)
+                await asyncio.wait_for(asyncio.gather(*(ring.referee.play_session(s) for s in specs)), 120)
             )
 
     outcomes = asyncio.run(scenario())
-    dealt: dict[tuple[str, int, int], set[str]] = {}
-    plays: dict[tuple[str, int], list[tuple[int, str]]] = {}
+    facts: dict[tuple[str, int], DealFacts] = {}
+    hand_sizes: dict[str, int] = {}
     seats_of: dict[str, dict[str, set[int]]] = defaultdict(lambda: defaultdict(set))
     for index, outcome in enumerate(outcomes):
         table = f"hid-{index}"
         record = outcome.record
+        hand_sizes[table] = record.profile.hand_size
         for number in range(len(record.deals)):
-            hands = _dealt_hands(record, number)
-            for seat, hand in hands.items():
-                dealt[(table, number, seat)] = hand
-            plays[(table, number)] = [(seat, str(card)) for seat, card in _plays(record, number)]
+            facts[(table, number)] = _facts(record, number)
         for seat in range(record.table_size):
             seats_of[table][names[(index + seat) % 3]].add(seat)
     checked = seven_cards = 0
+    pool_seen: set[str] = set()
     for name, path in dumps.items():
         for message in read_dump(path):
             if message.WhichOneof("kind") != "batch":
                 continue
             for request in message.batch.requests:
                 assert request.seat in seats_of[request.table][name]
-                _check_view(request.view, dealt, plays)
-                assert (
-                    set(request.legal_actions) <= set(request.view.hand)
-                    or request.view.phase == nap_pb2.PHASE_BIDDING
-                )
+                deal = facts[(request.table, request.view.deal_number)]
+                assert _cards_in(request) <= deal.allowed(request.seat)
+                _check_view(request.view, deal, hand_sizes[request.table])
+                hand = set(request.view.hand)
+                for action in request.legal_actions:
+                    if action != "peep" and request.view.phase != nap_pb2.PHASE_BIDDING:
+                        assert set(re.split("[:,]", action)) - {"exchange", "widow", "none"} <= hand
+                pool_seen.update(field.name for field, _ in request.view.ListFields())
                 checked += 1
                 seven_cards += len(request.view.hand) == 7
             for event in message.batch.events:
                 assert event.seat in seats_of[event.table][name]
+                deal = facts[(event.table, event.deal_number)]
+                assert _cards_in(event) <= deal.allowed(event.seat)
                 kind = event.WhichOneof("event")
                 if kind == "deal_started":
-                    hand = set(event.deal_started.hand)
-                    assert hand == dealt.get((event.table, event.deal_number, event.seat), set())
+                    assert set(event.deal_started.hand) == deal.dealt.get(event.seat, set())
                 elif kind == "card_played":
-                    played = (event.card_played.seat, event.card_played.card)
-                    assert played in plays[(event.table, event.deal_number)]
+                    assert (event.card_played.seat, event.card_played.card) in deal.plays
                 elif kind == "trick_won":
                     for p in event.trick_won.cards:
-                        assert (p.seat, p.card) in plays[(event.table, event.deal_number)]
+                        assert (p.seat, p.card) in deal.plays
+                elif kind == "cards_exchanged":
+                    exchanged = event.cards_exchanged
+                    assert exchanged.count == len(deal.drawn[exchanged.seat])
+                pool_seen.add(kind or "")
                 checked += 1
     assert checked > 1000
     assert seven_cards > 50
-
-
-def _dealt_hands(record: SessionRecord, number: int) -> dict[int, set[str]]:
-    from referee.rules import Deal  # noqa: PLC0415
-
-    deal_record = record.deals[number]
-    deal = Deal(
-        record.profile,
-        deck=deal_record.deck,
-        dealer=deal_record.dealer,
-        table_size=record.table_size,
-        seats=deal_record.seats,
-    )
-    return {seat: {str(card) for card in deal.hands[seat]} for seat in deal_record.seats}
-
-
-def _plays(record: SessionRecord, number: int) -> list[tuple[int, Card]]:
-    from referee.rules import Deal  # noqa: PLC0415
-
-    deal_record = record.deals[number]
-    deal = Deal(
-        record.profile,
-        deck=deal_record.deck,
-        dealer=deal_record.dealer,
-        table_size=record.table_size,
-        seats=deal_record.seats,
-    )
-    out = []
-    for action in deal_record.actions:
-        seat = deal.to_act
-        if isinstance(action, Card):
-            assert seat is not None  # someone is to play while cards are played
-            out.append((seat, action))
-        deal.apply(action)
-    return out
+    # the pool variants' fields and events did go by (else the checks above prove little)
+    assert {"widow", "drawn", "discarded", "exchanged", "peeked", "widow_taken", "pool"} <= pool_seen
+    assert {"cards_exchanged", "widow_peeked", "widow_taken", "chips_paid"} <= pool_seen
 
 
 def test_batches_respect_the_outstanding_cap(tmp_path: Path) -> None:
@@ -282,6 +354,75 @@ def test_health_reflection_auth_and_hello_checks() -> None:
                 await ring.referee.wait_for_bot("never", timeout=0.05)
 
     asyncio.run(scenario())
+
+
+class TestDecisionKinds:
+    """A bot's Hello lists the decisions beyond bids and cards it answers; the profile says what it must."""
+
+    def test_an_old_bot_is_refused_for_purchase_and_plays_heather(self, tmp_path: Path) -> None:
+        """An unchanged raw gRPC bot (its Hello lists no decision kinds) is refused at hello for
+        Purchase Nap, with the reason and a line naming the kinds and the profile; the same
+        bot plays a heather session as it always did."""
+        dump = tmp_path / "old.bin"
+
+        async def refused() -> int | None:
+            async with arena(profile=PROFILES["purchase"]) as ring:
+                await ring.bot("old", script("random_bot", "--dump", str(dump)), wait=False)
+                code = await asyncio.wait_for(ring.processes[0].wait(), 30)
+                assert not ring.referee.is_connected("old")
+                return code
+
+        assert asyncio.run(refused()) == 0
+        (message,) = read_dump(dump)
+        assert message.refusal.reason == nap_pb2.REFUSAL_REASON_UNSUPPORTED_DECISIONS
+        assert message.refusal.message == (
+            "profile 'purchase' asks exchange decisions, which this bot's Hello does not list "
+            "(Hello.decisions: none)"
+        )
+
+        async def plays() -> SessionOutcome:
+            async with arena() as ring:
+                await ring.bot("old", script("random_bot"))
+                return await asyncio.wait_for(ring.referee.play_session(spec("t", ("old",) * 3)), 60)
+
+        outcome = asyncio.run(plays())
+        assert outcome.faults == ()
+        _check_replays(outcome.record)
+
+    def test_peep_needs_both_its_kinds_and_a_bot_that_lists_them_plays(self, tmp_path: Path) -> None:
+        """Listing only "peep" is not enough for Peep Nap (the widow too); listing both, a bot plays it.
+
+        A session of a profile other than the referee's is judged when it starts: a bot
+        that cannot answer its decisions makes play_session raise, before anything is played.
+        """
+        dump = tmp_path / "half.bin"
+
+        async def scenario() -> SessionOutcome:
+            async with arena(profile=PROFILES["peep"]) as ring:
+                await ring.bot(
+                    "half", script("random_bot", "--decisions", "peep", "--dump", str(dump)), wait=False
+                )
+                await asyncio.wait_for(ring.processes[0].wait(), 30)
+                await ring.bot("able", script("random_bot", "--decisions", "exchange,peep,widow,future"))
+                outcome = await asyncio.wait_for(
+                    ring.referee.play_session(spec("p", ("able",) * 4, profile=PROFILES["peep"])), 60
+                )
+            async with arena() as ring:
+                await ring.bot("old", script("random_bot"))
+                with pytest.raises(
+                    ValueError, match=r"'old' cannot sit at table 'e'.*'ecarte' asks exchange"
+                ):
+                    await ring.referee.play_session(spec("e", ("old",) * 3, profile=PROFILES["ecarte"]))
+            return outcome
+
+        outcome = asyncio.run(scenario())
+        (message,) = read_dump(dump)
+        assert message.refusal.reason == nap_pb2.REFUSAL_REASON_UNSUPPORTED_DECISIONS
+        assert "'peep' asks widow decisions" in message.refusal.message
+        assert "(Hello.decisions: peep)" in message.refusal.message
+        assert outcome.faults == ()
+        _check_replays(outcome.record)
+        assert any(str(action) == "peep" for deal in outcome.record.deals for action in deal.actions)
 
 
 def test_a_port_in_use_is_one_line_and_exit_2() -> None:

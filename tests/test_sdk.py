@@ -27,7 +27,18 @@ from clients.bots.random_bot import RandomBot
 from clients.sdk import Bot, Card, Dispatcher, ExitCode, Options, SeatView, serve
 from clients.sdk.bot import decide_or_fallback, wants_events
 from clients.sdk.dispatch import FLUSH_AFTER, Answering
-from referee.rules import PASS, Action, Bid, Profile, Session, fallback_action, get_profile, parse_action
+from referee.rules import (
+    PASS,
+    Action,
+    Bid,
+    Exchange,
+    Profile,
+    Session,
+    TakeWidow,
+    fallback_action,
+    get_profile,
+    parse_action,
+)
 from referee.wire import nap_pb2
 from referee.wire.codec import profile_to_proto, request_to_proto, told_to_proto, view_from_proto
 from referee.wire.stubs import nap_pb2_grpc
@@ -427,6 +438,92 @@ def _options(address: str, **changes: Any) -> Options:
     return Options(address=address, token="secret", name="t", **changes)
 
 
+class Eager(Bot):
+    """A bot of bids and cards only (written before the pool variants): it bids the lowest contract it may."""
+
+    def bid(self, view: SeatView) -> Bid:
+        bids = [action for action in view.legal_actions if isinstance(action, Bid)]
+        return bids[1] if len(bids) > 1 else bids[0]
+
+
+class Exchanger(Eager, Listening):
+    """Bids like Eager; exchanges its lowest card, peeps when it may, takes the widow for its lowest card."""
+
+    def exchange(self, view: SeatView) -> Exchange:
+        return Exchange((min(view.hand, key=lambda card: card.rank),))
+
+    def peep(self, view: SeatView) -> bool:
+        return True
+
+    def take_widow(self, view: SeatView) -> TakeWidow:
+        return TakeWidow(min(view.hand, key=lambda card: card.rank))
+
+
+def _play_over_the_wire(
+    profile: str, factory: Callable[[], Bot], *, seed: int = 3
+) -> tuple[Session, Dispatcher]:
+    """Play a four-seat session of ``profile`` through a Dispatcher: each request and each told event
+    goes over the wire as the referee sends it, and the answer comes back as text."""
+    session = Session(get_profile(profile), table_size=4, seed=seed)
+    dispatcher = Dispatcher(factory)
+    events, deal = session.opening, 0
+    request_id = 0
+    while not session.over:
+        seat = session.to_act
+        assert seat is not None
+        told = [
+            told_to_proto(item, table="t", seat=other)
+            for other in range(4)
+            for item in session.tell(other, events, deal=deal)
+        ]
+        request_id += 1
+        request = request_to_proto(
+            session.view(seat), table="t", request_id=request_id, deadline_ms=1000, time_bank_ms=0
+        )
+        reply = dispatcher.handle_batch(nap_pb2.Batch(requests=[request], events=told))
+        assert isinstance(reply, nap_pb2.BotMessage)
+        (answer,) = reply.answers.answers
+        assert answer.action in request.legal_actions
+        deal = len(session.deals) - 1
+        events = session.apply(parse_action(answer.action))
+    return session, dispatcher
+
+
+class TestPoolDecisions:
+    """The pool variants' decisions reach a Bot's exchange, peep and take_widow; each declines by default."""
+
+    @pytest.mark.parametrize("profile", ["purchase", "ecarte", "peep"])
+    def test_a_bot_of_bids_and_cards_declines_them(self, profile: str) -> None:
+        session, dispatcher = _play_over_the_wire(profile, Eager)
+        actions = [str(action) for deal in session.deals for action in deal.actions]
+        assert "peep" not in actions
+        assert {action for action in actions if action.startswith(("exchange:", "widow:"))} == (
+            {"widow:none"} if profile == "peep" else {"exchange:none"}
+        )
+        assert dispatcher.stats.errors == dispatcher.stats.illegal == 0
+
+    @pytest.mark.parametrize("profile", ["ecarte", "peep"])
+    def test_a_bot_that_answers_them_is_heard_and_sees_their_events(self, profile: str) -> None:
+        """Its exchanges, peeps and widows are played as it chose; on_event gets the pool's events."""
+        bots: list[Exchanger] = []
+
+        def factory() -> Exchanger:
+            bots.append(Exchanger())
+            return bots[-1]
+
+        session, dispatcher = _play_over_the_wire(profile, factory)
+        actions = [str(action) for deal in session.deals for action in deal.actions]
+        told = {type(event).__name__ for bot in bots for event in bot.events}
+        assert dispatcher.stats.errors == dispatcher.stats.illegal == 0
+        if profile == "peep":
+            assert "peep" in actions
+            assert any(action.startswith("widow:") and action != "widow:none" for action in actions)
+            assert {"WidowPeeked", "WidowTaken", "ChipsPaid"} <= told
+        else:
+            assert any(action.startswith("exchange:") and action != "exchange:none" for action in actions)
+            assert {"CardsExchanged", "ChipsPaid"} <= told
+
+
 class TestStream:
     def test_hello_then_answers_to_the_batch_then_ok(self) -> None:
         """The fake sends one Batch of five requests from five tables: five answers come back."""
@@ -442,6 +539,7 @@ class TestStream:
             assert hello.hello.max_batch == 256
             assert hello.hello.notices_in_batch
             assert not hello.hello.events
+            assert list(hello.hello.decisions) == ["exchange", "peep", "widow"]  # Bot declines each
             yield _welcome()
             yield nap_pb2.RefereeMessage(batch=_batch(requests))
             while len(answers) < 5:  # one Answers message, unless the machine stalled the bot

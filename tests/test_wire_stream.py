@@ -9,6 +9,7 @@ from referee.rules import PROFILES
 from referee.wire import nap_pb2
 from referee.wire.codec import profile_to_proto
 from referee.wire.stream import (
+    DECISION_KINDS,
     EMPTY_MESSAGE,
     NOT_A_BOT_MESSAGE,
     PROTOCOL_VERSION,
@@ -16,6 +17,8 @@ from referee.wire.stream import (
     Hello,
     Malformed,
     RefusalReason,
+    decisions_needed,
+    missing_decisions,
     read_bot_message,
     refusal_message,
     welcome_message,
@@ -26,6 +29,31 @@ TOKEN = "s3cret"  # noqa: S105 - a test bot's token
 
 def _bytes(**kind: object) -> bytes:
     return nap_pb2.BotMessage(**kind).SerializeToString()  # type: ignore[arg-type]
+
+
+class TestDecisionKinds:
+    """Which decisions beyond bids and cards a profile asks, and why a Hello's are not enough."""
+
+    def test_what_each_profile_asks(self) -> None:
+        assert decisions_needed(PROFILES["purchase"]) == ("exchange",)
+        assert decisions_needed(PROFILES["ecarte"]) == ("exchange",)
+        assert decisions_needed(PROFILES["peep"]) == ("peep", "widow")
+        for profile in PROFILES.values():
+            if not profile.has_pool:
+                assert decisions_needed(profile) == ()
+                assert missing_decisions(profile, ()) is None
+        assert set(DECISION_KINDS) == {"exchange", "peep", "widow"}
+
+    def test_the_detail_names_the_missing_kinds_and_the_profile(self) -> None:
+        assert missing_decisions(PROFILES["peep"], ("exchange", "peep", "widow")) is None
+        assert missing_decisions(PROFILES["peep"], ("exchange",)) == (
+            "profile 'peep' asks peep and widow decisions, which this bot's Hello does not list "
+            "(Hello.decisions: exchange)"
+        )
+        assert missing_decisions(PROFILES["ecarte"], ()) == (
+            "profile 'ecarte' asks exchange decisions, which this bot's Hello does not list "
+            "(Hello.decisions: none)"
+        )
 
 
 class TestReadBotMessage:
@@ -51,6 +79,13 @@ class TestReadBotMessage:
             events=events,
             notices_in_batch=notices_in_batch,
         )
+
+    def test_a_hello_lists_the_decision_kinds_it_knows(self) -> None:
+        """In the protocol's order, once each; kinds this referee does not know are dropped."""
+        hello = nap_pb2.Hello(token=TOKEN, max_batch=1, decisions=["widow", "teleport", "exchange", "widow"])
+        read = read_bot_message(_bytes(hello=hello))
+        assert isinstance(read, Hello)
+        assert read.decisions == ("exchange", "widow")
 
     def test_a_hello_left_at_its_defaults(self) -> None:
         """An empty Hello is still a Hello: judging its fields is the caller's business."""

@@ -2,7 +2,8 @@
  * A Nap Arena bot in C, for the stdin/stdout bridge (docs/stdio-protocol.md).
  *
  *   cc -O2 -o bot bot.c
- *   NAP_REFEREE=host:port NAP_TOKEN=secret python -m clients.stdio.bridge -- ./bot
+ *   NAP_REFEREE=host:port NAP_TOKEN=secret \
+ *     python -m clients.stdio.bridge --decisions exchange,peep,widow -- ./bot
  *
  * Reads one JSON decision request per line on stdin and writes one reply line,
  * {"action":"QH"}, on stdout. Only the C standard library: a tiny JSON scanner finds the
@@ -14,7 +15,9 @@
  *     trump is known; its first lead so names its longest suit);
  *   - following: the lowest card that takes the trick, unless a fellow defender is
  *     already winning it; otherwise the lowest card, keeping trumps when it can;
- *   - in misere, always the lowest card.
+ *   - in misere, always the lowest card;
+ *   - the pool variants' decisions (the bridge's --decisions lists them): it declines
+ *     them all: "exchange:none" in the exchange round, never "peep", "widow:none".
  * Whatever happens, the answer is one of the request's legal_actions.
  */
 #include <stdio.h>
@@ -179,6 +182,14 @@ static int extreme(const Strings *cards, char s, int highest) {
 
 /* ---- the policy --------------------------------------------------------------------- */
 
+/* Whether `text` is one of `legal`. */
+static int has(const Strings *legal, const char *text) {
+    int i;
+    for (i = 0; i < legal->count; i++)
+        if (strcmp(legal->text[i], text) == 0) return 1;
+    return 0;
+}
+
 static const char *choose_bid(const Strings *legal, const Strings *hand) {
     int i, can_three = 0, can_pass = 0;
     const char *suits = "CDHS";
@@ -261,7 +272,10 @@ static const char *decide(const char *line) {
     strings(member(line, "legal_actions"), NULL, &legal);
     if (legal.count == 0) return NULL;
     string_value(member(view, "phase"), phase, sizeof phase);
-    if (strcmp(phase, "bidding") == 0) {
+    /* declining is always legal, and listed first: decline the exchange and the widow */
+    if (strcmp(phase, "exchange") == 0) return has(&legal, "exchange:none") ? "exchange:none" : legal.text[0];
+    if (strcmp(phase, "widow") == 0) return has(&legal, "widow:none") ? "widow:none" : legal.text[0];
+    if (strcmp(phase, "bidding") == 0) { /* never "peep": choose_bid answers a bid */
         strings(member(view, "hand"), NULL, &hand);
         return choose_bid(&legal, &hand);
     }

@@ -24,6 +24,8 @@ const { decide } = require('./strategy');
 const NAME = 'node';
 const VERSION = '1.0';
 const PROTOCOL_VERSION = 1;
+// The decisions beyond bids and cards this bot answers (strategy.js declines each).
+const DECISIONS = ['exchange', 'peep', 'widow'];
 const RECONNECT_FOR_MS = 15000;
 const GOODBYE_GRACE_MS = 2000;
 const LOGGED_FAULTS = 20;
@@ -159,6 +161,7 @@ function playOnce(client, options, state) {
         protocol_version: PROTOCOL_VERSION,
         max_batch: options.maxBatch,
         events: false,
+        decisions: DECISIONS,
       },
     });
   });

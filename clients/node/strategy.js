@@ -12,7 +12,9 @@
  *     first lead names the longest suit as trump);
  *   - following: the lowest card that takes the trick, unless a fellow defender is
  *     already winning it; otherwise the lowest card, keeping trumps;
- *   - misère: the declarer plays the highest card that loses the trick, else its lowest.
+ *   - misère: the declarer plays the highest card that loses the trick, else its lowest;
+ *   - the pool variants (profiles "purchase", "ecarte", "peep"): declines every decision
+ *     they add: "exchange:none" in the exchange round, never "peep", "widow:none".
  */
 
 const RANKS = { A: 14, K: 13, Q: 12, J: 11 };
@@ -59,14 +61,19 @@ function bySuit(hand) {
   return groups;
 }
 
-/** The bid: Three with a suit of three or more headed by the Ace, else pass. */
+/** The bid: Three with a suit of three or more headed by the Ace, else pass (never a peep). */
 function chooseBid(view, legal) {
   const strong = Object.values(bySuit(view.hand)).some(
     (cards) => cards.length >= 3 && cards.some((card) => rank(card) === 14),
   );
   if (strong && legal.includes('three')) return 'three';
   if (legal.includes('pass')) return 'pass';
-  return legal[0];
+  return legal.find((action) => action !== 'peep') || legal[0];
+}
+
+/** Declining, which is always legal where it is offered (the exchange round, the widow). */
+function decline(legal, declining) {
+  return legal.includes(declining) ? declining : legal[0];
 }
 
 /** The lead: the highest card of the longest suit among the legal cards (trumps first for the declarer). */
@@ -109,6 +116,10 @@ function decide(request) {
   try {
     if (view.phase === 'PHASE_BIDDING') {
       action = chooseBid(view, legal);
+    } else if (view.phase === 'PHASE_EXCHANGE') {
+      action = decline(legal, 'exchange:none');
+    } else if (view.phase === 'PHASE_WIDOW') {
+      action = decline(legal, 'widow:none');
     } else {
       const cards = legal.filter((text) => /^(10|[2-9AKQJ])[CDHS]$/.test(text));
       const trick = view.current_trick;

@@ -11,6 +11,11 @@
     if __name__ == "__main__":
         run(Lowest, name="lowest", version="1.0")
 
+The pool variants (``purchase``, ``ecarte``, ``peep``) ask three more decisions, which
+:class:`Bot` declines by default (so its Hello lists them all): override
+:meth:`Bot.exchange` (an :class:`Exchange`), :meth:`Bot.peep` and :meth:`Bot.take_widow`
+(a :class:`TakeWidow`) to play them.
+
 The SDK holds the stream to the referee (Hello, batches, reconnects, Goodbye on SIGTERM),
 keeps one bot per (table, seat) and decodes every request into a :class:`SeatView` whose
 ``legal_actions`` are domain values. See ``docs/writing-a-bot-python.md``.
@@ -20,20 +25,40 @@ from clients.sdk.bot import Bot, decide_or_fallback
 from clients.sdk.connection import ExitCode, Options
 from clients.sdk.dispatch import Dispatcher
 from clients.sdk.runner import add_options, parse_options, run, serve
-from referee.rules import PASS, Action, Bid, Card, Phase, SeatView, Suit, fallback_action, lowest_card
+from referee.rules import (
+    DECLINE_EXCHANGE,
+    DECLINE_WIDOW,
+    PASS,
+    PEEP,
+    Action,
+    Bid,
+    Card,
+    Exchange,
+    Phase,
+    SeatView,
+    Suit,
+    TakeWidow,
+    fallback_action,
+    lowest_card,
+)
 
 __all__ = [
+    "DECLINE_EXCHANGE",
+    "DECLINE_WIDOW",
     "PASS",
+    "PEEP",
     "Action",
     "Bid",
     "Bot",
     "Card",
     "Dispatcher",
+    "Exchange",
     "ExitCode",
     "Options",
     "Phase",
     "SeatView",
     "Suit",
+    "TakeWidow",
     "add_options",
     "decide_or_fallback",
     "fallback_action",

@@ -28,6 +28,7 @@ from clients.sdk.dispatch import Answering
 from referee.rules import ProfileError
 from referee.wire import nap_pb2
 from referee.wire.codec import profile_from_proto
+from referee.wire.stream import DECISION_KINDS
 from referee.wire.stubs import nap_pb2_grpc
 
 if TYPE_CHECKING:
@@ -84,6 +85,10 @@ class Options:
     events: bool = False
     """Ask for table events (Hello.events); :func:`clients.sdk.run` sets it for bots that
     override ``on_event``."""
+    decisions: tuple[str, ...] = DECISION_KINDS
+    """The decision kinds beyond bids and cards the bot answers (Hello.decisions): all of
+    them, since :class:`~clients.sdk.Bot` declines each by default. A program behind the
+    stdio bridge lists what it answers (``--decisions``)."""
 
 
 class Connection:
@@ -169,6 +174,7 @@ class Connection:
                         max_batch=options.max_batch,
                         events=options.events,
                         notices_in_batch=True,
+                        decisions=options.decisions,
                     )
                 )
             )

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from clients.sdk.bot import Bot
-from referee.rules import CARDS, Action, Bid, fallback_action
+from referee.rules import CARDS, Action, Bid, Exchange, Peep, TakeWidow, fallback_action
 from referee.wire import nap_pb2
 from referee.wire.codec import event_from_proto
 from referee.wire.fastdecode import ViewDecoder, actions_of
@@ -390,7 +390,7 @@ class Dispatcher:
                     )
 
 
-_DOMAIN_ACTIONS: Final = frozenset({Bid, type(CARDS[0])})
+_DOMAIN_ACTIONS: Final = frozenset({Bid, type(CARDS[0]), Exchange, Peep, TakeWidow})
 
 
 def _stderr(line: str) -> None:

@@ -4,6 +4,10 @@
 
     NAP_REFEREE=host:port NAP_TOKEN=secret python -m clients.stdio.bridge -- ./bot --its-options
 
+A program that answers the pool variants' decisions says so with ``--decisions
+exchange,peep,widow`` (its Hello lists them); without it the referee refuses the bridge
+for a tournament of a profile that asks them.
+
 The bridge holds the gRPC stream to the referee (through the SDK's connection: Hello,
 reconnects, Goodbye on SIGTERM) and runs the program as its child. Each decision request
 becomes one JSON line on the program's stdin; the program's next line on stdout is its
@@ -36,6 +40,7 @@ from clients.sdk.runner import ADDRESS_ENV, TOKEN_ENV
 from clients.stdio.child import ChildBot, ChildError, StderrTail
 from clients.stdio.jsonlines import decode_reply, encode_request
 from referee.wire import nap_pb2
+from referee.wire.stream import DECISION_KINDS
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Sequence
@@ -197,6 +202,15 @@ def parse_arguments(argv: Sequence[str] | None = None) -> tuple[Settings, Option
         metavar="PATH",
         help="write the last 64 KiB of the program's stderr here",
     )
+    parser.add_argument(
+        "--decisions",
+        default="",
+        metavar="KINDS",
+        help=(
+            "the decisions beyond bids and cards the program answers, comma-separated: "
+            f"{', '.join(DECISION_KINDS)} (default: none; the pool variants need them)"
+        ),
+    )
     parser.add_argument("program", nargs="+", help="the bot program and its arguments (after --)")
     add_options(parser, name=NAME)
     # One decision at a time by default: the referee's clock for a request starts when it is
@@ -212,6 +226,10 @@ def parse_arguments(argv: Sequence[str] | None = None) -> tuple[Settings, Option
         parser.error(f"a token is needed: --token TOKEN or ${TOKEN_ENV}")
     if args.max_batch < 1 or args.max_restarts < 0 or args.hang_timeout <= 0:
         parser.error("--max-batch must be at least 1, --max-restarts not negative, --hang-timeout positive")
+    decisions = tuple(kind.strip() for kind in args.decisions.split(",") if kind.strip())
+    unknown = [kind for kind in decisions if kind not in DECISION_KINDS]
+    if unknown:
+        parser.error(f"--decisions: no such kind {', '.join(unknown)} (kinds: {', '.join(DECISION_KINDS)})")
     name = args.name if args.name != NAME else f"stdio:{Path(args.program[0]).name}"
     options = Options(
         address=args.address,
@@ -220,6 +238,7 @@ def parse_arguments(argv: Sequence[str] | None = None) -> tuple[Settings, Option
         version=VERSION,
         max_batch=args.max_batch,
         reconnect_for=args.reconnect_for,
+        decisions=decisions,
     )
     settings = Settings(
         program=tuple(args.program),

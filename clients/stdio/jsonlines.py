@@ -23,7 +23,9 @@ MAX_FORWARDED_CHARS: Final = 120
 """A reply that is not an action is forwarded cut to this many characters."""
 
 _PHASES: Final = {
+    nap_pb2.PHASE_EXCHANGE: "exchange",
     nap_pb2.PHASE_BIDDING: "bidding",
+    nap_pb2.PHASE_WIDOW: "widow",
     nap_pb2.PHASE_PLAY: "play",
     nap_pb2.PHASE_OVER: "over",
 }
@@ -42,7 +44,10 @@ def _trick(trick: nap_pb2.Trick) -> dict[str, Any]:
 
 
 def view_to_json(view: nap_pb2.SeatView) -> dict[str, Any]:
-    """A SeatView as JSON-ready data: every field, ``null`` for an unset seat or trick."""
+    """A SeatView as JSON-ready data: every field, ``null`` for an unset seat, trick or widow_taken.
+
+    ``exchanged`` always has one count per seat (the wire leaves it empty while all are 0).
+    """
     return {
         "table": view.table,
         "seat": view.seat,
@@ -63,6 +68,13 @@ def view_to_json(view: nap_pb2.SeatView) -> dict[str, Any]:
         "tricks_won": list(view.tricks_won),
         "balances": list(view.balances),
         "active": list(view.active),
+        "pool": view.pool,
+        "exchanged": list(view.exchanged) or [0] * view.number_of_seats,
+        "peeked": list(view.peeked),
+        "widow": view.widow,
+        "drawn": list(view.drawn),
+        "discarded": list(view.discarded),
+        "widow_taken": view.widow_taken if view.HasField("widow_taken") else None,
     }
 
 

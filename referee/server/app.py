@@ -41,7 +41,7 @@ from referee.server.limits import ServerLimits
 from referee.server.service import SERVER_VERSION, SERVICE_NAME, PlayService
 from referee.wire.codec import told_to_proto
 from referee.wire.fastcodec import RequestEncoder, closed_notice, fault_notice
-from referee.wire.stream import welcome_message
+from referee.wire.stream import missing_decisions, welcome_message
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -191,13 +191,22 @@ class Referee:
     # -- sessions --------------------------------------------------------------------------
 
     async def play_session(self, spec: SessionSpec) -> SessionOutcome:
-        """Play one session to its end. Faults are data in the outcome, never exceptions."""
+        """Play one session to its end. Faults are data in the outcome, never exceptions.
+
+        ValueError, before anything is played, when a seated bot's Hello did not list a
+        decision kind the session's profile asks (the hello check judges the referee's own
+        profile; a session of another profile is judged here).
+        """
         table = spec.table
         if table in self._sessions:
             msg = f"table {table!r} is already playing"
             raise ValueError(msg)
-        for name in spec.seats:
-            self._link(name)
+        for name in dict.fromkeys(spec.seats):
+            decisions = self._link(name).decisions
+            missing = None if decisions is None else missing_decisions(spec.profile, decisions)
+            if missing is not None:
+                msg = f"bot {name!r} cannot sit at table {table!r}: {missing}"
+                raise ValueError(msg)
         log = self._log.bind(table=table)
         log.info("session started", profile=spec.profile.name, seed=spec.seed, seats=list(spec.seats))
         done = self._sessions[table] = self._running().create_future()
@@ -244,6 +253,7 @@ class Referee:
         old = link.stream
         if old is not None:
             self.detach(link, old, "replaced by a new connection")
+        link.decisions = hello.decisions
         self.arbiter.attach(link.name, max_batch=hello.max_batch, listening=hello.events)
         return link.attach(notices_in_batch=hello.notices_in_batch)
 

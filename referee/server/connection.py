@@ -67,6 +67,8 @@ class BotLink:
         self._sent = sent
         self._window_s = batch_window_s
         self.hello = asyncio.Event()
+        self.decisions: tuple[str, ...] | None = None
+        """The decision kinds beyond bids and cards its last Hello listed; None before any Hello."""
         self._stream: StreamState | None = None
         self._flush: asyncio.TimerHandle | None = None
         self._lazy: asyncio.TimerHandle | None = None

@@ -22,6 +22,7 @@ from referee.wire.stream import (
     Goodbye,
     Hello,
     RefusalReason,
+    missing_decisions,
     read_bot_message,
     refusal_message,
 )
@@ -29,6 +30,7 @@ from referee.wire.stream import (
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from referee.rules import Profile
     from referee.server.connection import BotLink, StreamState
     from referee.server.limits import ServerLimits
 
@@ -40,6 +42,8 @@ class Hub(Protocol):
     """What the service needs of the referee."""
 
     limits: ServerLimits
+    profile: Profile
+    """The rules the referee plays and announces: a bot must be able to answer its decisions."""
 
     def link_of(self, token: str) -> BotLink | None:
         """The link of the bot with this token."""
@@ -122,6 +126,7 @@ class PlayService:
             bot_version=hello.bot_version,
             max_batch=hello.max_batch,
             events=hello.events,
+            decisions=list(hello.decisions),
         )
         await self._pump(context, link, stream)
 
@@ -174,6 +179,9 @@ class PlayService:
             )
         if hello.max_batch < 1:
             return RefusalReason.BAD_HELLO, "max_batch must be at least 1"
+        missing = missing_decisions(self._hub.profile, hello.decisions)
+        if missing is not None:
+            return RefusalReason.UNSUPPORTED_DECISIONS, missing
         if self.stopping:
             return RefusalReason.SHUTTING_DOWN, "the referee is shutting down"
         return None

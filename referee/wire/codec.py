@@ -24,6 +24,8 @@ from referee.rules import (
     BidMade,
     Card,
     CardPlayed,
+    CardsExchanged,
+    ChipsPaid,
     Contract,
     DealSettled,
     DealStarted,
@@ -31,6 +33,8 @@ from referee.rules import (
     FaultPolicy,
     Penalized,
     Phase,
+    PoolClaimed,
+    PoolReturned,
     Profile,
     ProfileError,
     SeatEliminated,
@@ -40,6 +44,8 @@ from referee.rules import (
     Suit,
     TrickWon,
     TrumpChosen,
+    WidowPeeked,
+    WidowTaken,
     parse_action,
     parse_card,
 )
@@ -66,7 +72,9 @@ __all__ = [
 ]
 
 _PHASE_TO: Final = {
+    Phase.EXCHANGE: nap_pb2.PHASE_EXCHANGE,
     Phase.BIDDING: nap_pb2.PHASE_BIDDING,
+    Phase.WIDOW: nap_pb2.PHASE_WIDOW,
     Phase.PLAY: nap_pb2.PHASE_PLAY,
     Phase.OVER: nap_pb2.PHASE_OVER,
 }
@@ -102,7 +110,9 @@ def view_to_proto(view: SeatView, *, table: str) -> nap_pb2.SeatView:
 
     ``legal_actions`` is not part of the wire view: it travels in the DecisionRequest
     (see :func:`request_to_proto`). The current trick is sent during play only; while a
-    lead is awaited it holds the leader (the seat to act) and no cards.
+    lead is awaited it holds the leader (the seat to act) and no cards. The pool variants'
+    fields are left at their defaults when the view's are (``exchanged`` empty while every
+    count is 0), so a view of a profile without a pool is what it was before they existed.
     """
     msg = nap_pb2.SeatView()
     _fill_view(msg, view, table)
@@ -141,7 +151,7 @@ def _active(seats_in_play: tuple[int, ...], table_size: int) -> list[bool]:
     return found
 
 
-def _fill_view(msg: nap_pb2.SeatView, view: SeatView, table: str) -> None:  # noqa: C901 - flat
+def _fill_view(msg: nap_pb2.SeatView, view: SeatView, table: str) -> None:  # noqa: C901, PLR0912 - flat
     # Field by field into the (sub)message in place: about twice as fast as building
     # sub-messages and copying them in, and this runs once per decision.
     msg.table = table
@@ -182,6 +192,20 @@ def _fill_view(msg: nap_pb2.SeatView, view: SeatView, table: str) -> None:  # no
             add_card = add_trick(leader=plays[0][0], winner=won.winner).cards.add
             for seat, card in plays:
                 add_card(seat=seat, card=card.text)
+    if view.pool:
+        msg.pool = view.pool
+    if any(view.exchanged):
+        msg.exchanged.extend(view.exchanged)
+    if view.peeked:
+        msg.peeked.extend(view.peeked)
+    if view.widow is not None:
+        msg.widow = view.widow.text
+    if view.drawn:
+        msg.drawn.extend([card.text for card in view.drawn])
+    if view.discarded:
+        msg.discarded.extend([card.text for card in view.discarded])
+    if view.widow_taken is not None:
+        msg.widow_taken = view.widow_taken
 
 
 def view_from_proto(msg: nap_pb2.SeatView | nap_pb2.DecisionRequest) -> SeatView:
@@ -225,14 +249,13 @@ def view_from_proto(msg: nap_pb2.SeatView | nap_pb2.DecisionRequest) -> SeatView
         ),
         tricks_won=tuple(wire.tricks_won),
         balances=tuple(wire.balances),
-        # the pool variants' fields are not on the wire yet: the defaults of other profiles
-        pool=0,
-        exchanged=(0,) * wire.number_of_seats,
-        peeked=(),
-        widow=None,
-        drawn=(),
-        discarded=(),
-        widow_taken=None,
+        pool=wire.pool,
+        exchanged=tuple(wire.exchanged) or (0,) * wire.number_of_seats,
+        peeked=tuple(wire.peeked),
+        widow=_card(wire.widow) if wire.widow else None,
+        drawn=tuple(_card(text) for text in wire.drawn),
+        discarded=tuple(_card(text) for text in wire.discarded),
+        widow_taken=wire.widow_taken if wire.HasField("widow_taken") else None,
         legal_actions=legal,
     )
 
@@ -257,7 +280,8 @@ def told_to_proto(  # noqa: C901, PLR0912, PLR0915 - one flat branch per event k
     with the action played for the seat (which also arrives as its own BidMade or
     CardPlayed), or PENALTY_REVOKE without one. The engine's own Penalized never comes
     here: the match core tells it as a SeatPenalized, which knows the fault's kind
-    (TypeError otherwise).
+    (TypeError otherwise). The pool variants' events are public and carry no card: an
+    exchange is told as its count, a peep as who peeped.
     """
     msg = nap_pb2.TableEvent(table=table, seat=seat, deal_number=item.deal)
     if isinstance(item, SeatPenalized):
@@ -318,6 +342,22 @@ def told_to_proto(  # noqa: C901, PLR0912, PLR0915 - one flat branch per event k
     elif isinstance(event, SessionOver):
         msg.session_over.balances.extend(event.balances)
         msg.session_over.winners.extend(event.winners)
+    elif isinstance(event, CardsExchanged):
+        msg.cards_exchanged.seat = event.seat
+        msg.cards_exchanged.count = event.count
+    elif isinstance(event, ChipsPaid):
+        msg.chips_paid.seat = event.seat
+        msg.chips_paid.amount = event.amount
+    elif isinstance(event, WidowPeeked):
+        msg.widow_peeked.seat = event.seat
+    elif isinstance(event, WidowTaken):
+        msg.widow_taken.seat = event.seat
+        msg.widow_taken.taken = event.taken
+    elif isinstance(event, PoolClaimed):
+        msg.pool_claimed.seat = event.seat
+        msg.pool_claimed.amount = event.amount
+    elif isinstance(event, PoolReturned):
+        msg.pool_returned.refunds.extend(event.refunds)
     elif isinstance(event, Penalized):
         text = (
             f"{event!r} is told as a referee.match.SeatPenalized, which carries the "
@@ -377,6 +417,23 @@ def event_from_proto(msg: nap_pb2.TableEvent) -> Event | None:  # noqa: C901, PL
     if kind == "session_over":
         over = msg.session_over
         return SessionOver(tuple(over.balances), tuple(over.winners))
+    return _pool_event_from_proto(msg, kind)
+
+
+def _pool_event_from_proto(msg: nap_pb2.TableEvent, kind: str | None) -> Event | None:  # noqa: PLR0911 - one return per kind
+    """The pool variants' events (exchanges, peeps, the widow, chips paid, the pool claimed or returned)."""
+    if kind == "cards_exchanged":
+        return CardsExchanged(msg.cards_exchanged.seat, msg.cards_exchanged.count)
+    if kind == "chips_paid":
+        return ChipsPaid(msg.chips_paid.seat, msg.chips_paid.amount)
+    if kind == "widow_peeked":
+        return WidowPeeked(msg.widow_peeked.seat)
+    if kind == "widow_taken":
+        return WidowTaken(msg.widow_taken.seat, msg.widow_taken.taken)
+    if kind == "pool_claimed":
+        return PoolClaimed(msg.pool_claimed.seat, msg.pool_claimed.amount)
+    if kind == "pool_returned":
+        return PoolReturned(tuple(msg.pool_returned.refunds))
     return None
 
 

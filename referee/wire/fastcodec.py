@@ -17,6 +17,10 @@ order, defaults left out), which tests/test_codec.py checks over many random ses
 Every tag comes from the generated descriptors (:func:`referee.wire.protowire.field_tag`),
 read once at import.
 
+The pool variants' view fields (``pool`` to ``widow_taken``, after ``active``) are
+written only when one is set, so a view of any other profile costs what it did before they
+existed (a few identity and truth tests).
+
 The transport's other messages are built here too, already serialized: a Batch
 (:func:`batch_message`) and the notices that go alone or inside one (:class:`Notice`,
 :func:`fault_notice`, :func:`closed_notice`).
@@ -26,7 +30,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final, NamedTuple
 
-from referee.rules import BID_NAMES, CARDS, Bid, Phase
+from referee.rules import BID_NAMES, CARDS, DECLINE_EXCHANGE, DECLINE_WIDOW, PEEP, Bid, Phase, TakeWidow
 from referee.wire._gen.nap.v1 import nap_pb2
 from referee.wire.codec import closed_to_proto, fault_to_proto
 from referee.wire.protowire import field_tag, length_delimited, varint, zigzag
@@ -94,6 +98,13 @@ _VIEW_COMPLETED: Final = field_tag(nap_pb2.SeatView, "completed_tricks")
 _VIEW_TRICKS_WON: Final = field_tag(nap_pb2.SeatView, "tricks_won")
 _VIEW_BALANCES: Final = field_tag(nap_pb2.SeatView, "balances")
 _VIEW_ACTIVE: Final = field_tag(nap_pb2.SeatView, "active")
+_VIEW_POOL: Final = field_tag(nap_pb2.SeatView, "pool")
+_VIEW_EXCHANGED: Final = field_tag(nap_pb2.SeatView, "exchanged")
+_VIEW_PEEKED: Final = field_tag(nap_pb2.SeatView, "peeked")
+_VIEW_WIDOW: Final = field_tag(nap_pb2.SeatView, "widow")
+_VIEW_DRAWN: Final = field_tag(nap_pb2.SeatView, "drawn")
+_VIEW_DISCARDED: Final = field_tag(nap_pb2.SeatView, "discarded")
+_VIEW_WIDOW_TAKEN: Final = field_tag(nap_pb2.SeatView, "widow_taken")
 
 _BID_SEAT: Final = field_tag(nap_pb2.SeatBid, "seat")
 _BID_BID: Final = field_tag(nap_pb2.SeatBid, "bid")
@@ -120,6 +131,20 @@ _HAND: Final[dict[Card, bytes]] = {card: _string(_VIEW_HAND, card.text) for card
 _LEGAL: Final[dict[Action, bytes]] = {card: _string(_REQUEST_LEGAL, card.text) for card in CARDS}
 """DecisionRequest.legal_actions entries."""
 _LEGAL.update({Bid(name): _string(_REQUEST_LEGAL, name) for name in BID_NAMES})
+_LEGAL.update(
+    {action: _string(_REQUEST_LEGAL, str(action)) for action in (PEEP, DECLINE_EXCHANGE, DECLINE_WIDOW)}
+)
+_LEGAL.update({TakeWidow(card): _string(_REQUEST_LEGAL, str(TakeWidow(card))) for card in CARDS})
+_EXCHANGES: dict[Action, bytes] = {}
+"""DecisionRequest.legal_actions entries of exchanges (too many to list ahead); cleared when large."""
+_DRAWN: Final[dict[Card, bytes]] = {card: _string(_VIEW_DRAWN, card.text) for card in CARDS}
+"""SeatView.drawn entries."""
+_DISCARDED: Final[dict[Card, bytes]] = {card: _string(_VIEW_DISCARDED, card.text) for card in CARDS}
+"""SeatView.discarded entries."""
+_WIDOW: Final[dict[Card, bytes]] = {card: _string(_VIEW_WIDOW, card.text) for card in CARDS}
+"""SeatView.widow."""
+_WIDOW_TAKEN: Final = {taken: _VIEW_WIDOW_TAKEN + varint(int(taken)) for taken in (False, True)}
+"""SeatView.widow_taken (an optional bool: sent when set, false too)."""
 _LEADER: Final = tuple(_uint(_TRICK_LEADER, seat) for seat in range(_SEATS))
 """Trick.leader, by seat."""
 _PLAYED: Final = tuple(
@@ -143,7 +168,9 @@ _REQUEST_SEAT: Final = tuple(_uint(_REQUEST_SEAT_TAG, seat) for seat in range(_S
 _VIEW_SEAT: Final = tuple(_uint(_VIEW_SEAT_TAG, seat) for seat in range(_SEATS))
 """SeatView.seat, by seat."""
 _PHASE_WIRE: Final = {
+    Phase.EXCHANGE: nap_pb2.PHASE_EXCHANGE,
     Phase.BIDDING: nap_pb2.PHASE_BIDDING,
+    Phase.WIDOW: nap_pb2.PHASE_WIDOW,
     Phase.PLAY: nap_pb2.PHASE_PLAY,
     Phase.OVER: nap_pb2.PHASE_OVER,
 }
@@ -151,7 +178,11 @@ _PHASE_WIRE: Final = {
 
 def _phase_number(phase: Phase) -> int:
     """A small number per phase, ``_STATE``'s key; by identity (hashing an Enum is a Python call)."""
-    return 2 if phase is Phase.PLAY else 1 if phase is Phase.BIDDING else 3
+    if phase is Phase.PLAY:
+        return 2
+    if phase is Phase.BIDDING:
+        return 1
+    return 3 if phase is Phase.OVER else 4 if phase is Phase.EXCHANGE else 5
 
 
 _STATE: Final = {
@@ -206,6 +237,44 @@ def _totals(
     return counts + chips + active
 
 
+def _pool_fields(  # noqa: PLR0913 - the view's pool fields, in field order
+    *,
+    pool: int,
+    exchanged: bytes,
+    peeked: tuple[int, ...],
+    widow: Card | None,
+    drawn: tuple[Card, ...],
+    discarded: tuple[Card, ...],
+    widow_taken: bool | None,
+) -> bytes:
+    """SeatView.pool to widow_taken: the pool variants' fields, after ``active`` (``exchanged`` encoded)."""
+    return b"".join(
+        (
+            _uint(_VIEW_POOL, pool),
+            exchanged,
+            _packed(_VIEW_PEEKED, b"".join([varint(seat) for seat in peeked])),
+            b"" if widow is None else _WIDOW[widow],
+            b"".join([_DRAWN[card] for card in drawn]),
+            b"".join([_DISCARDED[card] for card in discarded]),
+            b"" if widow_taken is None else _WIDOW_TAKEN[widow_taken],
+        )
+    )
+
+
+def _legal_with_exchanges(actions: tuple[Action, ...]) -> bytes:
+    """DecisionRequest.legal_actions of the exchange round: exchanges are encoded once and cached."""
+    exchanges = _EXCHANGES
+    if len(exchanges) > _BALANCES_CAP:
+        exchanges.clear()
+    parts = []
+    for action in actions:
+        found = _LEGAL.get(action) or exchanges.get(action)
+        if found is None:
+            found = exchanges[action] = _string(_REQUEST_LEGAL, str(action))
+        parts.append(found)
+    return b"".join(parts)
+
+
 def _plays(plays: tuple[tuple[int, Card], ...]) -> bytes:
     """Trick.cards of ``plays``."""
     return b"".join([_PLAYED[seat][card.index] for seat, card in plays])
@@ -235,6 +304,8 @@ class RequestEncoder:
         "_current_key",
         "_deal",
         "_deal_key",
+        "_exchanged",
+        "_exchanged_bytes",
         "_hands",
         "_request_table",
         "_totals",
@@ -262,6 +333,8 @@ class RequestEncoder:
         self._tricks_bytes = b""
         self._totals_key: tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], int] | None = None
         self._totals = b""
+        self._exchanged: tuple[int, ...] = ()
+        self._exchanged_bytes = b""
 
     def view(self, view: SeatView) -> bytes:
         """The SeatView message's bytes (as ``view_to_proto(view, table=...)`` serializes)."""
@@ -288,7 +361,14 @@ class RequestEncoder:
             tricks,
             tricks_won,
             balances,
-            *_,  # the pool variants' fields (pool, exchanges, widow) and the legal actions: not sent yet
+            pool,
+            exchanged,
+            peeked,
+            widow,
+            drawn,
+            discarded,
+            widow_taken,
+            _,  # the legal actions: the request's, not the view's
         ) = fields
         deal = (size, profile, number, deals, dealer)
         if deal != self._deal_key:
@@ -320,6 +400,24 @@ class RequestEncoder:
         if totals != self._totals_key:
             self._totals_key = totals
             self._totals = _totals(*totals)
+        if exchanged is not self._exchanged:  # the same tuple all deal long until a seat exchanges
+            self._exchanged = exchanged
+            self._exchanged_bytes = (
+                _packed(_VIEW_EXCHANGED, b"".join([varint(count) for count in exchanged]))
+                if any(exchanged)
+                else b""
+            )
+        pooled = self._exchanged_bytes
+        if pool or pooled or peeked or drawn or discarded or widow is not None or widow_taken is not None:
+            pooled = _pool_fields(
+                pool=pool,
+                exchanged=pooled,
+                peeked=peeked,
+                widow=widow,
+                drawn=drawn,
+                discarded=discarded,
+                widow_taken=widow_taken,
+            )
         return b"".join(
             (
                 self._view_table,
@@ -332,6 +430,7 @@ class RequestEncoder:
                 current,
                 self._tricks_bytes,
                 self._totals,
+                pooled,
             )
         )
 
@@ -385,9 +484,12 @@ class RequestEncoder:
     def request_of(self, fields: ViewFields, *, request_id: int) -> tuple[bytes, bytes]:
         """:meth:`request` for the view with these fields (:func:`referee.rules.view_fields`)."""
         head = b"".join((_REQUEST_ID, varint(request_id), self._request_table, _REQUEST_SEAT[fields.seat]))
-        tail = length_delimited(_REQUEST_VIEW, self.view_of(fields)) + b"".join(
-            [_LEGAL[action] for action in fields.legal_actions]
-        )
+        legal = fields.legal_actions
+        try:
+            actions = b"".join([_LEGAL[action] for action in legal])
+        except KeyError:
+            actions = _legal_with_exchanges(legal)
+        tail = length_delimited(_REQUEST_VIEW, self.view_of(fields)) + actions
         return head, tail
 
 

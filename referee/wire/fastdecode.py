@@ -25,11 +25,15 @@ from typing import TYPE_CHECKING, Final, TypeVar
 from referee.rules import (
     BID_NAMES,
     CARDS,
+    DECLINE_EXCHANGE,
+    DECLINE_WIDOW,
+    PEEP,
     Bid,
     Card,
     Phase,
     SeatView,
     Suit,
+    TakeWidow,
     TrickWon,
     parse_action,
     parse_card,
@@ -46,9 +50,12 @@ __all__ = ["LazySeatView", "ViewDecoder", "actions_of"]
 _CARD: Final[dict[str, Card]] = {card.text: card for card in CARDS}
 _BID: Final[dict[str, Bid]] = {name: Bid(name) for name in BID_NAMES}
 _ACTION: Final[dict[str, Action]] = {**_CARD, **_BID}
+_ACTION.update({str(action): action for action in (PEEP, DECLINE_EXCHANGE, DECLINE_WIDOW)})
+_ACTION.update({str(TakeWidow(card)): TakeWidow(card) for card in CARDS})
 _SUIT: Final = {suit.letter: suit for suit in Suit}
-_PHASE: Final = {1: Phase.BIDDING, 2: Phase.PLAY, 3: Phase.OVER}
+_PHASE: Final = {1: Phase.BIDDING, 2: Phase.PLAY, 3: Phase.OVER, 4: Phase.EXCHANGE, 5: Phase.WIDOW}
 _SEATS: dict[tuple[bool, ...], tuple[int, ...]] = {}
+_ZEROS: dict[int, tuple[int, ...]] = {}
 _T = TypeVar("_T")
 
 
@@ -96,6 +103,14 @@ class _Seen:
         self.deal = -1
         self.bids: tuple[tuple[int, Bid], ...] = ()
         self.tricks: tuple[TrickWon, ...] = ()
+
+
+def _zeros(size: int) -> tuple[int, ...]:
+    """``size`` zeros, one tuple per size (SeatView.exchanged while no seat has exchanged)."""
+    found = _ZEROS.get(size)
+    if found is None:
+        found = _ZEROS[size] = (0,) * size
+    return found
 
 
 def _phase(number: int) -> Phase:
@@ -166,14 +181,13 @@ def _decode(
         tricks=tricks,
         tricks_won=tuple(wire.tricks_won),
         balances=tuple(wire.balances),
-        # the pool variants' fields are not on the wire yet: the defaults of other profiles
-        pool=0,
-        exchanged=(0,) * wire.number_of_seats,
-        peeked=(),
-        widow=None,
-        drawn=(),
-        discarded=(),
-        widow_taken=None,
+        pool=wire.pool,
+        exchanged=tuple(wire.exchanged) or _zeros(wire.number_of_seats),
+        peeked=tuple(wire.peeked),
+        widow=_card(wire.widow) if wire.widow else None,
+        drawn=tuple(_card(text) for text in wire.drawn) if wire.drawn else (),
+        discarded=tuple(_card(text) for text in wire.discarded) if wire.discarded else (),
+        widow_taken=wire.widow_taken if wire.HasField("widow_taken") else None,
         legal_actions=legal,
     )
 

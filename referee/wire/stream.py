@@ -20,10 +20,13 @@ from referee.wire._gen.nap.v1 import nap_pb2
 from referee.wire.codec import profile_to_proto
 
 if TYPE_CHECKING:
+    from collections.abc import Collection
+
     from referee.match import TimeLimits
     from referee.rules import Profile
 
 __all__ = [
+    "DECISION_KINDS",
     "EMPTY_MESSAGE",
     "NOT_A_BOT_MESSAGE",
     "PROTOCOL_VERSION",
@@ -33,6 +36,8 @@ __all__ = [
     "Hello",
     "Malformed",
     "RefusalReason",
+    "decisions_needed",
+    "missing_decisions",
     "read_bot_message",
     "refusal_message",
     "welcome_message",
@@ -57,6 +62,8 @@ class RefusalReason(StrEnum):
     """The referee has no tables for this identity (e.g. the tournament is over)."""
     SHUTTING_DOWN = "shutting down"
     """The referee is shutting down."""
+    UNSUPPORTED_DECISIONS = "unsupported decisions"
+    """The profile asks decisions the Hello does not list (:func:`missing_decisions`)."""
 
 
 _REFUSAL_TO: Final[dict[RefusalReason, int]] = {
@@ -65,12 +72,46 @@ _REFUSAL_TO: Final[dict[RefusalReason, int]] = {
 """By name: ``BAD_HELLO`` is ``REFUSAL_REASON_BAD_HELLO`` (ValueError at import if one is missing)."""
 
 
+DECISION_KINDS: Final = ("exchange", "peep", "widow")
+"""The kinds of decision beyond bids and cards that a Hello may list (nap.v1 Hello.decisions):
+the exchange round of Purchase and Écarté Nap, the peep at the widow and the declarer's
+widow decision of Peep Nap."""
+
+
+def decisions_needed(profile: Profile) -> tuple[str, ...]:
+    """The kinds of :data:`DECISION_KINDS` ``profile`` asks of a bot: none, exchange, or peep and widow."""
+    needed: tuple[str, ...] = ()
+    if profile.exchange_max:
+        needed += ("exchange",)
+    if profile.widow:
+        needed += ("peep", "widow")
+    return needed
+
+
+def missing_decisions(profile: Profile, decisions: Collection[str]) -> str | None:
+    """Why a bot whose Hello listed ``decisions`` cannot play ``profile``, in one line; None when it can.
+
+    A Hello written before these kinds existed lists none: it can play every profile that
+    asks only bids and cards.
+    """
+    missing = [kind for kind in decisions_needed(profile) if kind not in decisions]
+    if not missing:
+        return None
+    listed = ", ".join(decisions) or "none"
+    kinds = missing[0] if len(missing) == 1 else f"{', '.join(missing[:-1])} and {missing[-1]}"
+    return (
+        f"profile {profile.name!r} asks {kinds} decisions, which this bot's Hello "
+        f"does not list (Hello.decisions: {listed})"
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Hello:
     """A bot's introduction, the first message of its stream (see nap.v1 Hello).
 
     ``max_batch`` is how many decisions it accepts outstanding at once (0 if it did not
-    say: invalid); ``events`` and ``notices_in_batch`` are its opt-ins.
+    say: invalid); ``events`` and ``notices_in_batch`` are its opt-ins; ``decisions`` the
+    kinds of :data:`DECISION_KINDS` it says it can answer (others it listed are dropped).
     """
 
     token: str
@@ -80,6 +121,7 @@ class Hello:
     max_batch: int
     events: bool
     notices_in_batch: bool
+    decisions: tuple[str, ...] = ()
 
 
 Answers = tuple[tuple[int, str], ...]
@@ -162,6 +204,7 @@ def read_bot_message(data: bytes) -> BotMessage:
             max_batch=hello.max_batch,
             events=hello.events,
             notices_in_batch=hello.notices_in_batch,
+            decisions=tuple(kind for kind in DECISION_KINDS if kind in hello.decisions),
         )
     if kind == "goodbye":
         return Goodbye(clip(message.goodbye.reason))

@@ -32,6 +32,9 @@ def arguments(**extra: Any) -> argparse.Namespace:
     parser.add_argument("--events", action="store_true")
     parser.add_argument("--dump", default="", help="append every received message here")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--decisions", default="", help="Hello.decisions, comma-separated (default: none, as an old bot)"
+    )
     for name, default in extra.items():
         parser.add_argument(f"--{name.replace('_', '-')}", type=type(default), default=default)
     return parser.parse_args()
@@ -59,6 +62,8 @@ class Stream:
         hello.hello.protocol_version = 1
         hello.hello.max_batch = self.args.max_batch
         hello.hello.events = self.args.events
+        if self.args.decisions:
+            hello.hello.decisions.extend(self.args.decisions.split(","))
         await self.call.write(hello)
         return await self.read()
 

@@ -61,9 +61,14 @@ class Arena:
 
 
 @contextlib.asynccontextmanager
-async def arena(limits: ServerLimits | None = None) -> AsyncIterator[Arena]:
-    """A referee on an ephemeral port; every bot process is killed on the way out."""
-    referee = Referee(limits=limits or ServerLimits())
+async def arena(
+    limits: ServerLimits | None = None, *, profile: Profile | None = None
+) -> AsyncIterator[Arena]:
+    """A referee on an ephemeral port, announcing ``profile`` (heather by default).
+
+    Every bot process is killed on the way out.
+    """
+    referee = Referee(limits=limits or ServerLimits(), profile=profile or PROFILES["heather"])
     port = await referee.start()
     ring = Arena(referee, port)
     try:

@@ -17,6 +17,7 @@ class RefusalReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     REFUSAL_REASON_DISQUALIFIED: _ClassVar[RefusalReason]
     REFUSAL_REASON_NO_TABLES: _ClassVar[RefusalReason]
     REFUSAL_REASON_SHUTTING_DOWN: _ClassVar[RefusalReason]
+    REFUSAL_REASON_UNSUPPORTED_DECISIONS: _ClassVar[RefusalReason]
 
 class Phase(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -24,6 +25,8 @@ class Phase(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     PHASE_BIDDING: _ClassVar[Phase]
     PHASE_PLAY: _ClassVar[Phase]
     PHASE_OVER: _ClassVar[Phase]
+    PHASE_EXCHANGE: _ClassVar[Phase]
+    PHASE_WIDOW: _ClassVar[Phase]
 
 class FaultKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -60,10 +63,13 @@ REFUSAL_REASON_ALREADY_CONNECTED: RefusalReason
 REFUSAL_REASON_DISQUALIFIED: RefusalReason
 REFUSAL_REASON_NO_TABLES: RefusalReason
 REFUSAL_REASON_SHUTTING_DOWN: RefusalReason
+REFUSAL_REASON_UNSUPPORTED_DECISIONS: RefusalReason
 PHASE_UNSPECIFIED: Phase
 PHASE_BIDDING: Phase
 PHASE_PLAY: Phase
 PHASE_OVER: Phase
+PHASE_EXCHANGE: Phase
+PHASE_WIDOW: Phase
 FAULT_KIND_UNSPECIFIED: FaultKind
 FAULT_KIND_LATE: FaultKind
 FAULT_KIND_ILLEGAL: FaultKind
@@ -93,7 +99,7 @@ class BotMessage(_message.Message):
     def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., answers: _Optional[_Union[Answers, _Mapping]] = ..., goodbye: _Optional[_Union[Goodbye, _Mapping]] = ...) -> None: ...
 
 class Hello(_message.Message):
-    __slots__ = ("token", "bot_name", "bot_version", "protocol_version", "max_batch", "events", "notices_in_batch")
+    __slots__ = ("token", "bot_name", "bot_version", "protocol_version", "max_batch", "events", "notices_in_batch", "decisions")
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     BOT_VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -101,6 +107,7 @@ class Hello(_message.Message):
     MAX_BATCH_FIELD_NUMBER: _ClassVar[int]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     NOTICES_IN_BATCH_FIELD_NUMBER: _ClassVar[int]
+    DECISIONS_FIELD_NUMBER: _ClassVar[int]
     token: str
     bot_name: str
     bot_version: str
@@ -108,7 +115,8 @@ class Hello(_message.Message):
     max_batch: int
     events: bool
     notices_in_batch: bool
-    def __init__(self, token: _Optional[str] = ..., bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ..., protocol_version: _Optional[int] = ..., max_batch: _Optional[int] = ..., events: _Optional[bool] = ..., notices_in_batch: _Optional[bool] = ...) -> None: ...
+    decisions: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, token: _Optional[str] = ..., bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ..., protocol_version: _Optional[int] = ..., max_batch: _Optional[int] = ..., events: _Optional[bool] = ..., notices_in_batch: _Optional[bool] = ..., decisions: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Answers(_message.Message):
     __slots__ = ("answers",)
@@ -252,7 +260,7 @@ class DecisionRequest(_message.Message):
     def __init__(self, request_id: _Optional[int] = ..., table: _Optional[str] = ..., seat: _Optional[int] = ..., deadline_ms: _Optional[int] = ..., view: _Optional[_Union[SeatView, _Mapping]] = ..., legal_actions: _Optional[_Iterable[str]] = ..., time_bank_ms: _Optional[int] = ...) -> None: ...
 
 class SeatView(_message.Message):
-    __slots__ = ("table", "seat", "number_of_seats", "profile", "deal_number", "deals_in_session", "dealer", "phase", "to_act", "hand", "bids", "declarer", "contract", "trump", "current_trick", "completed_tricks", "tricks_won", "balances", "active")
+    __slots__ = ("table", "seat", "number_of_seats", "profile", "deal_number", "deals_in_session", "dealer", "phase", "to_act", "hand", "bids", "declarer", "contract", "trump", "current_trick", "completed_tricks", "tricks_won", "balances", "active", "pool", "exchanged", "peeked", "widow", "drawn", "discarded", "widow_taken")
     TABLE_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     NUMBER_OF_SEATS_FIELD_NUMBER: _ClassVar[int]
@@ -272,6 +280,13 @@ class SeatView(_message.Message):
     TRICKS_WON_FIELD_NUMBER: _ClassVar[int]
     BALANCES_FIELD_NUMBER: _ClassVar[int]
     ACTIVE_FIELD_NUMBER: _ClassVar[int]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    EXCHANGED_FIELD_NUMBER: _ClassVar[int]
+    PEEKED_FIELD_NUMBER: _ClassVar[int]
+    WIDOW_FIELD_NUMBER: _ClassVar[int]
+    DRAWN_FIELD_NUMBER: _ClassVar[int]
+    DISCARDED_FIELD_NUMBER: _ClassVar[int]
+    WIDOW_TAKEN_FIELD_NUMBER: _ClassVar[int]
     table: str
     seat: int
     number_of_seats: int
@@ -291,7 +306,14 @@ class SeatView(_message.Message):
     tricks_won: _containers.RepeatedScalarFieldContainer[int]
     balances: _containers.RepeatedScalarFieldContainer[int]
     active: _containers.RepeatedScalarFieldContainer[bool]
-    def __init__(self, table: _Optional[str] = ..., seat: _Optional[int] = ..., number_of_seats: _Optional[int] = ..., profile: _Optional[str] = ..., deal_number: _Optional[int] = ..., deals_in_session: _Optional[int] = ..., dealer: _Optional[int] = ..., phase: _Optional[_Union[Phase, str]] = ..., to_act: _Optional[int] = ..., hand: _Optional[_Iterable[str]] = ..., bids: _Optional[_Iterable[_Union[SeatBid, _Mapping]]] = ..., declarer: _Optional[int] = ..., contract: _Optional[str] = ..., trump: _Optional[str] = ..., current_trick: _Optional[_Union[Trick, _Mapping]] = ..., completed_tricks: _Optional[_Iterable[_Union[Trick, _Mapping]]] = ..., tricks_won: _Optional[_Iterable[int]] = ..., balances: _Optional[_Iterable[int]] = ..., active: _Optional[_Iterable[bool]] = ...) -> None: ...
+    pool: int
+    exchanged: _containers.RepeatedScalarFieldContainer[int]
+    peeked: _containers.RepeatedScalarFieldContainer[int]
+    widow: str
+    drawn: _containers.RepeatedScalarFieldContainer[str]
+    discarded: _containers.RepeatedScalarFieldContainer[str]
+    widow_taken: bool
+    def __init__(self, table: _Optional[str] = ..., seat: _Optional[int] = ..., number_of_seats: _Optional[int] = ..., profile: _Optional[str] = ..., deal_number: _Optional[int] = ..., deals_in_session: _Optional[int] = ..., dealer: _Optional[int] = ..., phase: _Optional[_Union[Phase, str]] = ..., to_act: _Optional[int] = ..., hand: _Optional[_Iterable[str]] = ..., bids: _Optional[_Iterable[_Union[SeatBid, _Mapping]]] = ..., declarer: _Optional[int] = ..., contract: _Optional[str] = ..., trump: _Optional[str] = ..., current_trick: _Optional[_Union[Trick, _Mapping]] = ..., completed_tricks: _Optional[_Iterable[_Union[Trick, _Mapping]]] = ..., tricks_won: _Optional[_Iterable[int]] = ..., balances: _Optional[_Iterable[int]] = ..., active: _Optional[_Iterable[bool]] = ..., pool: _Optional[int] = ..., exchanged: _Optional[_Iterable[int]] = ..., peeked: _Optional[_Iterable[int]] = ..., widow: _Optional[str] = ..., drawn: _Optional[_Iterable[str]] = ..., discarded: _Optional[_Iterable[str]] = ..., widow_taken: _Optional[bool] = ...) -> None: ...
 
 class SeatBid(_message.Message):
     __slots__ = ("seat", "bid")
@@ -320,7 +342,7 @@ class Trick(_message.Message):
     def __init__(self, leader: _Optional[int] = ..., cards: _Optional[_Iterable[_Union[PlayedCard, _Mapping]]] = ..., winner: _Optional[int] = ...) -> None: ...
 
 class TableEvent(_message.Message):
-    __slots__ = ("table", "seat", "deal_number", "deal_started", "bid_made", "auction_won", "all_passed", "card_played", "trump_chosen", "trick_won", "seat_penalized", "deal_settled", "seat_eliminated", "seat_rebought", "session_over")
+    __slots__ = ("table", "seat", "deal_number", "deal_started", "bid_made", "auction_won", "all_passed", "card_played", "trump_chosen", "trick_won", "seat_penalized", "deal_settled", "seat_eliminated", "seat_rebought", "session_over", "cards_exchanged", "widow_peeked", "widow_taken", "chips_paid", "pool_claimed", "pool_returned")
     TABLE_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     DEAL_NUMBER_FIELD_NUMBER: _ClassVar[int]
@@ -336,6 +358,12 @@ class TableEvent(_message.Message):
     SEAT_ELIMINATED_FIELD_NUMBER: _ClassVar[int]
     SEAT_REBOUGHT_FIELD_NUMBER: _ClassVar[int]
     SESSION_OVER_FIELD_NUMBER: _ClassVar[int]
+    CARDS_EXCHANGED_FIELD_NUMBER: _ClassVar[int]
+    WIDOW_PEEKED_FIELD_NUMBER: _ClassVar[int]
+    WIDOW_TAKEN_FIELD_NUMBER: _ClassVar[int]
+    CHIPS_PAID_FIELD_NUMBER: _ClassVar[int]
+    POOL_CLAIMED_FIELD_NUMBER: _ClassVar[int]
+    POOL_RETURNED_FIELD_NUMBER: _ClassVar[int]
     table: str
     seat: int
     deal_number: int
@@ -351,7 +379,13 @@ class TableEvent(_message.Message):
     seat_eliminated: SeatEliminated
     seat_rebought: SeatRebought
     session_over: SessionOver
-    def __init__(self, table: _Optional[str] = ..., seat: _Optional[int] = ..., deal_number: _Optional[int] = ..., deal_started: _Optional[_Union[DealStarted, _Mapping]] = ..., bid_made: _Optional[_Union[BidMade, _Mapping]] = ..., auction_won: _Optional[_Union[AuctionWon, _Mapping]] = ..., all_passed: _Optional[_Union[AllPassed, _Mapping]] = ..., card_played: _Optional[_Union[CardPlayed, _Mapping]] = ..., trump_chosen: _Optional[_Union[TrumpChosen, _Mapping]] = ..., trick_won: _Optional[_Union[TrickWon, _Mapping]] = ..., seat_penalized: _Optional[_Union[SeatPenalized, _Mapping]] = ..., deal_settled: _Optional[_Union[DealSettled, _Mapping]] = ..., seat_eliminated: _Optional[_Union[SeatEliminated, _Mapping]] = ..., seat_rebought: _Optional[_Union[SeatRebought, _Mapping]] = ..., session_over: _Optional[_Union[SessionOver, _Mapping]] = ...) -> None: ...
+    cards_exchanged: CardsExchanged
+    widow_peeked: WidowPeeked
+    widow_taken: WidowTaken
+    chips_paid: ChipsPaid
+    pool_claimed: PoolClaimed
+    pool_returned: PoolReturned
+    def __init__(self, table: _Optional[str] = ..., seat: _Optional[int] = ..., deal_number: _Optional[int] = ..., deal_started: _Optional[_Union[DealStarted, _Mapping]] = ..., bid_made: _Optional[_Union[BidMade, _Mapping]] = ..., auction_won: _Optional[_Union[AuctionWon, _Mapping]] = ..., all_passed: _Optional[_Union[AllPassed, _Mapping]] = ..., card_played: _Optional[_Union[CardPlayed, _Mapping]] = ..., trump_chosen: _Optional[_Union[TrumpChosen, _Mapping]] = ..., trick_won: _Optional[_Union[TrickWon, _Mapping]] = ..., seat_penalized: _Optional[_Union[SeatPenalized, _Mapping]] = ..., deal_settled: _Optional[_Union[DealSettled, _Mapping]] = ..., seat_eliminated: _Optional[_Union[SeatEliminated, _Mapping]] = ..., seat_rebought: _Optional[_Union[SeatRebought, _Mapping]] = ..., session_over: _Optional[_Union[SessionOver, _Mapping]] = ..., cards_exchanged: _Optional[_Union[CardsExchanged, _Mapping]] = ..., widow_peeked: _Optional[_Union[WidowPeeked, _Mapping]] = ..., widow_taken: _Optional[_Union[WidowTaken, _Mapping]] = ..., chips_paid: _Optional[_Union[ChipsPaid, _Mapping]] = ..., pool_claimed: _Optional[_Union[PoolClaimed, _Mapping]] = ..., pool_returned: _Optional[_Union[PoolReturned, _Mapping]] = ...) -> None: ...
 
 class DealStarted(_message.Message):
     __slots__ = ("dealer", "hand", "seats_in_play")
@@ -460,6 +494,50 @@ class SessionOver(_message.Message):
     balances: _containers.RepeatedScalarFieldContainer[int]
     winners: _containers.RepeatedScalarFieldContainer[int]
     def __init__(self, balances: _Optional[_Iterable[int]] = ..., winners: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class CardsExchanged(_message.Message):
+    __slots__ = ("seat", "count")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    count: int
+    def __init__(self, seat: _Optional[int] = ..., count: _Optional[int] = ...) -> None: ...
+
+class WidowPeeked(_message.Message):
+    __slots__ = ("seat",)
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    def __init__(self, seat: _Optional[int] = ...) -> None: ...
+
+class WidowTaken(_message.Message):
+    __slots__ = ("seat", "taken")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    TAKEN_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    taken: bool
+    def __init__(self, seat: _Optional[int] = ..., taken: _Optional[bool] = ...) -> None: ...
+
+class ChipsPaid(_message.Message):
+    __slots__ = ("seat", "amount")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    AMOUNT_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    amount: int
+    def __init__(self, seat: _Optional[int] = ..., amount: _Optional[int] = ...) -> None: ...
+
+class PoolClaimed(_message.Message):
+    __slots__ = ("seat", "amount")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    AMOUNT_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    amount: int
+    def __init__(self, seat: _Optional[int] = ..., amount: _Optional[int] = ...) -> None: ...
+
+class PoolReturned(_message.Message):
+    __slots__ = ("refunds",)
+    REFUNDS_FIELD_NUMBER: _ClassVar[int]
+    refunds: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, refunds: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class TableClosed(_message.Message):
     __slots__ = ("table", "reason", "message")
