@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from referee.match import FaultKind
 from referee.rules import PROFILES
-from tournaments.bots import RunnerError
+from tournaments.bots import BUILTIN_BOTS, RunnerError
 from tournaments.cli import main
 from tournaments.cli.app import seats_for
 from tournaments.cli.logs import log_list
@@ -200,11 +200,11 @@ def test_the_resume_command_names_only_what_is_not_the_default(
     """`nap tournament resume N`, with --db and --out only where the defaults would not find them."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("NAP_DB", raising=False)
-    default_logs = (Path("nap-out") / "logs").resolve()
+    default_logs = Path("nap-out").resolve()
     assert resume_command(7, db=Path("nap.db"), logs_root=default_logs) == "nap tournament resume 7"
     assert resume_command(7, db=tmp_path / "nap.db") == "nap tournament resume 7"
     assert (
-        resume_command(7, db=Path("cup.db"), logs_root=tmp_path / "my out" / "logs")
+        resume_command(7, db=Path("cup.db"), logs_root=tmp_path / "my out")
         == f"nap tournament resume 7 --db cup.db --out '{tmp_path / 'my out'}'"
     )
     monkeypatch.setenv("NAP_DB", "cup.db")
@@ -226,7 +226,7 @@ def test_a_run_into_a_file_that_is_not_a_database_is_refused(tmp_path: Path) -> 
 
 def test_the_default_table_size_keeps_within_the_profile() -> None:
     """Four seats by default, more when the profile's least is more; a size it refuses is an error."""
-    eight = list(range(8))
+    eight = [BUILTIN_BOTS["peel"].renamed(f"peel-{n}") for n in range(8)]
     assert seats_for(eight, None, PROFILES["two-to-five"]) == 4
     five_up = replace(PROFILES["seven-card"], name="five-up", source="tests", min_players=5)
     assert seats_for(eight, None, five_up) == 5

@@ -74,10 +74,10 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def test_tournament_run_with_no_bot_flags_plays_the_built_in_bots(played: tuple[Path, Path]) -> None:
     """`nap tournament run` needs no configuration: it plays, persists and publishes standings."""
     db, out = played
-    standings = json.loads((out / "standings.json").read_text(encoding="utf-8"))
+    standings = json.loads((out / "t1" / "standings.json").read_text(encoding="utf-8"))
     names = {bot["bot"] for bot in standings["bots"]}
     assert names == {"peel", "random", "peel-2", "random-2"}
-    assert (out / "standings.html").read_text(encoding="utf-8").count("<svg") == 1
+    assert (out / "t1" / "standings.html").read_text(encoding="utf-8").count("<svg") == 1
     with sqlite3.connect(db) as conn:
         assert conn.execute("select count(*) from sessions").fetchone()[0] == 12
 
@@ -94,7 +94,7 @@ def test_list_status_standings_and_log_commands(played: tuple[Path, Path], tmp_p
     assert "finished" in out
     code, out = nap("standings", "1", "--db", str(db), "--out", str(tmp_path / "again"))
     assert code == 0
-    assert (tmp_path / "again" / "standings.md").exists()
+    assert (tmp_path / "again" / "t1" / "standings.md").exists()
     code, out = nap("log", "list", "--db", str(db), "--bot", "peel")
     assert code == 0
     assert "12 of 12 sessions" in out
@@ -502,7 +502,7 @@ def test_resume_is_refused_while_another_process_plays_and_allowed_once_it_is_ki
     copy_database(played[0], db)
     with closing(sqlite3.connect(db)) as conn, conn:
         conn.execute("UPDATE tournaments SET status = 'interrupted' WHERE id = 1")
-    temporary = out / "logs" / "t1" / ".b0-r0.json.gz.k5x9.tmp"  # what a killed writer leaves
+    temporary = out / "t1" / ".b0-r0.json.gz.k5x9.tmp"  # what a killed writer leaves
     temporary.parent.mkdir(parents=True)
     temporary.write_bytes(b"half a log")
     with subprocess.Popen(
@@ -582,7 +582,10 @@ def test_run_names_its_tournament_first_and_last_and_keeps_margin_and_bank(tmp_p
         "tournament 1: heather, 4 seats, peel, random, peel-2, random-2, 4 sessions "
         f"(if it stops: nap tournament resume 1 --db {db} --out {out.resolve()})"
     )
-    assert lines[-1].startswith("tournament 1 finished, 4 sessions: standings written to ")
+    assert lines[-1] == (
+        f"tournament 1 finished, 4 sessions: standings.md, .json and .html written to {out / 't1'}/ "
+        "(its logs are there too)"
+    )
     limits = json.loads(str(stored(db, "SELECT config FROM tournaments WHERE id = 1")))["time_limits"]
     assert limits == {"decision_ms": 1000, "session_bank_ms": 2000, "margin_ms": 250}
     result = invoke("tournament", "status", "1", "--db", db)
@@ -617,7 +620,9 @@ def test_serve_stores_margin_and_bank_and_says_how_to_resume(tmp_path: Path) -> 
             f"to play the rest: nap tournament resume 1 --db {db} --out {out.resolve()}"
         )
     ]
-    assert result.stdout.startswith("tournament 1: served on port 0: a, b, c, 3 sessions (if it stops: ")
+    assert re.match(
+        r"tournament 1: served on port [1-9]\d*: a, b, c, 3 sessions \(if it stops: ", result.stdout
+    )
     limits = json.loads(str(stored(db, "SELECT config FROM tournaments WHERE id = 1")))["time_limits"]
     assert limits == {"decision_ms": 1000, "session_bank_ms": 900, "margin_ms": 40}
     assert stored(db, "SELECT status FROM tournaments WHERE id = 1") == "interrupted"
@@ -652,12 +657,12 @@ def test_a_seven_card_tournament_at_seven_seats(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[0].startswith("tournament 1: seven-card, 7 seats, peel, random")
-    standings = json.loads((out / "standings.json").read_text(encoding="utf-8"))
+    standings = json.loads((out / "t1" / "standings.json").read_text(encoding="utf-8"))
     assert len(standings["bots"]) == 7
     declared = {record["contract"] for bot in standings["bots"] for record in bot["declarer"]}
     assert {"six", "seven"} <= declared
     assert declared <= {"three", "misere", "four", "nap", "six", "seven"}
-    markdown = (out / "standings.md").read_text(encoding="utf-8")
+    markdown = (out / "t1" / "standings.md").read_text(encoding="utf-8")
     assert re.search(r"seven \d+/\d+", markdown)
     assert re.search(r"six \d+/\d+", markdown)
     code, text = nap("log", "show", "1", "--db", str(db), "--seat", "0")
@@ -730,7 +735,7 @@ def test_a_tournament_of_four_deal_sessions_with_a_short_pack(tmp_path: Path) ->
         assert record["rules"]["deals_per_session"] == 4  # type: ignore[index]
         decks = [deal["deck"].split() for deal in record["deals"]]  # type: ignore[index]
         assert [len(deck) for deck in decks] == [32] * 4
-    standings = json.loads((out / "standings.json").read_text(encoding="utf-8"))
+    standings = json.loads((out / "t1" / "standings.json").read_text(encoding="utf-8"))
     assert {bot["bot"]: bot["sessions"] for bot in standings["bots"]} == {"peel": 6, "random": 6, "peel-2": 6}
     code, text = nap("log", "show", "2", "--db", str(db))
     assert code == 0, text

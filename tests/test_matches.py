@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
+import re
 from typing import TYPE_CHECKING
 
 import pytest
@@ -11,8 +13,10 @@ from click.testing import CliRunner
 
 from tournaments.bots import example_bot
 from tournaments.cli import main
+from tournaments.cli.match import SPRT_MAX_SESSIONS
 from tournaments.config import TournamentConfig
 from tournaments.match import MatchMonitor, MatchPlan, block_edge, block_edges, summarize
+from tournaments.publish import match_lines
 from tournaments.results import SeatResult, SessionResult
 from tournaments.runner import TournamentInterrupted, resume_tournament, run_tournament
 from tournaments.sprt import Sprt
@@ -97,6 +101,33 @@ class TestEdges:
         assert fixed.los is not None
         assert fixed.los > 0.99
         assert fixed.verdict.startswith("fixed-size match")
+
+    def test_faults_in_the_sessions_read_are_counted_and_shown(self) -> None:
+        """A faulted decision is the referee's, not the bot's: the summary says how many the edge holds.
+
+        Only the blocks the test read count: a fault in a block played after the stop is left out.
+        """
+        plan = MatchPlan(candidate="new", sprt=Sprt(d0=0, d1=3, min_blocks=5))
+        clean = match_results(300, edge=4)
+        read = summarize(clean, plan).blocks
+
+        def faulted(result: SessionResult, bot: str, count: int) -> SessionResult:
+            seats = tuple(dataclasses.replace(s, faults=count) if s.bot == bot else s for s in result.seats)
+            return dataclasses.replace(result, seats=seats)
+
+        results = [
+            faulted(r, "new", 2) if (r.block, r.rotation) in {(0, 0), (read - 1, 2)}
+            else faulted(r, "old-2", 7) if r.block == read
+            else r
+            for r in clean
+        ]  # fmt: skip
+        summary = summarize(results, plan)
+        assert summary.blocks == read
+        assert summary.faults == {"new": 4}
+        assert summary.to_json()["faults"] == {"new": 4}
+        assert match_lines(summary)[-1].startswith("faults in the sessions read: new 4 (the referee played")
+        assert summarize(clean, plan).faults == {}
+        assert not any(line.startswith("faults") for line in match_lines(summarize(clean, plan)))
 
     def test_a_plan_round_trips_in_the_tournament_config(self) -> None:
         plan = MatchPlan(candidate="new", sprt=Sprt(d0=-1, d1=2, alpha=0.1, beta=0.2, min_blocks=7))
@@ -187,12 +218,48 @@ class TestPlayedMatches:
         assert data["opponents"] == ["random", "random-2"]
         assert data["sessions"] == 3 * data["blocks"]
         assert data["los"] > 0.99
-        published = json.loads((out / "standings.json").read_text(encoding="utf-8"))
+        published = json.loads((out / "t1" / "standings.json").read_text(encoding="utf-8"))
         assert published["match"]["sprt"]["verdict"] == "H1"
         text = CliRunner().invoke(main, ["standings", "--db", str(db)]).output
         assert "verdict: H1 accepted: peel is stronger" in text
         status = " ".join(CliRunner().invoke(main, ["tournament", "status", "--db", str(db)]).output.split())
         assert f"test: LLR {data['sprt']['llr']:+.2f} (-2.94, +2.94); H1 accepted: peel is stronger" in status
+
+    def test_nap_match_pimc_peel_stops_on_its_own_and_prints_its_verdict(self, tmp_path: Path) -> None:
+        """The issue's command: pimc (on its counted budget) against three peels, ``--sprt 0 3``.
+
+        pimc gains about 3.4 chips a session over peel at 4 seats (docs/statistics.md), so
+        the test accepts H1 (with seed 1 at block 21) and the match stops there, far short
+        of the 20,000 sessions it may play. The decision limit is raised so that a loaded
+        machine cannot turn slow answers into faults; nothing else differs from the command.
+        """
+        db = tmp_path / "nap.db"
+        args = ["match", "pimc", "peel", "--sprt", "0", "3", "--decision-ms", "10000"]
+        result = CliRunner().invoke(main, [*args, "--db", str(db), "--out", str(tmp_path / "out")])
+        assert result.exit_code == 0, result.output
+        text = " ".join(result.output.split())
+        read = re.search(
+            r"pimc against peel, peel-2, peel-3 at 4 seats: (\d+) blocks, (\d+) sessions read", text
+        )
+        assert read is not None, text
+        blocks, sessions = int(read[1]), int(read[2])
+        assert sessions == 4 * blocks
+        assert blocks >= 10  # the minimum before the first look
+        test = re.search(
+            r"SPRT D0 \+0\.00, D1 \+3\.00, alpha 0\.05, beta 0\.05: LLR ([-+][\d.]+) \(-2\.94, \+2\.94\)",
+            text,
+        )
+        assert test is not None, text
+        assert float(test[1]) >= 2.94  # the upper bound, log(19), as printed
+        assert (
+            "verdict: H1 accepted: pimc is stronger (an edge of +3.00 fits the blocks better than +0.00)"
+            in text
+        )
+        with Store.open(db) as store:
+            (match,) = store.tournaments()
+            played = len(store.session_results(match.id))
+        assert match.status == "finished"
+        assert sessions <= played < SPRT_MAX_SESSIONS // 20  # stopped by the test, not by its cap
 
 
 class TestMatchCommand:

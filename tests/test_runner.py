@@ -196,7 +196,7 @@ class TestBotProcesses:
         assert str(raised.value) == (
             "bot dying exited with status 3 before connecting: no luck today; tournament 1 stopped after "
             f"0 of 3 sessions; to play the rest: nap tournament resume 1 --db {tmp_path / 'nap.db'} "
-            f"--out {tmp_path}"
+            f"--out {tmp_path / 'logs'}"
         )
 
     def test_crashed_bot_is_restarted_and_the_tournament_goes_on(self, tmp_path: Path) -> None:
@@ -283,7 +283,7 @@ class TestWorkers:
         with Store.open(tmp_path / "nap.db") as store:
             with pytest.raises(RunnerError) as raised:
                 asyncio.run(scenario(store))
-            resume = f"nap tournament resume 1 --db {tmp_path / 'nap.db'} --out {tmp_path}"
+            resume = f"nap tournament resume 1 --db {tmp_path / 'nap.db'} --out {tmp_path / 'logs'}"
             said = re.fullmatch(
                 r"worker [12] stopped unexpectedly \(exit status -9\); tournament 1 stopped after "
                 rf"(\d+) of 200 sessions; to play the rest: {re.escape(resume)}",

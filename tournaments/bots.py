@@ -42,6 +42,8 @@ _LOG_LIMIT_BYTES = 1 << 20
 """Each bot's captured output is cut off past this many bytes (the pipe is still drained)."""
 _TAIL_LINES = 5
 """Last output lines kept in memory, to explain an exit in one line."""
+EXIT_MARK = "--- exited with status "
+"""Starts the line a bot's log gets when its process exits on its own (the status follows)."""
 _STOP_GRACE_S = 3.0
 """Seconds between SIGTERM and SIGKILL when stopping a bot."""
 _RESTART_DELAY_S = 0.2
@@ -340,6 +342,8 @@ class BotProcess:
                 return
             await self._drained()
             self.exits.append(code)
+            with contextlib.suppress(OSError), self.log_path.open("ab") as file:
+                file.write(f"{EXIT_MARK}{code}\n".encode())
             if self.restarts >= self.max_restarts:
                 self._log.error(
                     "bot exited; no restart left",

@@ -15,7 +15,8 @@ __all__ = ["DB_VARIABLE", "DEFAULT_DB", "DEFAULT_OUT", "resume_command"]
 DEFAULT_DB = Path("nap.db")
 """The database of a ``nap`` command given no ``--db`` (and no ``NAP_DB``)."""
 DEFAULT_OUT = Path("nap-out")
-"""The output folder of a ``nap`` command given no ``--out``: standings, and logs in ``logs/``."""
+"""The output folder of a ``nap`` command given no ``--out``: a folder per tournament
+(:mod:`tournaments.outfolder`)."""
 DB_VARIABLE = "NAP_DB"
 """The environment variable that ``--db`` defaults to."""
 
@@ -24,14 +25,14 @@ def resume_command(tournament: int, *, db: Path, logs_root: Path | None = None) 
     """The command that plays the rest of ``tournament``, ready to paste into a shell.
 
     ``--db`` is named unless ``db`` is the file ``nap`` opens without it (``NAP_DB``, else
-    ``nap.db`` in the current folder); ``--out`` unless ``logs_root`` (``<out>/logs``, where
-    the logs go) is None or the default folder's.
+    ``nap.db`` in the current folder); ``--out`` unless ``logs_root`` (the ``<out>`` folder,
+    which holds ``t<N>/`` with the logs) is None or the default folder.
     """
     words = ["nap", "tournament", "resume", str(tournament)]
     if not _same_path(db, Path(os.environ.get(DB_VARIABLE) or DEFAULT_DB)):
         words += ["--db", str(db)]
-    if logs_root is not None and not _same_path(logs_root, DEFAULT_OUT / "logs"):
-        words += ["--out", str(logs_root.parent)]
+    if logs_root is not None and not _same_path(logs_root, DEFAULT_OUT):
+        words += ["--out", str(logs_root)]
     return shlex.join(words)
 
 

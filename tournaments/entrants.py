@@ -51,7 +51,7 @@ def entry_from_row(row: BotRow) -> BotEntry:
 
 
 def build(manifest: Manifest) -> None:
-    """Run the manifest's build command once in its folder; RunnerError with its last line on failure."""
+    """Run the manifest's build command once in its folder; BuildError with all its output on failure."""
     argv = manifest.build_argv()
     if argv is None:
         return
@@ -71,10 +71,23 @@ def build(manifest: Manifest) -> None:
         msg = f"bot {manifest.name}: build took longer than {_BUILD_TIMEOUT_S} s"
         raise RunnerError(msg) from None
     if done.returncode != 0:
-        lines = (done.stderr or done.stdout).strip().splitlines()
-        last = lines[-1] if lines else "no output"
+        output = "\n".join(part.strip() for part in (done.stdout, done.stderr) if part.strip())
+        last = output.splitlines()[-1] if output else "no output"
         msg = f"bot {manifest.name}: build failed with status {done.returncode}: {last}"
-        raise RunnerError(msg)
+        raise BuildError(msg, bot=manifest.name, status=done.returncode, output=output or "no output")
+
+
+class BuildError(RunnerError):
+    """A bot's build command failed; ``output`` is everything it wrote (stdout, then stderr).
+
+    The message ends with the output's last line, for callers that show one line only.
+    """
+
+    def __init__(self, message: str, *, bot: str, status: int, output: str) -> None:
+        super().__init__(message)
+        self.bot = bot
+        self.status = status
+        self.output = output
 
 
 def resolve(spec: str, *, store: Store | None) -> BotEntry:

@@ -1,12 +1,16 @@
-"""The tournament's console display: a progress bar's columns and a live standings table.
+"""The tournament's console display: a progress bar (or plain lines) and a live standings table.
 
 Everything a running tournament prints is built here; the runner only decides when
 (:class:`~tournaments.runner.RunOptions`), and calls :func:`standings_printer`'s result
-unless it is given another way to report live standings.
+unless it is given another way to report live standings. On a terminal progress is a
+bar; elsewhere (a pipe, a file, a CI log) it is one plain line every few seconds
+(:class:`PlainProgress`), since a bar redrawn in place turns into debris there.
 """
 
 from __future__ import annotations
 
+import time
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -28,7 +32,19 @@ from tournaments.publish import percent, rank_label
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from rich.progress import TaskID
+
     from tournaments.standings import Estimate, Standings
+
+PLAIN_EVERY_S = 5.0
+"""Seconds between two lines of :class:`PlainProgress`."""
+
+RATING_NOTE = (
+    "Ranked by mean chips per session; ranks are shared unless the data separates them. "
+    "rating: Bradley-Terry on all sessions (Elo scale, average 0); it counts who ended a "
+    "session with more chips than whom, not by how much, so it may order bots differently."
+)
+"""The caption of every standings table printed on the console."""
 
 
 class SpeedColumn(ProgressColumn):
@@ -53,18 +69,92 @@ def progress_columns() -> tuple[ProgressColumn, ...]:
     )
 
 
-def standings_table(standings: Standings, *, title: str = "Standings", live: bool = False) -> Table:
-    """A compact ``rich`` table of standings: shared ranks, chips with 95% interval, win share.
+class PlainProgress(Progress):
+    """Progress for a console that is not a terminal: a plain line every ``every_s`` seconds.
 
-    ``live`` adds the caption that live intervals are not a stopping rule.
+    Each line reads ``NAME: 120/200 sessions, 13.8 sessions/s, 0:00:06 left``; the first
+    comes with the first session, the last when the display stops. ``clock`` (seconds,
+    monotonic) is rich's own, so the speed and the spacing of lines come from one source.
     """
-    table = Table(title=title)
+
+    def __init__(
+        self,
+        *,
+        console: Console,
+        every_s: float = PLAIN_EVERY_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__(console=console, disable=True, get_time=clock)
+        self.every_s = every_s
+        self._printed: dict[TaskID, tuple[float, float]] = {}
+        """Per task, when its last line was printed and the count it showed."""
+
+    def advance(self, task_id: TaskID, advance: float = 1) -> None:
+        """Advance as rich does, then print a line if the last one is ``every_s`` old."""
+        super().advance(task_id, advance)
+        last = self._printed.get(task_id)
+        if last is None or self.get_time() - last[0] >= self.every_s:
+            self._print_line(task_id)
+
+    def stop(self) -> None:
+        """Print each task's final count (unless its last line showed it), then stop."""
+        for task in self.tasks:
+            last = self._printed.get(task.id)
+            if last is not None and last[1] != task.completed:
+                self._print_line(task.id)
+        super().stop()
+
+    def _print_line(self, task_id: TaskID) -> None:
+        task = self._tasks[task_id]
+        self._printed[task_id] = (self.get_time(), task.completed)
+        self.console.print(plain_line(task), markup=False, highlight=False, soft_wrap=True)
+
+
+def plain_line(task: Task) -> str:
+    """``NAME: 120/200 sessions, 13.8 sessions/s, 0:00:06 left`` (speed and time left once known)."""
+    total = "?" if task.total is None else f"{task.total:g}"
+    parts = [f"{task.description}: {task.completed:g}/{total} sessions"]
+    speed = task.finished_speed or task.speed
+    if speed:
+        parts.append(f"{speed:,.1f} sessions/s")
+    if task.finished:
+        parts.append("done")
+    elif task.time_remaining is not None:
+        parts.append(f"{timedelta(seconds=round(task.time_remaining))} left")
+    return ", ".join(parts)
+
+
+def tournament_progress(console: Console, *, transient: bool = False) -> Progress:
+    """A bar on a terminal; :class:`PlainProgress` anywhere else (``transient``: the bar vanishes)."""
+    if console.is_terminal:
+        return Progress(*progress_columns(), console=console, transient=transient)
+    return PlainProgress(console=console)
+
+
+def standings_table(standings: Standings, *, title: str = "Standings", live: bool = False) -> Table:
+    """A compact ``rich`` table of standings: shared ranks, chips with 95% interval, win share, rating.
+
+    The caption says how the table is ordered and what the rating is; ``live`` adds that
+    live intervals are not a stopping rule.
+    """
+    table = Table(title=title, caption=RATING_NOTE, caption_justify="left")
     if live:
         table.caption = (
-            "Intervals are not a stopping rule: stopping once one clears zero finds differences "
-            "that are not there. To stop as soon as the data decides: nap match --sprt."
+            f"{RATING_NOTE} Intervals are not a stopping rule: stopping once one clears zero "
+            "finds differences that are not there. To stop as soon as the data decides: nap match --sprt."
         )
-    for header in ("#", "bot", "sessions", "chips/session", "95% CI", "LOS over next", "win share", "faults"):
+    headers = (
+        "#",
+        "bot",
+        "sessions",
+        "chips/session",
+        "95% CI",
+        "LOS over next",
+        "win share",
+        "faults",
+        "rating",
+    )
+    for header in headers:
         table.add_column(header, justify="left" if header == "bot" else "right")
     for position, line in enumerate(standings.bots):
         share = line.win_share
@@ -77,6 +167,7 @@ def standings_table(standings: Standings, *, title: str = "Standings", live: boo
             "" if position == len(standings.bots) - 1 else percent(line.los_next),
             f"{share.mean:.3f} " + ("(n/a)" if share.half_width is None else f"±{share.half_width:.3f}"),
             str(line.faults),
+            f"{line.rating:+.0f}",
         )
     return table
 
@@ -89,10 +180,18 @@ def _spread(value: Estimate) -> str:
 
 
 def standings_printer(progress: Progress | None) -> Callable[[Standings], None]:
-    """Print live standings as a table: above ``progress``'s bar, or to stderr without one."""
+    """Print live standings as a table, above ``progress``'s bar (or to stderr without one).
+
+    Standings equal to the last ones printed are not printed again: a look every few
+    seconds at a tournament that has not moved shows nothing new.
+    """
     console = progress.console if progress is not None else Console(stderr=True)
+    shown: list[Standings] = []
 
     def show(standings: Standings) -> None:
+        if shown and shown[-1] == standings:
+            return
+        shown[:] = [standings]
         console.print(
             standings_table(standings, title=f"Standings after {standings.sessions} sessions", live=True)
         )

@@ -25,6 +25,7 @@ from tournaments.standings import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
 
     from tournaments.match import MatchSummary
@@ -59,12 +60,18 @@ READING_NOTE = (
 
 
 def publish(
-    standings: Standings, folder: Path, *, title: str, match: MatchSummary | None = None
+    standings: Standings,
+    folder: Path,
+    *,
+    title: str,
+    match: MatchSummary | None = None,
+    about: Mapping[str, Any] | None = None,
 ) -> tuple[Path, Path, Path]:
     """Write ``standings.md``, ``standings.json`` and ``standings.html`` into ``folder``.
 
     Creates ``folder`` if needed and overwrites earlier files. Returns the three paths in
-    that order. Files are UTF-8. ``match`` adds a match's summary to each.
+    that order. Files are UTF-8. ``match`` adds a match's summary to each; ``about``
+    (:func:`tournaments.provenance.describe_tournament`) goes into the JSON as ``tournament``.
     """
     folder.mkdir(parents=True, exist_ok=True)
     markdown = folder / "standings.md"
@@ -72,7 +79,8 @@ def publish(
     page = folder / "standings.html"
     markdown.write_text(render_markdown(standings, title=title, match=match), encoding="utf-8")
     data.write_text(
-        json.dumps(to_json(standings, title=title, match=match), indent=2, sort_keys=True) + "\n",
+        json.dumps(to_json(standings, title=title, match=match, about=about), indent=2, sort_keys=True)
+        + "\n",
         encoding="utf-8",
     )
     page.write_text(render_html(standings, title=title, match=match), encoding="utf-8")
@@ -161,6 +169,12 @@ def match_lines(match: MatchSummary) -> list[str]:
     if match.state is not None:
         lines.append(f"SPRT {match.state.test.describe()}: {match.state.describe()}")
     lines.append(f"verdict: {match.verdict}")
+    if match.faults:
+        counts = ", ".join(f"{bot} {count}" for bot, count in sorted(match.faults.items()))
+        lines.append(
+            f"faults in the sessions read: {counts} (the referee played those decisions, "
+            "so the edge counts them; a measurement should have none)"
+        )
     return lines
 
 
@@ -204,8 +218,17 @@ def render_markdown(
     return "\n".join(lines) + "\n"
 
 
-def to_json(standings: Standings, *, title: str, match: MatchSummary | None = None) -> dict[str, Any]:
+def to_json(
+    standings: Standings,
+    *,
+    title: str,
+    match: MatchSummary | None = None,
+    about: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """Everything in the standings (and the match, if any) as JSON-ready data with stable keys.
+
+    ``about`` says what was measured (``tournament``: see
+    :func:`tournaments.provenance.describe_tournament`); None when it is not known.
 
     Bots come in ranking order with their ``rank``. Interval ends (``low``, ``high``),
     ``warning``, ``tied``, ``los`` and ``match`` are written for convenience and ignored by
@@ -241,6 +264,7 @@ def to_json(standings: Standings, *, title: str, match: MatchSummary | None = No
             for e in standings.crosstable
         ],
         "match": None if match is None else match.to_json(),
+        "tournament": None if about is None else dict(about),
     }
 
 

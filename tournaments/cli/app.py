@@ -8,27 +8,32 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import logging
 import sys
+import textwrap
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import click
 import structlog
 from rich.console import Console
-from rich.progress import Progress
 
 from referee.server import tune_collector
 from tournaments.bots import RunnerError
 from tournaments.commands import DB_VARIABLE, DEFAULT_DB, DEFAULT_OUT
 from tournaments.config import TournamentConfig
+from tournaments.entrants import BuildError
+from tournaments.executors import recorded_usage
 from tournaments.logfiles import LogError
 from tournaments.match import MatchSummary, summarize
-from tournaments.progress import progress_columns, standings_table
+from tournaments.outfolder import logs_root, point_latest, tournament_folder, write_index
+from tournaments.progress import standings_table, tournament_progress
+from tournaments.provenance import describe_tournament
 from tournaments.publish import match_lines, publish
 from tournaments.runner import RunOptions, RunStart, run_tournament
-from tournaments.scheduler import check_table_size
+from tournaments.scheduler import MIN_TABLE_SIZE, check_table_size
 from tournaments.standings import compute_standings
 from tournaments.store import Store, StoreError, TournamentRow
 
@@ -36,7 +41,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
     from referee.rules import Profile
+    from tournaments.bots import BotEntry
     from tournaments.results import SessionResult
+    from tournaments.standings import Standings
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -48,12 +55,21 @@ console = Console()
 
 
 def friendly(command: Callable[P, R]) -> Callable[P, R]:
-    """Turn the library's errors into a one-line message and exit status 1."""
+    """Turn the library's errors into a one-line message and exit status 1.
+
+    A failed build is the exception: its message is followed by everything the build wrote.
+    """
 
     @functools.wraps(command)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return command(*args, **kwargs)
+        except BuildError as exc:  # the compiler's own words are the explanation
+            message = (
+                f"bot {exc.bot}: build failed with status {exc.status}; its output:\n"
+                f"{textwrap.indent(exc.output, '  ')}"
+            )
+            raise click.ClickException(message) from None
         except KNOWN_ERRORS as exc:
             message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise click.ClickException(message) from None
@@ -70,6 +86,19 @@ db_option = click.option(
     show_default=True,
     help="The tournament database (SQLite).",
 )
+
+
+json_option = click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print one JSON document on stdout instead of text (for scripts; notes go to stderr).",
+)
+
+
+def echo_json(data: object) -> None:
+    """One JSON document on stdout, for scripts (nothing else is printed there)."""
+    click.echo(json.dumps(data, indent=2, sort_keys=True))
 
 
 @contextmanager
@@ -90,15 +119,23 @@ def open_store(path: Path, *, must_exist: bool = True, writing: bool = False) ->
 @click.version_option(package_name="nap-arena")
 @click.option("--verbose", "-v", is_flag=True, help="Log the referee's and runner's progress (info level).")
 def main(*, verbose: bool) -> None:
-    r"""Nap Arena: referee, tournaments and logs for Napoleon (Nap) bots.
+    """Nap Arena: referee, tournaments and logs for Napoleon (Nap) bots.
 
     \b
     Quick start:
       nap tournament run            built-in bots, default rules, standings printed
       nap bot new mybot             scaffold a Python bot; then: nap bot check mybot
       nap log list --bot random     find sessions; nap log show ID --seat 0
-    """
+    """  # noqa: D301 - click's no-rewrap marker is the \b character itself, not a backslash and b
     structlog.configure(
+        processors=[  # structlog's defaults, but with the UTC timestamps the referee's logs have
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.StackInfoRenderer(),
+            structlog.dev.set_exc_info,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty()),
+        ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.INFO if verbose else logging.WARNING),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
     )
@@ -125,7 +162,8 @@ out_option = click.option(
     type=click.Path(file_okay=False, path_type=Path),
     default=DEFAULT_OUT,
     show_default=True,
-    help="Output folder: standings.md/.json/.html and logs/.",
+    help="Output folder: each tournament's standings.md/.json/.html and logs in t<ID>/, "
+    "and latest, a link to the newest.",
 )
 
 
@@ -135,24 +173,58 @@ def stored_match(row: TournamentRow, results: Sequence[SessionResult]) -> MatchS
     return None if plan is None else summarize(results, plan)
 
 
-def publish_standings(store: Store, tournament_id: int, out: Path) -> None:
-    """Print a tournament's standings table (a match's summary too) and write them to ``out``."""
+def planned_sessions(store: Store, tournament_id: int) -> int:
+    """The sessions a tournament schedules (a match may stop before)."""
+    return sum(len(block.bots) for block in store.blocks(tournament_id))
+
+
+def tournament_facts(store: Store, row: TournamentRow, results: Sequence[SessionResult]) -> dict[str, Any]:
+    """What ``row``'s tournament measured, for standings.json and ``status --json``."""
+    return describe_tournament(
+        row,
+        played=len(store.finished_keys(row.id)),
+        planned=planned_sessions(store, row.id),
+        blocks=len(store.blocks(row.id)),
+        faults=sum(len(result.faults) for result in results),
+        usage=recorded_usage(store.path, row.id),
+    )
+
+
+def print_standings(standings: Standings, *, title: str, match: MatchSummary | None) -> None:
+    """The standings table (and a match's summary) as ``tournament run`` and ``standings`` print them."""
+    console.print(standings_table(standings, title=title))
+    if match is not None:
+        for line in match_lines(match):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def publish_standings(
+    store: Store, tournament_id: int, out: Path, *, show: bool = True, screen: Console = console
+) -> Path:
+    """Write a tournament's standings into its folder ``<out>/t<N>``, point ``<out>/latest`` at it.
+
+    With ``show`` the standings table is printed first; what was written is said on
+    ``screen``. Returns the tournament's folder.
+    """
     row = store.tournament(tournament_id)
     results = store.session_results(tournament_id)
     standings = compute_standings(results)
     match = stored_match(row, results)
     title = f"Tournament {row.id}: {row.name}"
-    console.print(standings_table(standings, title=title))
-    if match is not None:
-        for line in match_lines(match):
-            console.print(line, markup=False, highlight=False, soft_wrap=True)
-    paths = publish(standings, out, title=title, match=match)
-    console.print(
+    if show:
+        print_standings(standings, title=title, match=match)
+    folder = tournament_folder(out, row.id)
+    publish(standings, folder, title=title, match=match, about=tournament_facts(store, row, results))
+    point_latest(out, row.id)
+    write_index(out)
+    screen.print(
         f"tournament {row.id} {row.status}, {len(store.finished_keys(row.id))} sessions: "
-        f"standings written to {', '.join(str(p) for p in paths)}",
+        f"standings.md, .json and .html written to {folder}/ (its logs are there too)",
         markup=False,
+        highlight=False,
         soft_wrap=True,
     )
+    return folder
 
 
 def announce_start(start: RunStart) -> None:
@@ -176,12 +248,23 @@ def latest_tournament(store: Store) -> TournamentRow:
     return max(rows, key=lambda row: row.id)
 
 
-def seats_for(entrants: Sequence[object], table_size: int | None, profile: Profile | None = None) -> int:
+def seats_for(entrants: Sequence[BotEntry], table_size: int | None, profile: Profile | None = None) -> int:
     """The table size asked for, or 4 (fewer with fewer entrants); RunnerError when they cannot fill it.
 
+    Fewer entrants than the smallest table are refused with how to enter a bot twice.
     The default keeps within ``profile``'s table sizes (``min_players`` to
     ``max_players``); a size asked for that the profile does not allow is a RunnerError.
     """
+    fewest = MIN_TABLE_SIZE if profile is None else profile.min_players
+    if len(entrants) < fewest:
+        names = ", ".join(entry.name for entry in entrants) or "none"
+        first = entrants[0].name if entrants else "peel"
+        more = " ".join(f"--bot {first}{n}={first}" for n in range(2, 2 + fewest - len(entrants)))
+        msg = (
+            f"a tournament needs at least {fewest} entrants, got {len(entrants)} ({names}); "
+            f"ALIAS=BOT enters a bot again under another name: add {more}"
+        )
+        raise RunnerError(msg)
     size = table_size or min(4, len(entrants))
     if profile is not None:
         if table_size is None:
@@ -199,16 +282,17 @@ def seats_for(entrants: Sequence[object], table_size: int | None, profile: Profi
 def play_and_publish(
     config: TournamentConfig, *, store: Store, out: Path, options: RunOptions | None = None
 ) -> None:
-    """Run a tournament with a progress bar, then print and publish its standings.
+    """Run a tournament with a progress display, then print and publish its standings.
 
-    The progress bar is this command's own: it takes the place of any in ``options``.
+    The progress display (a bar, or plain lines where there is no terminal) is this
+    command's own: it takes the place of any in ``options``.
     """
     tune_collector()  # for the referee, when it plays here (one worker, or remote bots)
-    with Progress(*progress_columns(), console=console) as progress:
+    with tournament_progress(console) as progress:
         tournament_id = run_tournament(
             config,
             store=store,
-            logs_root=(out / "logs").resolve(),
+            logs_root=logs_root(out),
             options=dataclasses.replace(options or RunOptions(), progress=progress, on_start=announce_start),
         )
     publish_standings(store, tournament_id, out)

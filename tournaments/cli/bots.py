@@ -5,16 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.progress import Progress
+from rich.console import Console
 from rich.table import Table
 
 from referee.rules import DEFAULT_PROFILE
-from tournaments.bots import RunnerError
-from tournaments.cli.app import console, db_option, friendly, main, open_store
+from tournaments.bots import BUILTIN_BOTS, RunnerError
+from tournaments.cli.app import console, db_option, echo_json, friendly, json_option, main, open_store
 from tournaments.entrants import build, entry_from_manifest
 from tournaments.manifest import content_hash, read_manifest, scaffold
-from tournaments.practice import CheckReport, check_bot
-from tournaments.progress import progress_columns
+from tournaments.practice import BASELINE, CheckReport, check_bot
+from tournaments.progress import tournament_progress
 from tournaments.store import Store
 
 
@@ -45,12 +45,45 @@ def bot_new(name: str, parent: Path) -> None:
 @click.option("--table-size", "-k", type=click.IntRange(3, 7), default=3, show_default=True)
 @click.option("--profile", "-p", default=DEFAULT_PROFILE.name, show_default=True)
 @click.option("--decision-ms", type=click.IntRange(1), default=1000, show_default=True)
+@click.option(
+    "--baseline",
+    type=click.Choice(sorted(BUILTIN_BOTS)),
+    default=BASELINE,
+    show_default=True,
+    help="Play the same deals again with this built-in bot in your bot's seat, to compare scores.",
+)
+@click.option("--no-baseline", is_flag=True, help="Skip the baseline (half the time).")
+@json_option
 @friendly
-def bot_check(folder: Path, sessions: int, table_size: int, profile: str, decision_ms: int) -> None:
-    """Play practice sessions against the built-in bots; report faults and latency, with a verdict."""
+def bot_check(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
+    folder: Path,
+    sessions: int,
+    table_size: int,
+    profile: str,
+    decision_ms: int,
+    baseline: str,
+    no_baseline: bool,  # noqa: FBT001 - a click flag
+    as_json: bool,  # noqa: FBT001 - a click flag
+) -> None:
+    """Play practice sessions against the built-in bots; report faults and latency, with a verdict.
+
+    The same deals are then played with a reference bot (--baseline, peel by default) in
+    your bot's seat, and the verdict compares the two scores. Exit status 1 on FAIL.
+    """
     report = _check(
-        folder, sessions=sessions, table_size=table_size, profile=profile, decision_ms=decision_ms
+        folder,
+        sessions=sessions,
+        table_size=table_size,
+        profile=profile,
+        decision_ms=decision_ms,
+        baseline=None if no_baseline else baseline,
+        screen=Console(stderr=True) if as_json else console,
     )
+    if as_json:
+        echo_json(report.to_json())
+    else:
+        for line in check_lines(report):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
     if not report.passed:
         raise SystemExit(1)
 
@@ -70,7 +103,17 @@ def bot_check(folder: Path, sessions: int, table_size: int, profile: str, decisi
 def bot_submit(folder: Path, db_path: Path, sessions: int) -> None:
     """Validate, check, and register a bot folder as a new version (by content hash)."""
     manifest = read_manifest(folder)
-    report = _check(folder, sessions=sessions, table_size=3, profile=DEFAULT_PROFILE.name, decision_ms=1000)
+    report = _check(
+        folder,
+        sessions=sessions,
+        table_size=3,
+        profile=DEFAULT_PROFILE.name,
+        decision_ms=1000,
+        baseline=None,
+        screen=console,
+    )
+    for line in check_lines(report):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
     if not report.passed:
         msg = f"bot {manifest.name} did not pass its check; not registered"
         raise RunnerError(msg)
@@ -91,37 +134,89 @@ def bot_submit(folder: Path, db_path: Path, sessions: int) -> None:
     )
 
 
-def _check(folder: Path, *, sessions: int, table_size: int, profile: str, decision_ms: int) -> CheckReport:
+def _check(  # noqa: PLR0913 - the options of `nap bot check`
+    folder: Path,
+    *,
+    sessions: int,
+    table_size: int,
+    profile: str,
+    decision_ms: int,
+    baseline: str | None,
+    screen: Console,
+) -> CheckReport:
     manifest = read_manifest(folder)
     build(manifest)
     entry = entry_from_manifest(manifest)
-    with Progress(*progress_columns(), console=console, transient=True) as progress:
-        report = check_bot(
+    with tournament_progress(screen, transient=True) as progress:
+        return check_bot(
             entry,
             sessions=sessions,
             table_size=table_size,
             profile=profile,
             decision_ms=decision_ms,
+            baseline=baseline,
             progress=progress,
         )
-    _print_check(report)
-    return report
 
 
-def _print_check(report: CheckReport) -> None:
+def check_lines(report: CheckReport) -> list[str]:
+    """The report as ``nap bot check`` prints it, the verdict last and with its reasons."""
+    against = ", ".join(report.opponents) or "nobody"
+    lines = [f"{report.bot}: {report.sessions} sessions against {against}"]
     if report.error:
-        console.print(f"{report.bot}: FAIL: {report.error}", markup=False)
-        return
-    latency = ", ".join(f"{k} {v:.1f} ms" for k, v in report.latency_ms.items()) or "no decisions"
-    faults = ", ".join(f"{n} {kind}" for kind, n in sorted(report.faults.items())) or "none"
-    console.print(
-        f"{report.bot}: {report.sessions} sessions, {report.decisions} decisions, "
-        f"{report.chips_per_session:+.1f} chips/session against the built-in bots",
-        markup=False,
-    )
-    console.print(f"  latency: {latency}\n  faults: {faults}", markup=False)
-    verdict = "PASS" if report.passed else "FAIL"
-    console.print(f"  verdict: {verdict}", markup=False)
+        lines.append(f"  could not play: {report.error}")
+    else:
+        latency = ", ".join(f"{k} {v:.1f} ms" for k, v in report.latency_ms.items()) or "no decisions"
+        faults = ", ".join(f"{n} {kind}" for kind, n in sorted(report.faults.items())) or "none"
+        lines += [
+            f"  {report.decisions} decisions; latency: {latency}",
+            f"  faults: {faults}",
+            f"  score: {report.chips_per_session:+.1f} chips/session",
+        ]
+        lines += _baseline_lines(report)
+    if report.exits:
+        statuses = ", ".join(str(code) for code in report.exits)
+        lines.append(f"  its process exited on its own, with status {statuses}")
+    if report.last_output and (report.exits or report.faults or report.error):
+        lines.append("  its last output lines:")
+        lines += [f"    | {line}" for line in report.last_output]
+    lines.append(f"  verdict: {'PASS' if report.passed else 'FAIL'}{_reasons(report)}")
+    return lines
+
+
+def _baseline_lines(report: CheckReport) -> list[str]:
+    base = report.baseline
+    if base is None:
+        return []
+    if base.difference is None:
+        return [f"  baseline: {base.bot} in its seat could not be compared: {base.error}"]
+    edge = base.difference
+    spread = "" if edge.half_width is None else f" ± {edge.half_width:.1f}"
+    why = f"95% interval over {edge.n} blocks" if edge.half_width is not None else "no interval"
+    caveat = "" if edge.caveat is None else f", {edge.caveat}"
+    return [
+        f"  baseline: {base.bot} in its seat on the same deals: {base.chips_per_session:+.1f} chips/session",
+        (
+            f"  difference ({report.bot} minus {base.bot}): {edge.mean:+.1f}{spread} chips/session "
+            f"({why}{caveat})"
+        ),
+    ]
+
+
+def _reasons(report: CheckReport) -> str:
+    """`` (why)`` after FAIL: the error, the exit, the faults; empty on PASS."""
+    if report.passed:
+        return ""
+    reasons = []
+    if report.error:
+        reasons.append("it could not play")
+    if report.exits:
+        reasons.append(f"its process exited with status {report.exits[0]}")
+    if report.faults:
+        reasons.append(f"{sum(report.faults.values())} faults")
+    if not reasons:
+        reasons.append("no session played")
+    return f" ({'; '.join(reasons)})"
 
 
 @bot.command("list")
@@ -130,7 +225,7 @@ def _print_check(report: CheckReport) -> None:
 def bot_list(db_path: Path) -> None:
     """List the registered bots and their versions."""
     with open_store(db_path) as store:
-        table = Table("id", "name", "version", "language", "hash", "registered", "folder")
+        table = Table("id", "name", "version", "language", "hash", "registered (UTC)", "folder")
         for row in store.bots():
             table.add_row(
                 str(row.id),
@@ -138,7 +233,7 @@ def bot_list(db_path: Path) -> None:
                 row.version,
                 row.language or "",
                 row.content_hash[:12],
-                row.registered_at[:19],
+                row.registered_at[:19].replace("T", " "),
                 row.folder or "",
             )
         console.print(table)

@@ -3,21 +3,28 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.table import Table
 
 from referee.match import FaultKind
 from tournaments.audit import audit_session, open_log
+from tournaments.botlogs import bot_output
 from tournaments.cli.app import (
     console,
     db_option,
+    echo_json,
     friendly,
+    json_option,
     main,
     open_store,
 )
 from tournaments.replay_page import render_replay_html, write_replay
 from tournaments.show import render_session
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 
 @main.group()
@@ -37,6 +44,7 @@ def log() -> None:
 )
 @click.option("--result", type=click.Choice(["win", "loss"]), help="Only sessions --bot won / did not win.")
 @click.option("--limit", type=int, default=50, show_default=True, help="At most this many rows (0: all).")
+@json_option
 @friendly
 def log_list(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
     db_path: Path,
@@ -45,12 +53,30 @@ def log_list(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
     fault_kind: str | None,
     result: str | None,
     limit: int,
+    as_json: bool,  # noqa: FBT001 - a click flag
 ) -> None:
     """List sessions, filtered: e.g. every session where your bot timed out (--bot X --fault late)."""
     with open_store(db_path) as store:
         rows = store.find_sessions(tournament=tournament, bot=bot, fault_kind=fault_kind, result=result)  # type: ignore[arg-type]
-    table = Table("session", "tournament", "block", "rotation", "bots by seat", "finished", "log")
     shown = rows if limit == 0 else rows[:limit]
+    if as_json:
+        sessions = [
+            {
+                "id": row.id,
+                "tournament": row.tournament,
+                "block": row.block,
+                "rotation": row.rotation,
+                "board_seed": row.board_seed,
+                "bots": list(row.bots),
+                "finished_at": row.finished_at,
+                "log": str(row.log_path),
+            }
+            for row in shown
+        ]
+        data = {"format": "nap-arena-sessions/1", "matched": len(rows), "sessions": sessions}
+        echo_json(data)
+        return
+    table = Table("session", "tournament", "block", "rotation", "bots by seat", "finished (UTC)", "log")
     for row in shown:
         table.add_row(
             str(row.id),
@@ -58,7 +84,7 @@ def log_list(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
             str(row.block),
             str(row.rotation),
             " ".join(row.bots),
-            row.finished_at[:19],
+            row.finished_at[:19].replace("T", " "),
             str(row.log_path),
         )
     console.print(table)
@@ -79,6 +105,52 @@ def log_show(session_id: int, db_path: Path, seat: int | None) -> None:
         session_log.record, bots=session_log.bots, seat=seat, decisions=session_log.decisions
     )
     click.echo(text)
+    for line in fault_lines(session_log.payload, row.log_path.parent / "bots"):
+        click.echo(line)
+
+
+def fault_lines(payload: Mapping[str, Any], bots_folder: Path) -> list[str]:
+    """The session's faults, each at its deal and decision; for a bot that died, its exit and last lines.
+
+    Empty when the session had no fault. Exit statuses and output come from the bot logs
+    in ``bots_folder`` (the tournament's, so they may tell of other sessions too).
+    """
+    faults = payload.get("faults")
+    if not isinstance(faults, list) or not faults:
+        return []
+    lines = ["", f"Faults ({len(faults)}):"]
+    for fault in faults:
+        deal, decision = fault.get("deal"), fault.get("decision", -1)
+        where = f"deal {deal}" if decision == -1 else f"deal {deal}, decision {decision}"
+        elapsed = fault.get("elapsed_ms")
+        took = "" if elapsed is None else f" after {float(elapsed):.1f} ms"
+        played = _played(payload, deal, decision)
+        lines.append(
+            f"  {where}: seat {fault.get('seat')} ({fault.get('bot')}) {fault.get('kind')}{took}: "
+            f"{fault.get('detail', '')}" + ("" if played is None else f"; played: {played}")
+        )
+    for bot in sorted({str(fault.get("bot")) for fault in faults if fault.get("kind") == "disconnect"}):
+        said = bot_output([bots_folder], bot)
+        if not said.files:
+            continue
+        exits = ", ".join(map(str, said.exits)) or "(none recorded)"
+        lines.append(
+            f"  {bot}: its process exited with status {exits} in this tournament; "
+            f"its last output lines ({', '.join(map(str, said.files))}):"
+        )
+        lines += [f"    | {line}" for line in said.last_lines]
+    return lines
+
+
+def _played(payload: Mapping[str, Any], deal: object, decision: object) -> str | None:
+    """The action the log records at ``deal``'s ``decision`` (what stood in for the faulty answer)."""
+    decisions = payload.get("decisions")
+    if not isinstance(decisions, list) or not isinstance(deal, int) or not isinstance(decision, int):
+        return None
+    if not 0 <= deal < len(decisions) or not 0 <= decision < len(decisions[deal]):
+        return None
+    action = decisions[deal][decision].get("action")
+    return None if action is None else str(action)
 
 
 @log.command("html")

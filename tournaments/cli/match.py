@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
-from rich.progress import Progress
 
 from referee.match import TimeLimits
 from referee.rules import DEFAULT_PROFILE, get_profile
@@ -20,11 +19,13 @@ from tournaments.cli.app import (
     main,
     margin_option,
     out_option,
+    tournament_facts,
 )
 from tournaments.config import TournamentConfig
 from tournaments.entrants import resolve, resolve_all
 from tournaments.match import MatchPlan, summarize
-from tournaments.progress import progress_columns
+from tournaments.outfolder import logs_root, point_latest, tournament_folder, write_index
+from tournaments.progress import tournament_progress
 from tournaments.publish import match_lines, publish
 from tournaments.runner import RunOptions, RunStart, run_tournament
 from tournaments.scheduler import check_table_size
@@ -221,18 +222,24 @@ def match_command(  # noqa: PLR0913, PLR0917 - one parameter per command-line op
             match=MatchPlan(candidate=entry.name, sprt=test),
         )
         screen = Console(stderr=True) if as_json else console
-        with Progress(*progress_columns(), console=screen) as progress:
+        with tournament_progress(screen) as progress:
             tournament = run_tournament(
                 config,
                 store=store,
-                logs_root=(out / "logs").resolve(),
+                logs_root=logs_root(out),
                 options=RunOptions(progress=progress, on_start=_announcer(screen, test)),
             )
         results = store.session_results(tournament)
         summary = summarize(results, MatchPlan(candidate=entry.name, sprt=test))
         paths = publish(
-            compute_standings(results), out, title=f"Match {tournament}: {config.name}", match=summary
+            compute_standings(results),
+            tournament_folder(out, tournament),
+            title=f"Match {tournament}: {config.name}",
+            match=summary,
+            about=tournament_facts(store, store.tournament(tournament), results),
         )
+        point_latest(out, tournament)
+        write_index(out)
     if as_json:
         data: dict[str, Any] = {
             "tournament": tournament,

@@ -37,6 +37,59 @@ def table_text(profile: Profile) -> str:
     )
 
 
+def pool_text(profile: Profile) -> list[str]:
+    """The pool variants' rules in words: the exchange, the widow and peep, the pool (none without them)."""
+    lines = []
+    if profile.exchange_max:
+        fee = f"{profile.exchange_fee} chip{'s' if profile.exchange_fee != 1 else ''}"
+        cost = f"{fee} per card" if profile.exchange_fee_per_card else f"{fee} per exchange"
+        lines.append(
+            f"Exchange: before the auction each seat, from the eldest, may give up 1 to "
+            f"{profile.exchange_max} cards face down and draw as many from the stock, for {cost}."
+        )
+    if profile.widow:
+        fee = f"{profile.peep_fee} chip{'s' if profile.peep_fee != 1 else ''}"
+        lines.append(
+            f"Widow: one card dealt face down; at its turn in the auction a seat may pay {fee} "
+            "to peep at it; the declarer may take it for a card of its hand."
+        )
+    if profile.has_pool:
+        claim = profile.contract(profile.pool_claim).label
+        lines.append(
+            f"Pool: the fees go into the pool; the next declarer to make {claim} or higher takes it; "
+            "what is left at the session's end goes back to those who paid it in."
+        )
+    return lines
+
+
+def description(profile: Profile) -> str:
+    """The profile's summary; for house rules, what they change from their base.
+
+    The base's summary is not repeated: a file that removes Blücher or changes the
+    Misère stakes would otherwise be described by words that no longer hold.
+    """
+    base = PROFILES.get(profile.source.rpartition(" over ")[2]) if profile.name not in PROFILES else None
+    if base is None:
+        return profile.summary
+    mine, theirs = profile.parameters(), base.parameters()
+    changes = [
+        f"{key} {mine[key]} (was {theirs.get(key)})"
+        for key in mine
+        if key not in {"name", "source", "summary", "contracts"} and mine[key] != theirs.get(key)
+    ]
+    ladder: dict[str, dict[str, Any]] = mine["contracts"]  # type: ignore[assignment]
+    before: dict[str, dict[str, Any]] = theirs["contracts"]  # type: ignore[assignment]
+    changes += [f"no {before[gone]['label']}" for gone in before if gone not in ladder]
+    changes += [
+        f"{c['label']} won {c['win']}, lost {c['lose']} (was {before[key]['win']}/{before[key]['lose']})"
+        for key, c in ladder.items()
+        if key in before and (c["win"], c["lose"]) != (before[key]["win"], before[key]["lose"])
+    ]
+    what = "; ".join(changes) or "no change"
+    own = "" if profile.summary == base.summary else f"{profile.summary}\n"
+    return f"{own}House rules over {base.name} (see nap rules show {base.name}): {what}."
+
+
 @rules.command("list")
 def rules_list() -> None:
     """List the built-in profiles."""
@@ -58,8 +111,11 @@ def rules_list() -> None:
 def rules_show(name: str) -> None:
     """Show every parameter of a profile (a built-in NAME or a house-rules .toml file)."""
     profile = get_profile(name)
-    console.print(f"[bold]{profile.name}[/bold]  ({profile.source})\n{profile.summary}")
+    console.print(f"[bold]{profile.name}[/bold]  ({profile.source})", highlight=False)
+    console.print(description(profile), markup=False, highlight=False, soft_wrap=True)
     console.print(f"{table_text(profile)}\n", markup=False, soft_wrap=True)
+    for line in pool_text(profile):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
     params = profile.parameters()
     contracts: dict[str, dict[str, Any]] = params.pop("contracts")  # type: ignore[assignment]
     table = Table("contract", "tricks", "won (each opponent pays)", "lost (pays each)", "only over")

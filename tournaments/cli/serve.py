@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from typing import TYPE_CHECKING
 
 import click
@@ -106,6 +107,7 @@ def serve(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
     if port_in_use(host, port):
         msg = f"cannot listen on {host}:{port}: the port is in use"
         raise OSError(msg)
+    port = port or free_port(host)  # the tournament's name and the bots' address need the real one
     tokens = dict(_name_token(spec) for spec in remotes)
     rules = get_profile(profile)
     if table_size is not None:  # refused before the database is opened, so nothing is stored
@@ -130,6 +132,13 @@ def serve(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
             announce=_announce(host, rules.name),
         )
         play_and_publish(config, store=store, out=out, options=RunOptions(hosting=hosting))
+
+
+def free_port(host: str) -> int:
+    """A port free on ``host`` now, as the system picks for port 0 (free until someone else takes it)."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])
 
 
 def _name_token(spec: str) -> tuple[str, str]:

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import click
-from rich.progress import Progress
+from rich.console import Console
 from rich.table import Table
 
 from referee.match import TimeLimits
@@ -16,19 +16,24 @@ from tournaments.cli.app import (
     bank_option,
     console,
     db_option,
+    echo_json,
     friendly,
+    json_option,
     latest_tournament,
     main,
     margin_option,
     open_store,
     out_option,
+    planned_sessions,
     play_and_publish,
+    print_standings,
     publish_standings,
     seats_for,
     stored_match,
+    tournament_facts,
 )
 from tournaments.commands import resume_command
-from tournaments.config import TournamentConfig, time_limits_from_json
+from tournaments.config import TournamentConfig
 from tournaments.entrants import DEFAULT_ENTRANTS, resolve_all
 from tournaments.executors import (
     INSTALL_RAY,
@@ -36,10 +41,10 @@ from tournaments.executors import (
     LocalExecutor,
     RayExecutor,
     ray_installed,
-    recorded_usage,
 )
-from tournaments.progress import progress_columns
-from tournaments.publish import publish, render_markdown
+from tournaments.outfolder import logs_root
+from tournaments.progress import tournament_progress
+from tournaments.publish import to_json
 from tournaments.runner import RunOptions, resume_tournament
 from tournaments.scheduler import check_table_size
 from tournaments.standings import compute_standings
@@ -227,11 +232,11 @@ def tournament_resume(
     chosen = chosen_executor(executor, ray_address)
     with open_store(db_path, writing=True) as store:
         store.tournament(tournament_id)
-        with Progress(*progress_columns(), console=console) as progress:
+        with tournament_progress(console) as progress:
             resume_tournament(
                 tournament_id,
                 store=store,
-                logs_root=(out / "logs").resolve(),
+                logs_root=logs_root(out),
                 options=RunOptions(progress=progress, on_start=announce_start, executor=chosen),
             )
         publish_standings(store, tournament_id, out)
@@ -239,66 +244,118 @@ def tournament_resume(
 
 @tournament.command("list")
 @db_option
+@json_option
 @friendly
-def tournament_list(db_path: Path) -> None:
+def tournament_list(db_path: Path, *, as_json: bool) -> None:
     """List the tournaments in the database."""
     with open_store(db_path) as store:
-        table = Table("id", "name", "status", "sessions", "seed", "created")
-        for row in store.tournaments():
-            done = len(store.finished_keys(row.id))
-            table.add_row(
-                str(row.id),
-                row.name,
-                row.status,
-                f"{done}/{_planned(store, row.id)}",
-                str(row.seed),
-                row.created_at[:19],
-            )
-        console.print(table)
+        rows = [
+            (row, len(store.finished_keys(row.id)), planned_sessions(store, row.id))
+            for row in store.tournaments()
+        ]
+    if as_json:
+        echo_json(
+            {
+                "format": "nap-arena-tournaments/1",
+                "tournaments": [
+                    {
+                        "id": row.id,
+                        "name": row.name,
+                        "status": row.status,
+                        "sessions": {"played": done, "planned": planned},
+                        "seed": row.seed,
+                        "started_at": row.created_at,
+                        "finished_at": row.finished_at,
+                    }
+                    for row, done, planned in rows
+                ],
+            }
+        )
+        return
+    table = Table("id", "name", "status", "sessions", "seed", "started (UTC)")
+    for row, done, planned in rows:
+        table.add_row(
+            str(row.id),
+            row.name,
+            row.status,
+            f"{done}/{planned}",
+            str(row.seed),
+            _when(row.created_at, zone=False),
+        )
+    console.print(table)
 
 
 @tournament.command("status")
 @click.argument("tournament_id", type=int, required=False)
 @db_option
+@json_option
 @friendly
-def tournament_status(tournament_id: int | None, db_path: Path) -> None:
-    """Show a tournament's progress and configuration (default: the latest)."""
+def tournament_status(tournament_id: int | None, db_path: Path, *, as_json: bool) -> None:
+    """Show a tournament's progress and what it measures (default: the latest)."""
     with open_store(db_path) as store:
         row = store.tournament(tournament_id) if tournament_id else latest_tournament(store)
-        done, planned = len(store.finished_keys(row.id)), _planned(store, row.id)
         results = store.session_results(row.id)
-        faults = sum(len(r.faults) for r in results)
+        facts = tournament_facts(store, row, results)
         match = stored_match(row, results)
-    console.print(
-        f"tournament {row.id}: {row.name}\n  status {row.status}, {done} of {planned} sessions, "
-        f"{faults} faults, seed {row.seed}, started {row.created_at[:19]}",
-        markup=False,
-    )
-    config = dict(row.config)
-    bots = config.pop("bots", [])
-    names = [b["name"] for b in bots] if isinstance(bots, list) else []
-    console.print(f"  bots: {', '.join(names)}", markup=False)
-    limits = time_limits_from_json(config.pop("time_limits", None))  # type: ignore[arg-type]
-    console.print(
-        f"  time limits: {limits.decision_ms} ms per decision, bank {limits.session_bank_ms} ms "
-        f"per seat and session, margin {limits.margin_ms} ms",
-        markup=False,
-        soft_wrap=True,
-    )
-    for key, value in config.items():
-        console.print(f"  {key}: {value}", markup=False)
-    usage = recorded_usage(db_path, row.id)
-    if usage is not None:
-        when = "now" if row.status == "running" else "latest run"
-        console.print(f"  executor: {usage} ({when})", markup=False, soft_wrap=True)
+    if as_json:
+        if match is not None:
+            facts["match_summary"] = match.to_json()
+        if row.status == "interrupted":
+            facts["resume"] = resume_command(row.id, db=db_path)
+        echo_json(facts)
+        return
+    for line in status_lines(facts):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
     if match is not None and match.state is not None:  # a match's test says how far it went
         console.print(f"  test: {match.state.describe()}; {match.verdict}", markup=False, soft_wrap=True)
     if row.status == "interrupted":
         console.print(f"  resume with: {resume_command(row.id, db=db_path)}", markup=False, soft_wrap=True)
 
 
-def _planned(store: Store, tournament_id: int) -> int:
-    return sum(len(block.bots) for block in store.blocks(tournament_id))
+def status_lines(facts: dict[str, Any]) -> list[str]:
+    """``nap tournament status`` as lines of plain words, from :func:`describe_tournament`'s data."""
+    sessions, limits, profile = facts["sessions"], facts["time_limits"], facts["profile"]
+    finished = f", finished {_when(facts['finished_at'])}" if facts["finished_at"] else ""
+    bots = ", ".join(
+        f"{bot['name']} {bot['version']}" + (f" ({bot['content_hash'][:12]})" if bot["content_hash"] else "")
+        for bot in facts["bots"]
+    )
+    asked = facts["workers_asked"]
+    usage = facts["executor"]
+    executor = (
+        "not recorded"
+        if usage is None
+        else f"{usage['executor']}, {usage['description']}"
+        + (f", {usage['lost']} lost" if usage["lost"] else "")
+    )
+    when = "now" if facts["status"] == "running" else "latest run"
+    return [
+        f"tournament {facts['id']}: {facts['name']}",
+        (
+            f"  status {facts['status']}, {sessions['played']} of {sessions['planned']} sessions "
+            f"in {facts['blocks']} blocks, {facts['faults']} faults"
+        ),
+        f"  started {_when(facts['started_at'])}{finished}",
+        (
+            f"  {facts['table_size']} seats, seed {facts['seed']}, "
+            f"rules {profile.get('name', profile['given'])}: {profile.get('source', profile.get('error'))}"
+        ),
+        f"  bots: {bots}",
+        (
+            f"  time limits: {limits['decision_ms']} ms per decision, bank {limits['session_bank_ms']} ms "
+            f"per seat and session, margin {limits['margin_ms']} ms"
+        ),
+        f"  workers: {'one per core' if asked is None else asked} asked; executor {executor} ({when})",
+        (
+            f"  each worker: {facts['concurrency']} blocks in flight, bots restarted at most "
+            f"{facts['max_restarts']} times, {facts['connect_timeout_s']:g} s to connect"
+        ),
+    ]
+
+
+def _when(stamp: str, *, zone: bool = True) -> str:
+    """A stored UTC timestamp as ``2026-11-30 16:21:34 UTC`` (``zone=False``: with no `` UTC``)."""
+    return stamp[:19].replace("T", " ") + (" UTC" if zone else "")
 
 
 @main.command("standings")
@@ -308,18 +365,25 @@ def _planned(store: Store, tournament_id: int) -> int:
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Also write standings.md/.json/.html to this folder.",
+    help="Also write standings.md/.json/.html to this output folder's t<ID>/ (as tournament run does).",
 )
+@json_option
 @friendly
-def standings_command(tournament_id: int | None, db_path: Path, out: Path | None) -> None:
+def standings_command(tournament_id: int | None, db_path: Path, out: Path | None, *, as_json: bool) -> None:
     """Print (and with --out, republish) the standings of a tournament (default: the latest)."""
     with open_store(db_path) as store:
-        tournament = store.tournament(tournament_id) if tournament_id else latest_tournament(store)
-        results = store.session_results(tournament.id)
+        row = store.tournament(tournament_id) if tournament_id else latest_tournament(store)
+        results = store.session_results(row.id)
         standings = compute_standings(results)
-        match = stored_match(tournament, results)
-    title = f"Tournament {tournament.id}: {tournament.name}"
-    console.print(render_markdown(standings, title=title, match=match), markup=False, highlight=False)
-    if out is not None:
-        for path in publish(standings, out, title=title, match=match):
-            console.print(f"wrote {path}")
+        match = stored_match(row, results)
+        title = f"Tournament {row.id}: {row.name}"
+        if as_json:
+            echo_json(
+                to_json(standings, title=title, match=match, about=tournament_facts(store, row, results))
+            )
+        else:
+            print_standings(standings, title=title, match=match)
+        if out is not None:
+            publish_standings(
+                store, row.id, out, show=False, screen=Console(stderr=True) if as_json else console
+            )

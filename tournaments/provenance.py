@@ -1,0 +1,107 @@
+"""What a tournament measured, as data: the record beside its standings and behind ``nap tournament status``.
+
+Standings mean nothing without what produced them: which bots (each version and content
+hash), under which rules (the profile with its house-rule overrides), at what table
+size, seed, number of sessions and blocks, time limits and executor, when, and by which
+Nap Arena. :func:`describe_tournament` gathers that from the store's rows into plain
+JSON-ready data; it reads no file and no clock. ``docs/standings.md`` documents the keys.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
+
+from referee.rules import ProfileError, get_profile
+from tournaments.config import time_limits_from_json
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from tournaments.executors import Usage
+    from tournaments.store import TournamentRow
+
+__all__ = ["TOURNAMENT_FORMAT", "arena_version", "describe_tournament", "profile_record"]
+
+TOURNAMENT_FORMAT = "nap-arena-tournament/1"
+"""Identifies the layout of :func:`describe_tournament`'s data; bumped whenever a key changes
+meaning or disappears (keys may be added without a bump)."""
+
+
+def arena_version() -> str:
+    """The installed Nap Arena's version, or ``unknown`` when it runs from an uninstalled tree."""
+    try:
+        return version("nap-arena")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def profile_record(profile: str) -> dict[str, Any]:
+    """The rules profile as played: its name, source and every parameter, overrides applied.
+
+    ``profile`` is what the tournament stored: a built-in name or a house-rules file.
+    A file that can no longer be read leaves its path and the reason, not a failure.
+    """
+    try:
+        rules = get_profile(profile)
+    except (ProfileError, OSError) as exc:
+        return {"given": profile, "error": str(exc)}
+    return {"given": profile, "name": rules.name, "source": rules.source, "parameters": rules.parameters()}
+
+
+def describe_tournament(  # noqa: PLR0913 - each a separate fact from the store
+    row: TournamentRow,
+    *,
+    played: int,
+    planned: int,
+    blocks: int,
+    faults: int,
+    usage: Usage | None,
+) -> dict[str, Any]:
+    """Everything that says what ``row``'s tournament measured, as JSON-ready data.
+
+    ``played`` and ``planned`` count sessions, ``blocks`` the duplicate blocks scheduled;
+    ``usage`` is the executor recorded for its latest run (None when there is no record).
+    Times are the store's: ISO 8601 in UTC; ``finished_at`` is None until it finishes.
+    """
+    config: Mapping[str, Any] = row.config
+    limits = time_limits_from_json(config.get("time_limits"))
+    bots = config.get("bots", [])
+    return {
+        "format": TOURNAMENT_FORMAT,
+        "id": row.id,
+        "name": row.name,
+        "status": row.status,
+        "started_at": row.created_at,
+        "finished_at": row.finished_at,
+        "seed": row.seed,
+        "table_size": config.get("table_size"),
+        "sessions": {"played": played, "planned": planned},
+        "blocks": blocks,
+        "faults": faults,
+        "profile": profile_record(str(config.get("profile"))),
+        "time_limits": {
+            "decision_ms": limits.decision_ms,
+            "session_bank_ms": limits.session_bank_ms,
+            "margin_ms": limits.margin_ms,
+        },
+        "executor": None
+        if usage is None
+        else {
+            "executor": usage.executor,
+            "workers": usage.workers,
+            "description": usage.description,
+            "lost": usage.lost,
+        },
+        "workers_asked": config.get("workers"),
+        "concurrency": config.get("concurrency"),
+        "max_restarts": config.get("max_restarts"),
+        "connect_timeout_s": config.get("connect_timeout_s"),
+        "fault_policy": config.get("fault_policy"),
+        "bots": [
+            {"name": bot.get("name"), "version": bot.get("version"), "content_hash": bot.get("content_hash")}
+            for bot in bots
+        ],
+        "match": config.get("match"),
+        "nap_arena_version": arena_version(),
+    }
