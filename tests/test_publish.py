@@ -2,18 +2,32 @@
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
+import random
 import re
+import shlex
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 import pytest
 from rich.console import Console
 
+from referee.rules import PROFILES, Session, SessionRecord, record_of
+from tournaments.logfiles import write_log
 from tournaments.match import MatchPlan, MatchSummary, summarize
 from tournaments.progress import standings_table
-from tournaments.publish import from_json, publish, render_html, render_markdown, to_json
-from tournaments.results import Declaration, SeatResult, SessionResult
+from tournaments.publish import _cross_cell, from_json, publish, render_html, render_markdown, to_json
+from tournaments.results import Declaration, FaultRecord, SeatResult, SessionResult
+from tournaments.session_pages import (
+    SessionLink,
+    chosen_for_replay,
+    render_sessions_html,
+    replay_command,
+    sessions_href,
+    write_session_pages,
+)
 from tournaments.sprt import Sprt
 from tournaments.standings import Standings, compute_standings
 
@@ -252,3 +266,149 @@ class TestMatch:
     def test_no_match_no_section(self, standings: Standings) -> None:
         assert "## Match" not in render_markdown(standings)
         assert to_json(standings, title="t")["match"] is None
+
+
+# -- pages linked to the sessions ------------------------------------------------------------
+
+
+def random_record(seed: int) -> SessionRecord:
+    """A whole heather session at three seats under a seeded random policy."""
+    rng = random.Random(seed)
+    session = Session(PROFILES["heather"], table_size=3, seed=seed)
+    while not session.over:
+        session.apply(rng.choice(session.legal_actions()))
+    return record_of(session)
+
+
+def late(seat: int, bot: str, *, deal: int = 1, decision: int = 4) -> FaultRecord:
+    return FaultRecord("late", bot, seat, deal, decision, 1032.5, "answered after the deadline")
+
+
+def logged_sessions(root: Path, count: int, *, faulty: tuple[int, ...] = ()) -> list[SessionLink]:
+    """``count`` sessions of alpha, <beta> and gamma, with real logs; ``faulty`` ones have a late <beta>."""
+    bots = ("alpha", "<beta>", "gamma")
+    links = []
+    for number in range(count):
+        record = random_record(number)
+        faults = (late(1, "<beta>"),) if number + 1 in faulty else ()
+        payload = {
+            "record": record.to_json(),
+            "bots": [{"seat": seat, "bot": bot} for seat, bot in enumerate(bots)],
+            "faults": [dataclasses.asdict(fault) for fault in faults],
+        }
+        path = write_log(root, tournament=1, block=number, rotation=0, payload=payload)
+        links.append(
+            SessionLink(
+                id=number + 1,
+                tournament=1,
+                block=number,
+                rotation=0,
+                bots=bots,
+                chips=tuple(record.balances),
+                winners=tuple(record.winners),
+                faults=faults,
+                log_path=path,
+            )
+        )
+    return links
+
+
+def anchors(page: str) -> list[tuple[str, str]]:
+    """Every link on a page as (href, text), both unescaped, tags stripped from the text."""
+    found = re.findall(r'<a [^>]*href="([^"]*)"[^>]*>(.*?)</a>', page, re.DOTALL)
+    return [(html.unescape(href), html.unescape(re.sub(r"<[^>]+>", "", text))) for href, text in found]
+
+
+class TestLinkedPages:
+    """standings.html links bots, crosstable cells and faulty sessions to sessions.html and replays."""
+
+    def test_standings_without_sessions_link_nothing(self, standings: Standings) -> None:
+        assert "<a " not in render_html(standings, title="t")
+
+    def test_each_bot_and_cell_links_its_sessions(self, standings: Standings, tmp_path: Path) -> None:
+        """A bot's name: its sessions; a cell: the sessions of its row and column bots; names quoted."""
+        page = render_html(standings, title="t", sessions=logged_sessions(tmp_path, 1))
+        links = anchors(page)
+        for name in ("alpha", "<beta>", "gamma", "late|bot"):
+            href = sessions_href(bot=name)
+            assert (href, name) in links
+            assert href.endswith("=" + quote(name, safe=""))
+        assert ("sessions.html#bot=%3Cbeta%3E", "<beta>") in links
+        cell = _cross_cell(standings, "alpha", "gamma")
+        assert ("sessions.html#bot=alpha&opponent=gamma", cell) in links
+        assert not [href for href, _ in links if "opponent=alpha" in href and "bot=alpha" in href]
+        assert ("sessions.html#bot=late%7Cbot&faults=1", "1") in links, "a fault count links its sessions"
+
+    def test_faulty_sessions_open_their_replay_at_the_first_fault(
+        self, standings: Standings, tmp_path: Path
+    ) -> None:
+        """A faulty session with a replay page links it at the step after the fault; one without, its row."""
+        sessions = logged_sessions(tmp_path, 3, faulty=(2, 3))
+        links = anchors(render_html(standings, title="t", sessions=sessions, replays={2}))
+        faulty = [(href, text) for href, text in links if text.startswith("session ")]
+        assert faulty == [
+            (
+                "replays/s2.html#view=table&deal=1&step=5",
+                "session 2 (block 1, rotation 0): 1 fault, first at deal 1, decision 4: seat 1 (<beta>) late",
+            ),
+            (
+                "sessions.html#s3",
+                "session 3 (block 2, rotation 0): 1 fault, first at deal 1, decision 4: seat 1 (<beta>) late",
+            ),
+        ]
+
+    def test_faulty_sessions_first_then_the_first_played(self, tmp_path: Path) -> None:
+        sessions = logged_sessions(tmp_path, 5, faulty=(4, 2))
+        assert [link.id for link in chosen_for_replay(sessions, limit=3)] == [2, 4, 1]
+        assert [link.id for link in chosen_for_replay(sessions, limit=10)] == [2, 4, 1, 3, 5]
+
+    def test_publish_writes_the_sessions_list_and_a_few_replays(
+        self, standings: Standings, tmp_path: Path
+    ) -> None:
+        """At most ``replay_limit`` replays; every other row links where its command writes the page."""
+        sessions = logged_sessions(tmp_path / "logs", 4, faulty=(3,))
+        folder = tmp_path / "t1"
+        publish(standings, folder, title="t", sessions=sessions, db=tmp_path / "nap.db", replay_limit=2)
+        assert sorted(p.name for p in (folder / "replays").iterdir()) == ["s1.html", "s3.html"]
+        replay = (folder / "replays" / "s3.html").read_text(encoding="utf-8")
+        assert '"faults":[{"deal":1,"step":5,"decision":4,"seat":1,"bot":"<beta>","kind":"late"' in replay
+        assert '"links":[{"text":"standings","href":"../standings.html"}' in replay
+        listing = (folder / "sessions.html").read_text(encoding="utf-8")
+        hrefs = [href for href, text in anchors(listing) if text == "replay"]
+        assert hrefs == [
+            "replays/s1.html",
+            "replays/s2.html",
+            "replays/s3.html#view=table&deal=1&step=5",
+            "replays/s4.html",
+        ]
+        command = replay_command(2, folder / "replays" / "s2.html", tmp_path / "nap.db")
+        assert html.escape(command) in listing
+        assert replay_command(1, folder / "replays" / "s1.html", tmp_path / "nap.db") not in listing
+        assert shlex.split(command) == [
+            "nap", "log", "html", "2", "--db", str(tmp_path / "nap.db"),
+            "-o", str(folder / "replays" / "s2.html"),
+        ]  # fmt: skip
+
+    def test_a_replay_page_once_written_is_kept(self, standings: Standings, tmp_path: Path) -> None:
+        """Publishing again writes the pages still missing and leaves the others alone (cheap re-runs)."""
+        sessions = logged_sessions(tmp_path / "logs", 3)
+        folder = tmp_path / "t1"
+        publish(standings, folder, title="t", sessions=sessions, replay_limit=1)
+        kept = folder / "replays" / "s1.html"
+        kept.write_text("kept", encoding="utf-8")
+        _, made = write_session_pages(folder, sessions, title="t", limit=2)
+        assert made == {1, 2}
+        assert kept.read_text(encoding="utf-8") == "kept"
+
+    def test_the_sessions_list_is_escaped_and_filterable(self, tmp_path: Path) -> None:
+        """Each row carries its bots and faulty bots as JSON for the filter; names are escaped."""
+        sessions = logged_sessions(tmp_path, 2, faulty=(2,))
+        page = render_sessions_html(sessions, title="<cup>", made=set(), folder=tmp_path)
+        assert "<beta>" not in page
+        assert "<title>Sessions: &lt;cup&gt;</title>" in page
+        rows = re.findall(r"<tr data-bots='([^']*)' data-fault-bots='([^']*)'>", page)
+        assert [(json.loads(html.unescape(a)), json.loads(html.unescape(b))) for a, b in rows] == [
+            (["alpha", "<beta>", "gamma"], []),
+            (["alpha", "<beta>", "gamma"], ["<beta>"]),
+        ]
+        assert "seat 1 (&lt;beta&gt;): 1 late<br>first at deal 1, decision 4" in page

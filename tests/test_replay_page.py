@@ -15,7 +15,7 @@ import pytest
 
 from referee.rules import PASS, PROFILES, Phase, Session, SessionRecord, record_of, replay
 from tests.rules_helpers import contract_session
-from tournaments.replay_page import DATA_ID, render_replay_html, replay_data, write_replay
+from tournaments.replay_page import DATA_ID, fault_markers, render_replay_html, replay_data, write_replay
 
 BOTS = ["greedy", "pimc", "random", "</script><script>alert(1)</script>"]
 CHROMIUM = "/usr/bin/chromium"
@@ -73,7 +73,7 @@ def test_page_is_self_contained(page: str) -> None:
 def test_embedded_steps_follow_the_engine(record: SessionRecord, page: str) -> None:
     """One step per action plus the deal as dealt; hands as dealt and payments as the engine says."""
     data = embedded(page)
-    assert data == replay_data(record, bots=BOTS)
+    assert data == {**replay_data(record, bots=BOTS), "faults": [], "links": []}
     deals = replay(record).deals
     assert len(data["deals"]) == len(deals)
     for deal, shown in zip(deals, data["deals"], strict=True):
@@ -124,7 +124,7 @@ def test_seat_views_never_hold_another_seats_unplayed_card(
 def test_seven_card_hands_tricks_and_contracts(seven_record: SessionRecord, seven_page: str) -> None:
     """Seven cards a hand, seven tricks a deal, and Six and Seven in the captions and results."""
     data = embedded(seven_page)
-    assert data == replay_data(seven_record, bots=[*BOTS, "peel"])
+    assert data == {**replay_data(seven_record, bots=[*BOTS, "peel"]), "faults": [], "links": []}
     assert data["hand_size"] == 7
     deals = replay(seven_record).deals
     labels = set()
@@ -148,8 +148,37 @@ def test_seven_card_hands_tricks_and_contracts(seven_record: SessionRecord, seve
 
 
 def test_write_replay_writes_utf8(tmp_path: Path, page: str) -> None:
-    path = write_replay(tmp_path / "s.html", page)
+    path = write_replay(tmp_path / "replays" / "s.html", page)
     assert path.read_text(encoding="utf-8") == page
+
+
+def test_faults_are_marked_on_the_step_their_decision_led_to() -> None:
+    """Decision i of a deal is step i + 1 (step 0 is the deal as dealt); -1 marks step 0; junk is dropped."""
+    faults = [
+        {"kind": "late", "bot": "pimc", "seat": 1, "deal": 2, "decision": 4, "elapsed_ms": 1032.5,
+         "detail": "slow"},
+        {"kind": "disconnect", "bot": "random", "seat": 2, "deal": 0, "decision": -1, "detail": "gone"},
+        {"kind": "late", "bot": "pimc", "seat": 1, "deal": None, "decision": 3},
+    ]  # fmt: skip
+    assert fault_markers(faults) == [
+        {"deal": 2, "step": 5, "decision": 4, "seat": 1, "bot": "pimc", "kind": "late", "elapsed_ms": 1032.5,
+         "detail": "slow"},
+        {"deal": 0, "step": 0, "decision": -1, "seat": 2, "bot": "random", "kind": "disconnect",
+         "elapsed_ms": None, "detail": "gone"},
+    ]  # fmt: skip
+
+
+def test_faults_and_links_are_embedded_safely(record: SessionRecord) -> None:
+    """The page carries its fault markers and header links; neither can close the data script."""
+    fault = {"kind": "late", "bot": BOTS[3], "seat": 3, "deal": 0, "decision": 0, "elapsed_ms": 5.0,
+             "detail": "</script>"}  # fmt: skip
+    page = render_replay_html(
+        record, bots=BOTS, title="t", faults=[fault], links=[("standings", "../standings.html")]
+    )
+    assert page.count("</script>") == 2
+    data = embedded(page)
+    assert data["faults"] == fault_markers([fault])
+    assert data["links"] == [{"text": "standings", "href": "../standings.html"}]
 
 
 # -- the page in a real browser -------------------------------------------------------------

@@ -3,6 +3,8 @@
 ::
 
     <out>/t<N>/standings.md, .json, .html     tournament N's standings
+    <out>/t<N>/sessions.html, replays/        its sessions, linked from the standings
+                                              (tournaments.session_pages)
     <out>/t<N>/b<block>-r<rotation>.json.gz   its session logs (docs/logs.md)
     <out>/t<N>/bots/<bot>.log                 its bots' output
     <out>/latest                              a link to the folder published last

@@ -2,10 +2,13 @@
 
 Rendering is pure (``render_markdown``, ``render_html``, ``to_json``); only ``publish``
 touches the file system. The HTML page carries its CSS and its SVG chart inline and
-references nothing outside itself, so it renders offline and can be mailed or archived
-as one file. An interval that is undefined (a single block, or blocks that never varied)
-is shown as the mean and the reason, never as ``± 0.00``, and stored as ``null`` with a
-``warning``; an interval from only a few blocks is shown with that warning. A match
+references nothing on the network, so it renders offline. Given the tournament's sessions,
+it links each bot, each crosstable cell and each faulty session to the sessions list and
+the replay pages beside it (:mod:`tournaments.session_pages`); without them it stands
+alone and can be mailed as one file. An interval that is undefined (a single block, or
+blocks that never varied) is shown as the mean and the reason, never as ``± 0.00``, and
+stored as ``null`` with a ``warning``; an interval from only a few blocks is shown with
+that warning. A match
 (:mod:`tournaments.match`) adds its summary: the edge, its interval, the likelihood of
 superiority, the blocks and sessions read and the test's verdict.
 """
@@ -16,6 +19,17 @@ import html
 import json
 from typing import TYPE_CHECKING, Any
 
+from tournaments.session_pages import (
+    REPLAY_LIMIT,
+    SESSIONS,
+    SessionLink,
+    fault_place,
+    first_fault,
+    first_fault_fragment,
+    replay_href,
+    sessions_href,
+    write_session_pages,
+)
 from tournaments.standings import (
     BotStanding,
     ContractRecord,
@@ -25,7 +39,7 @@ from tournaments.standings import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Collection, Mapping, Sequence
     from pathlib import Path
 
     from tournaments.match import MatchSummary
@@ -48,7 +62,11 @@ th:first-child, td:first-child { text-align: left; }
 thead th { background: #f3f3f3; }
 svg text { font-size: 12px; fill: #222; }
 .note { color: #666; font-size: 0.9rem; }
+.fault { color: #b00020; }
 """
+
+FAULTY_LISTED = 20
+"""Faulty sessions listed on the standings page itself; the sessions list has them all."""
 
 READING_NOTE = (
     "Intervals are 95% over blocks. Ranks are shared unless the paired difference from the "
@@ -59,19 +77,25 @@ READING_NOTE = (
 )
 
 
-def publish(
+def publish(  # noqa: PLR0913 - the standings, the folder and keyword-only options
     standings: Standings,
     folder: Path,
     *,
     title: str,
     match: MatchSummary | None = None,
     about: Mapping[str, Any] | None = None,
+    sessions: Sequence[SessionLink] | None = None,
+    db: Path | None = None,
+    replay_limit: int = REPLAY_LIMIT,
 ) -> tuple[Path, Path, Path]:
     """Write ``standings.md``, ``standings.json`` and ``standings.html`` into ``folder``.
 
     Creates ``folder`` if needed and overwrites earlier files. Returns the three paths in
     that order. Files are UTF-8. ``match`` adds a match's summary to each; ``about``
     (:func:`tournaments.provenance.describe_tournament`) goes into the JSON as ``tournament``.
+    ``sessions`` (:func:`tournaments.session_pages.session_links`) also writes
+    ``sessions.html`` and up to ``replay_limit`` replay pages, which ``standings.html``
+    links; ``db`` goes into the commands that write the other replay pages.
     """
     folder.mkdir(parents=True, exist_ok=True)
     markdown = folder / "standings.md"
@@ -83,7 +107,12 @@ def publish(
         + "\n",
         encoding="utf-8",
     )
-    page.write_text(render_html(standings, title=title, match=match), encoding="utf-8")
+    made: set[int] = set()
+    if sessions is not None:
+        _, made = write_session_pages(folder, sessions, title=title, db=db, limit=replay_limit)
+    page.write_text(
+        render_html(standings, title=title, match=match, sessions=sessions, replays=made), encoding="utf-8"
+    )
     return markdown, data, page
 
 
@@ -370,18 +399,89 @@ def render_svg(standings: Standings) -> str:
     return "\n".join(parts)
 
 
-def render_html(standings: Standings, *, title: str = "Standings", match: MatchSummary | None = None) -> str:
-    """Render a whole HTML page: match (if any), chart, ranking table and crosstable, nothing external."""
+def _link(href: str | None, text: str) -> str:
+    """``text`` escaped, inside a link to ``href`` when there is one."""
+    shown = html.escape(text)
+    return shown if href is None else f'<a href="{html.escape(href)}">{shown}</a>'
+
+
+def _faulty_list(sessions: Sequence[SessionLink], replays: Collection[int]) -> list[str]:
+    """The standings page's list of faulty sessions, each linked to its replay at its first fault."""
+    faulty = [link for link in sessions if link.faults]
+    if not faulty:
+        return []
+    items = []
+    for link in faulty[:FAULTY_LISTED]:
+        first = first_fault(link)
+        where = fault_place(first)
+        text = (
+            f"session {link.id} (block {link.block}, rotation {link.rotation}): {len(link.faults)} "
+            f"fault{'s' if len(link.faults) > 1 else ''}, first at {where}: seat {first.seat} "
+            f"({first.bot}) {first.kind}"
+        )
+        href = (
+            replay_href(link.id) + first_fault_fragment(link)
+            if link.id in replays
+            else f"{SESSIONS}#s{link.id}"
+        )
+        items.append(f'<li class="fault">{_link(href, text)}</li>')
+    more = len(faulty) - FAULTY_LISTED
+    if more > 0:
+        items.append(f"<li>{_link(sessions_href(faults=True), f'and {more} more')}</li>")
+    return [
+        f"<h2>Faulty sessions ({len(faulty)})</h2>",
+        '<p class="note">Each opens the replay at its first fault (deals and decisions count from 0).</p>',
+        "<ul>" + "".join(items) + "</ul>",
+    ]
+
+
+def render_html(
+    standings: Standings,
+    *,
+    title: str = "Standings",
+    match: MatchSummary | None = None,
+    sessions: Sequence[SessionLink] | None = None,
+    replays: Collection[int] = (),
+) -> str:
+    """Render a whole HTML page: match (if any), chart, ranking table and crosstable, nothing external.
+
+    With ``sessions`` each bot, crosstable cell and fault count links to the sessions list
+    (``sessions.html``, filtered), and the faulty sessions are listed, linked to their
+    replay pages (those in ``replays``) or their rows in the sessions list.
+    """
+    linked = sessions is not None
 
     def table(headers: list[str], rows: list[list[str]]) -> str:
         head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-        body = "".join(
-            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>" for cells in rows
-        )
+        body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>" for cells in rows)
         return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
+    def bot_link(bot: str) -> str:
+        return _link(sessions_href(bot=bot) if linked else None, bot)
+
+    ranking = []
+    for line, cells in zip(standings.bots, _rows(standings), strict=True):
+        shown = [html.escape(cell) for cell in cells]
+        shown[1] = bot_link(line.bot)
+        if line.faults:
+            shown[8] = _link(sessions_href(bot=line.bot, faults=True) if linked else None, cells[8])
+        ranking.append(shown)
     names = [line.bot for line in standings.bots]
-    cross = [[a, *(_cross_cell(standings, a, b) for b in names)] for a in names]
+    cross = [
+        [
+            bot_link(a),
+            *(
+                _link(
+                    sessions_href(bot=a, opponent=b)
+                    if linked and a != b and standings.versus(a, b)
+                    else None,
+                    _cross_cell(standings, a, b),
+                )
+                for b in names
+            ),
+        ]
+        for a in names
+    ]
     summary = (
         []
         if match is None
@@ -390,11 +490,22 @@ def render_html(standings: Standings, *, title: str = "Standings", match: MatchS
             "<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in match_lines(match)) + "</ul>",
         ]
     )
+    sessions_note = (
+        [
+            (
+                f'<p class="note">{_link(sessions_href(), "Every session")}, with its replay. A bot\'s '
+                "name lists its sessions, a crosstable cell those two bots shared.</p>"
+            ),
+        ]
+        if linked
+        else []
+    )
     return "\n".join(
         [
             "<!DOCTYPE html>",
             '<html lang="en">',
             '<head><meta charset="utf-8">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
             f"<title>{html.escape(title)}</title>",
             f"<style>{_CSS}</style></head>",
             "<body>",
@@ -404,14 +515,16 @@ def render_html(standings: Standings, *, title: str = "Standings", match: MatchS
                 f'<p class="note">{standings.sessions} sessions in {standings.blocks} blocks. '
                 f"{html.escape(READING_NOTE)}</p>"
             ),
+            *sessions_note,
             render_svg(standings),
-            table(_HEADERS, _rows(standings)),
+            table(_HEADERS, ranking),
             "<h2>Crosstable</h2>",
             (
                 '<p class="note">Row minus column, chips per session over shared blocks '
                 "(number of shared blocks in brackets).</p>"
             ),
             table(["", *names], cross),
+            *(_faulty_list(sessions, replays) if sessions is not None else []),
             "</body>",
             "</html>",
             "",

@@ -34,6 +34,7 @@ from tournaments.provenance import describe_tournament
 from tournaments.publish import match_lines, publish
 from tournaments.runner import RunOptions, RunStart, run_tournament
 from tournaments.scheduler import MIN_TABLE_SIZE, check_table_size
+from tournaments.session_pages import session_links
 from tournaments.standings import compute_standings
 from tournaments.store import Store, StoreError, TournamentRow
 
@@ -214,7 +215,15 @@ def publish_standings(
     if show:
         print_standings(standings, title=title, match=match)
     folder = tournament_folder(out, row.id)
-    publish(standings, folder, title=title, match=match, about=tournament_facts(store, row, results))
+    publish(
+        standings,
+        folder,
+        title=title,
+        match=match,
+        about=tournament_facts(store, row, results),
+        sessions=session_links(store.find_sessions(tournament=row.id), results),
+        db=store.path,
+    )
     point_latest(out, row.id)
     write_index(out)
     screen.print(

@@ -171,7 +171,11 @@ def log_html(session_id: int, db_path: Path, output: Path | None) -> None:
     session_log = open_log(row.log_path)
     title = f"Session {session_id}: tournament {row.tournament}, block {row.block}, rotation {row.rotation}"
     page = render_replay_html(
-        session_log.record, bots=session_log.bots, title=title, decisions=session_log.decisions
+        session_log.record,
+        bots=session_log.bots,
+        title=title,
+        decisions=session_log.decisions,
+        faults=session_log.payload.get("faults") or (),
     )
     path = write_replay(output or Path(f"session-{session_id}.html"), page)
     console.print(f"wrote {path} (open it in a browser; no network needed)")

@@ -29,6 +29,7 @@ from tournaments.progress import tournament_progress
 from tournaments.publish import match_lines, publish
 from tournaments.runner import RunOptions, RunStart, run_tournament
 from tournaments.scheduler import check_table_size
+from tournaments.session_pages import session_links
 from tournaments.sprt import DEFAULT_MIN_BLOCKS, Sprt
 from tournaments.standings import compute_standings
 from tournaments.store import Store
@@ -237,6 +238,8 @@ def match_command(  # noqa: PLR0913, PLR0917 - one parameter per command-line op
             title=f"Match {tournament}: {config.name}",
             match=summary,
             about=tournament_facts(store, store.tournament(tournament), results),
+            sessions=session_links(store.find_sessions(tournament=tournament), results),
+            db=store.path,
         )
         point_latest(out, tournament)
         write_index(out)
