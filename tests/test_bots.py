@@ -8,16 +8,8 @@ from dataclasses import replace
 
 import pytest
 
-from clients.bots.peel import (
-    PeelBot,
-    beats,
-    best_trump,
-    choose_bid,
-    choose_card,
-    holding_chance,
-    misere_hand,
-    trick_winner,
-)
+from clients.bots.hand_value import beats, best_trump, holding_chance, misere_hand, trick_winner
+from clients.bots.peel import PeelBot, choose_bid, choose_card
 from clients.bots.random_bot import RandomBot
 from clients.bots.table_rules import table_rules
 from clients.sdk import PASS, Bid, Bot, Card, SeatView
@@ -71,15 +63,12 @@ class Watch(Bot):
 
 @pytest.mark.slow
 class TestEveryDecisionIsLegal:
-    # the bots do not answer the pool variants' decisions yet (issue 13's bots part)
-    @pytest.mark.parametrize(
-        "profile", [*sorted(n for n, p in PROFILES.items() if not p.has_pool), PACK_32.name]
-    )
+    @pytest.mark.parametrize("profile", [*sorted(PROFILES), PACK_32.name])
     def test_thousands_of_seeded_deals(self, profile: str) -> None:
         """Peel and random bots, every table size of every profile: no illegal action ever.
 
-        Seven-card Nap and a 32-card pack included. ``play_local`` raises
-        IllegalActionError at the first illegal answer.
+        Seven-card Nap, a 32-card pack and the pool variants (exchanges, peeps, the widow)
+        included. ``play_local`` raises IllegalActionError at the first illegal answer.
         """
         rules = PROFILES.get(profile, PACK_32)
         deals = 0

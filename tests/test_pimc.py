@@ -9,7 +9,7 @@ import pytest
 
 from clients.bots.peel import PeelBot
 from clients.bots.pimc import Batch, Budget, PimcBot, Position, SearchAbortedError, Solver
-from clients.bots.pimc.bot import _Estimate
+from clients.bots.pimc.bot import _Estimate, _hand_to_declare
 from clients.bots.pimc.budget import Clock, Deadline
 from clients.bots.pimc.sampling import Knowledge, bid_weight
 from clients.bots.random_bot import RandomBot
@@ -28,7 +28,9 @@ from referee.rules import (
     Phase,
     Profile,
     SeatView,
+    Session,
     Suit,
+    parse_action,
     parse_cards,
     seat_view,
 )
@@ -295,6 +297,105 @@ class TestSampling:
             assert 0 < weight <= 1
 
 
+def pool_views(profile: Profile, seats: int, sessions: int) -> list[tuple[SeatView, Deal]]:
+    """Every seat's view at every step of the play, in seeded random sessions, with the deal itself.
+
+    Random play exchanges, peeps and takes the widow often (each is one legal action among few).
+    """
+    out: list[tuple[SeatView, Deal]] = []
+    for seed in range(sessions):
+        rng = random.Random(seed)
+        session = Session(profile, table_size=seats, seed=seed)
+        while not session.over:
+            deal = session.deal
+            if deal.phase is Phase.PLAY:
+                now = deal.copy()
+                out.extend((seat_view(now, seat), now) for seat in now.seats)
+            session.apply(rng.choice(session.legal_actions()))
+    return out
+
+
+class TestSamplingAfterExchanges:
+    """The pool variants: samples agree with what each seat saw of exchanges and the widow."""
+
+    @pytest.mark.parametrize(("profile", "seats"), [("purchase", 3), ("ecarte", 5), ("peep", 4), ("peep", 7)])
+    def test_the_real_deal_is_always_one_of_the_samples(self, profile: str, seats: int) -> None:
+        """Each other seat's real hand fits: unseen cards, or cards it is known to hold, none of a void suit.
+
+        And every sample keeps out what the seat saw (its own discards, a widow left or in
+        its own hand), puts a widow it saw the declarer take in the declarer's hand, and
+        deals each seat as many cards as it holds.
+        """
+        rules = PROFILES[profile]
+        rng = random.Random(seats)
+        known_widows = 0
+        for view, deal in pool_views(rules, seats, 6):
+            knowledge = Knowledge.of(view, pack=rules.pack)
+            for seat in view.seats_in_play:
+                if seat == view.seat:
+                    continue
+                held = set(deal.hands[seat])
+                known = set(knowledge.known.get(seat, ()))
+                assert held <= set(knowledge.unseen) | known
+                assert not {card.suit for card in held - known} & knowledge.voids.get(seat, frozenset())
+            widow_held = view.widow is not None and view.widow in deal.hands[view.declarer or 0]
+            if widow_held and view.declarer != view.seat:
+                known_widows += 1
+            hands = knowledge.sample(rng)
+            dealt = [card for hand in hands.values() for card in hand]
+            assert len(dealt) == len(set(dealt))
+            assert not set(dealt) & (set(view.discarded) | set(view.hand) | view.played)
+            for seat, hand in hands.items():
+                assert len(hand) == len(deal.hands[seat])
+            if widow_held and view.declarer != view.seat:
+                assert view.widow in hands[view.declarer]  # type: ignore[index]
+            elif view.widow is not None:
+                assert view.widow not in dealt
+        if rules.widow:
+            assert known_widows > 0
+
+    def test_a_widow_peeped_at_and_taken_is_in_the_declarers_hand(self) -> None:
+        """Seat 1 peeps at 7C, seat 0 declares and takes it: every sample of seat 1 gives 7C to seat 0."""
+        hands = {0: "AH KH QH JH 10H", 1: "2C 3C 4C 5C 6C", 2: "2D 3D 4D 5D 6D"}
+        deal = Deal.from_hands(
+            PROFILES["peep"],
+            {seat: parse_cards(text) for seat, text in hands.items()},
+            dealer=2,
+            table_size=3,
+            widow=Card("7C"),
+        )
+        for text in ("nap", "peep", "pass", "pass", "widow:10H"):
+            deal.apply(parse_action(text))
+        knowledge = Knowledge.of(seat_view(deal, 1), pack=CARDS)
+        assert knowledge.known == {0: (Card("7C"),)}
+        assert dict(knowledge.holding) == {0: 4, 2: 5}
+        assert Card("7C") not in knowledge.unseen
+        for seed in range(20):
+            sample = knowledge.sample(random.Random(seed))
+            assert Card("7C") in sample[0]
+            assert len(sample[0]) == 5
+        unseen = Knowledge.of(seat_view(deal, 2), pack=CARDS)
+        assert not unseen.known
+        assert Card("7C") in unseen.unseen
+
+    def test_pimc_bids_on_the_hand_with_the_widow_it_saw(self) -> None:
+        """Three hearts and the widow JH: the samples are solved with JH in place of the lowest side card."""
+        hands = {0: "AH KH QH 2C 3D", 1: "2H 3H 4H 5H 6H", 2: "7S 8S 10S QS KS"}
+        deal = Deal.from_hands(
+            PROFILES["peep"],
+            {seat: parse_cards(text) for seat, text in hands.items()},
+            dealer=2,
+            table_size=3,
+            widow=Card("JH"),
+        )
+        before = seat_view(deal, 0)
+        deal.apply(parse_action("peep"))
+        after = seat_view(deal, 0)
+        rules = PROFILES["peep"]
+        assert _hand_to_declare(before, rules) == before.hand
+        assert set(_hand_to_declare(after, rules)) == set(parse_cards("3D JH QH KH AH"))
+
+
 # ---------------------------------------------------------------------------- the bot
 
 
@@ -330,10 +431,13 @@ class TestPimcBot:
             ("seven-card", 5),
             ("seven-card", 7),
             ("pack-32", 4),
+            ("purchase", 3),
+            ("ecarte", 4),
+            ("peep", 5),
         ],
     )
     def test_decisions_are_legal(self, profile: str, seats: int) -> None:
-        """Seven-card Nap and a 32-card pack included (the bots are given the house rules)."""
+        """Seven-card Nap, a 32-card pack (the bots are given the house rules) and the pool variants."""
         rules = PROFILES.get(profile, PACK_32)
         for seed in range(4):
             bots: list[Bot] = [

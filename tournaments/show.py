@@ -5,6 +5,11 @@ action at a time (:func:`walk`), and reading the seats' views (:func:`referee.ru
 after each step. With ``seat`` given, the text is built from that seat's views only, so it
 never holds another seat's unplayed cards nor the undealt stock; the table's text joins
 every seat's view. This module is pure: it returns text and the CLI prints it.
+
+In the pool variants a deal also shows its exchanges (each seat's count and fee; the
+cards given up and drawn for the table, and for a seat its own), the peeps, the
+declarer's widow (the card for the table, the declarer and the seats that peeped) and
+the pool after the deal, claimed by a Nap or returned at the session's end.
 """
 
 from __future__ import annotations
@@ -13,14 +18,21 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from referee.rules import (
+    Bid,
     Card,
+    ChipsPaid,
     DealSettled,
     DealStarted,
+    Exchange,
+    Peep,
     Penalty,
+    PoolClaimed,
+    PoolReturned,
     SeatEliminated,
     SeatRebought,
     Session,
     SessionOver,
+    TakeWidow,
     fresh_session,
     replay,
     seat_view,
@@ -29,7 +41,7 @@ from referee.rules import (
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping, Sequence
 
-    from referee.rules import Action, Bid, Event, Profile, SeatView, SessionRecord
+    from referee.rules import Action, Event, Profile, SeatView, SessionRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,8 +51,9 @@ class Step:
     ``index`` is the action's position in the deal's record (-1 for the deal as dealt);
     ``seat`` is the seat that acted (for a penalty, the seat that faulted). ``views`` holds
     every seat's view of this deal after the step, seat 0 first; ``hands`` is the table's
-    state, every seat's unplayed cards (empty for seats out of play), for showing the whole
-    table only. ``balances`` are the session's net chips after the step.
+    state, every seat's unplayed cards (empty for seats out of play), and ``widow`` the
+    deal's widow card (None without one), both for showing the whole table only.
+    ``balances`` are the session's net chips after the step, ``pool`` the chips in the pool.
     """
 
     deal: int
@@ -51,6 +64,8 @@ class Step:
     views: tuple[SeatView, ...]
     hands: tuple[tuple[Card, ...], ...]
     balances: tuple[int, ...]
+    widow: Card | None = None
+    pool: int = 0
 
 
 def walk(record: SessionRecord) -> Iterator[Step]:
@@ -79,12 +94,20 @@ def _step(
     deal = session.deals[number]
     index = len(deal.actions) - 1
     balances = tuple(session.balances)
+    pool = session.pool
     views = tuple(
-        seat_view(deal, s, deal_number=number, deals_in_session=session.deals_in_session, balances=balances)
+        seat_view(
+            deal,
+            s,
+            deal_number=number,
+            deals_in_session=session.deals_in_session,
+            balances=balances,
+            pool=pool,
+        )
         for s in range(session.table_size)
     )
     hands = tuple(tuple(hand) for hand in deal.hands)
-    return Step(number, index, seat, action, events, views, hands, balances)
+    return Step(number, index, seat, action, events, views, hands, balances, deal.widow, pool)
 
 
 def bot_names(bots: Sequence[Mapping[str, object]], table_size: int) -> list[str]:
@@ -113,6 +136,19 @@ def contract_label(profile: Profile, name: str | None) -> str:
 def bid_label(profile: Profile, bid: Bid) -> str:
     """A bid for people: ``pass`` or the contract's label (``Misère``)."""
     return "pass" if bid.is_pass else contract_label(profile, bid.name)
+
+
+def paid(events: Sequence[Event]) -> int:
+    """The chips paid into the pool by a step's events."""
+    return sum(event.amount for event in events if isinstance(event, ChipsPaid))
+
+
+def exchange_words(count: int, fee: int) -> str:
+    """An exchange for people, public part only: ``exchanges 3 cards (pays 1)``, ``declines the exchange``."""
+    if not count:
+        return "declines the exchange"
+    cards = "card" if count == 1 else "cards"
+    return f"exchanges {count} {cards} (pays {fee})"
 
 
 def decision_note(decision: Mapping[str, object] | None) -> str:
@@ -204,7 +240,39 @@ class _Text:
             return decision_note(decisions[index] if index < len(decisions) else None)
 
         extra = " (tie-break)" if tie_break else ""
-        self.lines += ["", f"Deal {first.deal}{extra}: dealer {self.who(start.dealer)}", "  Hands:"]
+        self.lines += ["", f"Deal {first.deal}{extra}: dealer {self.who(start.dealer)}"]
+        self.hands(first, shown)
+        exchanges = [step for step in steps if isinstance(step.action, Exchange)]
+        if exchanges:
+            self.lines.append("  Exchanges:")
+            self.lines += [f"    {self.exchange(step, seat)}{note(step.index)}" for step in exchanges]
+        end = last.views[seat if seat is not None else seats[0]]
+        calls = ", ".join(
+            f"{self.call(step, seat)}{note(step.index)}"
+            for step in steps
+            if isinstance(step.action, (Bid, Peep))
+        )
+        self.lines.append(f"  Bids: {calls}")
+        for step in steps:
+            if isinstance(step.action, TakeWidow):
+                self.lines.append(f"  Widow: {self.widow(step, seat)}{note(step.index)}")
+        if end.declarer is None:
+            self.lines.append("  All passed: the deal scores zero.")
+        else:
+            trump = end.trump.symbol if end.trump is not None else "none"
+            label = contract_label(self.profile, end.contract)
+            self.lines.append(f"  Contract: {self.who(end.declarer)} declares {label}, trump {trump}")
+            first_card = next((step.index for step in steps if isinstance(step.action, Card)), len(end.bids))
+            self.tricks(end, first_card, note)
+        for step in steps:
+            self.events(step, seats, note)
+        if self.profile.has_pool:
+            self.lines.append(f"  Pool: {last.pool} chips")
+
+    def hands(self, first: Step, shown: Sequence[int]) -> None:
+        """The hands as dealt (those of ``shown``; the others as counts), and the widow for the table."""
+        self.lines.append("  Hands:")
+        seats = first.views[0].seats_in_play
         width = max(len(self.who(s)) for s in range(len(self.bots)))
         for s in seats:
             hand = pretty(first.views[s].hand) if s in shown else f"{len(first.views[s].hand)} cards, hidden"
@@ -212,20 +280,43 @@ class _Text:
         out = [s for s in range(len(self.bots)) if s not in seats]
         if out:
             self.lines.append("    out of play: " + ", ".join(self.who(s) for s in out))
-        end = last.views[seat if seat is not None else seats[0]]
-        bids = ", ".join(
-            f"seat {s} {bid_label(self.profile, bid)}{note(i)}" for i, (s, bid) in enumerate(end.bids)
-        )
-        self.lines.append(f"  Bids: {bids}")
-        if end.declarer is None:
-            self.lines.append("  All passed: the deal scores zero.")
-        else:
-            trump = end.trump.symbol if end.trump is not None else "none"
-            label = contract_label(self.profile, end.contract)
-            self.lines.append(f"  Contract: {self.who(end.declarer)} declares {label}, trump {trump}")
-            self.tricks(end, len(end.bids), note)
-        for step in steps:
-            self.events(step, seats, note)
+        if len(shown) > 1 and first.widow is not None:
+            self.lines.append(f"  Widow (face down): {first.widow.pretty}")
+
+    def exchange(self, step: Step, seat: int | None) -> str:
+        """One seat's exchange: how many cards and the fee for all; which cards for the table and itself."""
+        actor: int = step.seat  # type: ignore[assignment]
+        count = len(step.action.cards)  # type: ignore[union-attr]
+        text = f"{self.who(actor)} {exchange_words(count, paid(step.events))}"
+        if count and seat in (None, actor):
+            view = step.views[actor]
+            text += f": gives up {pretty(view.discarded[:count])}, draws {pretty(view.drawn)}"
+        return text
+
+    def call(self, step: Step, seat: int | None) -> str:
+        """A bid, or a peep at the widow (with the card, for the seat that peeped)."""
+        actor: int = step.seat  # type: ignore[assignment]
+        if isinstance(step.action, Bid):
+            return f"seat {actor} {bid_label(self.profile, step.action)}"
+        text = f"seat {actor} peeps at the widow (pays {paid(step.events)})"
+        widow = step.views[actor].widow
+        if seat == actor and widow is not None:
+            text += f": {widow.pretty}"
+        return text
+
+    def widow(self, step: Step, seat: int | None) -> str:
+        """The declarer's widow decision; the cards only where the shown seat may see them."""
+        actor: int = step.seat  # type: ignore[assignment]
+        given = step.action.card  # type: ignore[union-attr]
+        if given is None:
+            return f"{self.who(actor)} leaves the widow"
+        text = f"{self.who(actor)} takes the widow"
+        widow = step.widow if seat is None else step.views[seat].widow
+        if widow is not None:
+            text += f" ({widow.pretty})"
+        if seat in (None, actor):
+            text += f", gives up {given.pretty}"
+        return text
 
     def tricks(self, view: SeatView, first_index: int, note: Callable[[int], str]) -> None:
         index = first_index
@@ -252,6 +343,11 @@ class _Text:
                 self.lines.append(f"  {self.who(event.seat)} is out of chips and leaves the session")
             elif isinstance(event, SeatRebought):
                 self.lines.append(f"  {self.who(event.seat)} buys in again for {event.chips}")
+            elif isinstance(event, PoolClaimed):
+                self.lines.append(f"  {self.who(event.seat)} takes the pool: {event.amount} chips")
+            elif isinstance(event, PoolReturned):
+                refunds = self.per_seat(event.refunds, [s for s, r in enumerate(event.refunds) if r])
+                self.lines.append(f"  The pool goes back to those who paid it in: {refunds}")
 
     def result(self, settled: DealSettled) -> str:
         if settled.declarer is None:

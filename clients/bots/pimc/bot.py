@@ -30,6 +30,14 @@ solve with it (or a floor of about 30 ms once it is spent: from the first lead, 
 cards at seven seats can take seconds to solve, ``bench/pimc.py``); such decisions are
 counted in :attr:`PimcBot.capped`, and a measurement should see none.
 
+The pool variants (Purchase, Écarté, Peep Nap): the exchange, the peep and the widow are
+decided by Peel's rules (:mod:`clients.bots.peel_pool`), whose thresholds were measured
+in seeded playouts (``bench/peel_pool.py``); the samples then agree with what the seat
+saw (:mod:`clients.bots.pimc.sampling`: drawn and discarded cards, a widow peeped at),
+and a seat that peeped bids on its hand with the widow swapped in as Peel would swap it
+as declarer. Simulating every exchange (up to 32 in Écarté) would cost that many times a
+bid's solves, each over hands whose drawn cards are themselves sampled.
+
 The table's rules (hand size, pack, ladder) come from
 :func:`clients.bots.table_rules.table_rules`: the hidden cards are guessed from the
 table's pack, 52 cards or a short pack.
@@ -42,12 +50,13 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from clients.bots import peel_pool
 from clients.bots.pimc.budget import BATCH, Batch, Budget, Clock, Deadline
 from clients.bots.pimc.sampling import Knowledge, bid_weight
 from clients.bots.pimc.solver import SUIT_MASKS, Position, SearchAbortedError, Solver, mask_of
 from clients.bots.table_rules import table_rules
 from clients.sdk import PASS, Bid, Bot, Card
-from referee.rules import Contract, DealSettled, Profile
+from referee.rules import Contract, DealSettled, Exchange, Profile, TakeWidow
 from referee.rules.deal import deal_order
 
 if TYPE_CHECKING:
@@ -193,6 +202,20 @@ class PimcBot(Bot):
         best = max(sums.values())
         return [card for card in tied if sums[card] >= best - 1e-9]
 
+    # ------------------------------------------------------------------ the pool variants
+
+    def exchange(self, view: SeatView) -> Exchange:
+        """Peel's exchange (:func:`peel_pool.choose_exchange`)."""
+        return peel_pool.choose_exchange(view, self._profile(view))
+
+    def peep(self, view: SeatView) -> bool:
+        """Peel's peep (:func:`peel_pool.wants_peep`)."""
+        return peel_pool.wants_peep(view, self._profile(view))
+
+    def take_widow(self, view: SeatView) -> TakeWidow:
+        """Peel's widow (:func:`peel_pool.choose_widow`)."""
+        return peel_pool.choose_widow(view, self._profile(view))
+
     # ------------------------------------------------------------------ bidding
 
     def bid(self, view: SeatView) -> Bid:
@@ -289,7 +312,7 @@ class PimcBot(Bot):
         sums = dict.fromkeys(keys, 0.0)
         standing_sum = 0.0
         total = 0.0
-        mine = mask_of(view.hand)
+        mine = mask_of(_hand_to_declare(view, profile))
         capped = False
         for number in range(self.budget.samples):
             if number >= self.budget.min_samples and clock.left() <= 0:
@@ -392,6 +415,17 @@ def _standing_bid(view: SeatView, profile: Profile) -> tuple[int, Contract] | No
         if bid is not PASS and profile.has(bid.name):
             best = (seat, profile.contract(bid.name))
     return best
+
+
+def _hand_to_declare(view: SeatView, profile: Profile) -> tuple[Card, ...]:
+    """The hand this seat would declare with: its own, or with the widow it saw swapped in as Peel would."""
+    widow = view.widow
+    if widow is None or view.widow_taken is not None:
+        return view.hand
+    _, given = peel_pool.widow_worth(view, profile, widow)
+    if given is None:
+        return view.hand
+    return tuple(widow if card == given else card for card in view.hand)
 
 
 def _low(card: Card) -> tuple[int, int]:

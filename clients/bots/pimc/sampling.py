@@ -7,16 +7,25 @@ some other seat's hand or in the undealt stock (with five players of five cards,
 the 52 are never dealt), and the stock is dealt like a seat with no constraint. Chance comes only
 from the ``random.Random`` passed in.
 
+The pool variants change which cards are unseen (:attr:`SeatView.visible_cards`) and
+little else. Cards another seat drew in its exchange came from the stock, which is
+unseen, so its hand is dealt from the unseen cards like any other. What is unseen and out
+of play (the cards the others gave up, the rest of the stock, a widow this seat never
+saw) is what the sample leaves undealt. The seat's own discards are seen and out of play,
+so never dealt. A widow the seat peeped at is out of play too, unless the declarer took
+it: then it is in the declarer's hand until played (:attr:`Knowledge.known`), and each
+sample puts it there.
+
 Samples can be weighted by how plausible each seat's bid or pass was with the hand the
 sample gives it (:func:`bid_weight`); the weights are soft, never zero.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
-from clients.bots.peel import best_trump, bid_thresholds
+from clients.bots.hand_value import best_trump, bid_thresholds
 from referee.rules import PASS, Card, Suit
 
 if TYPE_CHECKING:
@@ -37,15 +46,19 @@ class InconsistentViewError(ValueError):
 class Knowledge:
     """What one seat knows about the cards it cannot see.
 
-    ``unseen`` are the cards neither in its hand nor played; ``holding`` how many cards
-    each other seat in play still holds; ``voids`` the suits each of them has shown it
-    lacks. The rest of ``unseen`` (``stock`` cards) is the undealt stock.
+    ``unseen`` are the cards neither in its hand nor played nor otherwise seen;
+    ``holding`` how many unseen cards each other seat in play still holds; ``voids`` the
+    suits each of them has shown it lacks. The rest of ``unseen`` (``stock`` cards) is the
+    undealt stock and the cards out of play. ``known`` are cards this seat saw that
+    another seat holds (a widow it peeped at, taken by the declarer): not unseen, not
+    counted in ``holding``, added to that seat's hand in every sample.
     """
 
     seat: int
     unseen: tuple[Card, ...]
     holding: tuple[tuple[int, int], ...]
     voids: Mapping[int, frozenset[Suit]]
+    known: Mapping[int, tuple[Card, ...]] = field(default_factory=dict)
 
     @property
     def stock(self) -> int:
@@ -71,17 +84,32 @@ class Knowledge:
                 if card.suit is not led:
                     voids.setdefault(seat, set()).add(led)
         visible = view.visible_cards
+        known: dict[int, tuple[Card, ...]] = {}
+        widow = view.widow
+        declarer = view.declarer
+        if widow is not None and view.widow_taken and declarer != view.seat and widow not in view.played:
+            known[declarer] = (widow,)  # type: ignore[index]
         return cls(
             seat=view.seat,
             unseen=tuple(card for card in pack if card not in visible),
             holding=tuple(
-                (seat, hand_size - played_by.get(seat, 0)) for seat in view.seats_in_play if seat != view.seat
+                (seat, hand_size - played_by.get(seat, 0) - len(known.get(seat, ())))
+                for seat in view.seats_in_play
+                if seat != view.seat
             ),
             voids={seat: frozenset(suits) for seat, suits in voids.items()},
+            known=known,
         )
+
+    def _with_known(self, hands: dict[int, list[Card]]) -> dict[int, list[Card]]:
+        for seat, cards in self.known.items():
+            hands[seat] = [*hands[seat], *cards]
+        return hands
 
     def sample(self, rng: random.Random) -> dict[int, list[Card]]:
         """One deal of the unseen cards: each other seat gets as many as it holds, none of a void suit.
+
+        A seat's ``known`` cards are added to its hand.
 
         Uniform over the consistent deals when a few shuffles find one (always, unless
         voids bind hard); otherwise the most constrained seats are dealt first.
@@ -96,8 +124,9 @@ class Knowledge:
                 hands[seat] = pool[top : top + count]
                 top += count
             if all(card.suit not in voids.get(seat, ()) for seat, hand in hands.items() for card in hand):
-                return hands
-        return self._sample_greedy(rng)
+                return self._with_known(hands) if self.known else hands
+        hands = self._sample_greedy(rng)
+        return self._with_known(hands) if self.known else hands
 
     def _sample_greedy(self, rng: random.Random) -> dict[int, list[Card]]:
         holding = sorted(
