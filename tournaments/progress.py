@@ -27,7 +27,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from tournaments.publish import percent, rank_label
+from tournaments.publish import POOL_HEADER, percent, pool_cell, rank_label
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -134,6 +134,8 @@ def tournament_progress(console: Console, *, transient: bool = False) -> Progres
 def standings_table(standings: Standings, *, title: str = "Standings", live: bool = False) -> Table:
     """A compact ``rich`` table of standings: shared ranks, chips with 95% interval, win share, rating.
 
+    In the pool variants (:attr:`Standings.shows_pool`) it adds each bot's pool record as declarer.
+
     The caption says how the table is ordered and what the rating is; ``live`` adds that
     live intervals are not a stopping rule.
     """
@@ -151,6 +153,7 @@ def standings_table(standings: Standings, *, title: str = "Standings", live: boo
         "95% CI",
         "LOS over next",
         "win share",
+        *([POOL_HEADER] if standings.shows_pool else []),
         "faults",
         "rating",
     )
@@ -166,6 +169,7 @@ def standings_table(standings: Standings, *, title: str = "Standings", live: boo
             _spread(line.chips),
             "" if position == len(standings.bots) - 1 else percent(line.los_next),
             f"{share.mean:.3f} " + ("(n/a)" if share.half_width is None else f"±{share.half_width:.3f}"),
+            *([pool_cell(standings, line, separator="\n")] if standings.shows_pool else []),
             str(line.faults),
             f"{line.rating:+.0f}",
         )

@@ -15,6 +15,7 @@ superiority, the blocks and sessions read and the test's verdict.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 from typing import TYPE_CHECKING, Any
@@ -35,6 +36,7 @@ from tournaments.standings import (
     ContractRecord,
     Estimate,
     HeadToHead,
+    PoolRecord,
     Standings,
 )
 
@@ -142,8 +144,42 @@ def _declarer(records: tuple[ContractRecord, ...]) -> str:
     return ", ".join(f"{r.contract} {r.made}/{r.attempted}" for r in records) or "-"
 
 
+POOL_HEADER = "declarer: pool, widow, exchanges"
+"""The header of the declarers' pool records, shown only where :attr:`Standings.shows_pool`."""
+
+
+def pool_cell(standings: Standings, line: BotStanding, *, separator: str = "; ") -> str:
+    """A bot's pool record as declarer, as the tables show it, its parts joined by ``separator``.
+
+    ``pools 2 (7 chips)``: the pools it took and their chips; ``widow 3/5 taken, 2 made``
+    where any declarer had a widow to take; ``1.40 cards exchanged`` (per declaration)
+    where any declarer had exchanged; ``-`` for a bot that never declared.
+    """
+    pool, exchanged = line.pool, line.mean_exchanged
+    if exchanged is None:
+        return "-"
+    parts = [f"pools {pool.pools} ({pool.pool_chips} chips)"]
+    if any(other.pool.widows for other in standings.bots):
+        parts.append(
+            f"widow {pool.widows_taken}/{pool.widows} taken, {pool.widows_taken_made} made, "
+            f"{pool.widows_peeked} peeked"
+        )
+    if any(other.pool.cards_exchanged for other in standings.bots):
+        parts.append(f"{exchanged:.2f} cards exchanged")
+    return separator.join(parts)
+
+
+def _headers(standings: Standings) -> list[str]:
+    """The ranking table's headers: :data:`_HEADERS`, with the pool records where they show."""
+    if not standings.shows_pool:
+        return _HEADERS
+    at = _HEADERS.index("declarer made/attempted") + 1
+    return [*_HEADERS[:at], POOL_HEADER, *_HEADERS[at:]]
+
+
 def _rows(standings: Standings) -> list[list[str]]:
-    """One row of display cells per bot, in ranking order, matching ``_HEADERS``."""
+    """One row of display cells per bot, in ranking order, matching ``_headers(standings)``."""
+    pool = standings.shows_pool
     return [
         [
             rank_label(standings, line),
@@ -154,6 +190,7 @@ def _rows(standings: Standings) -> list[list[str]]:
             "-" if position == len(standings.bots) - 1 else percent(line.los_next),
             f"{interval(line.win_share, digits=3, signed=False)} / {line.expected_win_share:.3f}",
             _declarer(line.declarer),
+            *([pool_cell(standings, line)] if pool else []),
             str(line.faults),
             f"{line.rating:+.0f}",
         ]
@@ -227,6 +264,7 @@ def render_markdown(
         return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
 
     names = [line.bot for line in standings.bots]
+    headers = _headers(standings)
     head = [f"# {title}", ""]
     if match is not None:
         head += ["## Match", "", *(f"- {line}" for line in match_lines(match)), ""]
@@ -234,8 +272,8 @@ def render_markdown(
         *head,
         f"{standings.sessions} sessions in {standings.blocks} blocks. {READING_NOTE}",
         "",
-        row(_HEADERS),
-        row(["---"] * len(_HEADERS)),
+        row(headers),
+        row(["---"] * len(headers)),
         *(row(cells) for cells in _rows(standings)),
         "",
         "## Crosstable (row minus column, chips per session; shared blocks in brackets)",
@@ -260,8 +298,9 @@ def to_json(
     :func:`tournaments.provenance.describe_tournament`); None when it is not known.
 
     Bots come in ranking order with their ``rank``. Interval ends (``low``, ``high``),
-    ``warning``, ``tied``, ``los`` and ``match`` are written for convenience and ignored by
-    ``from_json``.
+    ``warning``, ``tied``, ``los``, ``mean_cards_exchanged`` and ``match`` are written for
+    convenience and ignored by ``from_json``. ``has_pool`` and each bot's ``declarer_pool``
+    are written only where the standings show the pool records (:attr:`Standings.shows_pool`).
     """
 
     def bot(line: BotStanding) -> dict[str, Any]:
@@ -280,13 +319,16 @@ def to_json(
             ],
             "faults": line.faults,
             "rating": line.rating,
+            **({"declarer_pool": _pool_json(line)} if pool else {}),
         }
 
+    pool = standings.shows_pool
     return {
         "format": JSON_FORMAT,
         "title": title,
         "sessions": standings.sessions,
         "blocks": standings.blocks,
+        **({"has_pool": standings.has_pool} if pool else {}),
         "bots": [bot(line) for line in standings.bots],
         "crosstable": [
             {"bot": e.bot, "opponent": e.opponent, "difference": e.difference.to_json(), "los": e.los}
@@ -295,6 +337,28 @@ def to_json(
         "match": None if match is None else match.to_json(),
         "tournament": None if about is None else dict(about),
     }
+
+
+def _pool_json(line: BotStanding) -> dict[str, Any]:
+    """A bot's pool record as declarer; ``mean_cards_exchanged`` for convenience (None: never declared)."""
+    pool = line.pool
+    return {
+        "pools": pool.pools,
+        "pool_chips": pool.pool_chips,
+        "widows": pool.widows,
+        "widows_taken": pool.widows_taken,
+        "widows_taken_made": pool.widows_taken_made,
+        "widows_peeked": pool.widows_peeked,
+        "cards_exchanged": pool.cards_exchanged,
+        "mean_cards_exchanged": line.mean_exchanged,
+    }
+
+
+def _pool_from_json(data: dict[str, Any] | None) -> PoolRecord:
+    """The pool record ``_pool_json`` wrote; all zeros where the standings had none."""
+    if data is None:
+        return PoolRecord()
+    return PoolRecord(**{field.name: int(data[field.name]) for field in dataclasses.fields(PoolRecord)})
 
 
 def from_json(data: dict[str, Any]) -> Standings:
@@ -336,6 +400,7 @@ def from_json(data: dict[str, Any]) -> Standings:
                 faults=int(line["faults"]),
                 rating=float(line["rating"]),
                 los_next=None if line["los_next"] is None else float(line["los_next"]),
+                pool=_pool_from_json(line.get("declarer_pool")),
             )
             for line in data["bots"]
         ),
@@ -345,6 +410,7 @@ def from_json(data: dict[str, Any]) -> Standings:
         ),
         sessions=int(data["sessions"]),
         blocks=int(data["blocks"]),
+        has_pool=bool(data.get("has_pool", False)),
     )
 
 
@@ -459,12 +525,14 @@ def render_html(
     def bot_link(bot: str) -> str:
         return _link(sessions_href(bot=bot) if linked else None, bot)
 
+    headers = _headers(standings)
+    faults = headers.index("faults")
     ranking = []
     for line, cells in zip(standings.bots, _rows(standings), strict=True):
         shown = [html.escape(cell) for cell in cells]
         shown[1] = bot_link(line.bot)
         if line.faults:
-            shown[8] = _link(sessions_href(bot=line.bot, faults=True) if linked else None, cells[8])
+            shown[faults] = _link(sessions_href(bot=line.bot, faults=True) if linked else None, cells[faults])
         ranking.append(shown)
     names = [line.bot for line in standings.bots]
     cross = [
@@ -517,7 +585,7 @@ def render_html(
             ),
             *sessions_note,
             render_svg(standings),
-            table(_HEADERS, ranking),
+            table(headers, ranking),
             "<h2>Crosstable</h2>",
             (
                 '<p class="note">Row minus column, chips per session over shared blocks '

@@ -15,11 +15,20 @@ class Declaration:
     """One deal in which a seat was the declarer.
 
     ``contract`` is the contract's name in the rules profile (``"three"``, ``"misere"``,
-    ``"nap"``, ...); ``made`` says whether the declarer fulfilled it.
+    ``"nap"``, ...); ``made`` says whether the declarer fulfilled it. The pool variants
+    add what the declarer did with them that deal: ``pool_chips`` it took from the pool
+    (0: none, or no pool), ``widow_taken`` whether it took the widow (None: the profile
+    has no widow), ``peeked`` whether it had paid to look at the widow (None: the
+    profile has no widow), ``exchanged`` how many cards it exchanged with the stock before the
+    auction (0: declined, or no exchange round).
     """
 
     contract: str
     made: bool
+    pool_chips: int = 0
+    widow_taken: bool | None = None
+    peeked: bool | None = None
+    exchanged: int = 0
 
 
 @dataclass(frozen=True, slots=True)

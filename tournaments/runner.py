@@ -348,7 +348,9 @@ async def _play(  # noqa: PLR0913 - the pieces of one run
         try:
             if runs:
                 watcher = (
-                    asyncio.create_task(_report_standings(store, tournament, options))
+                    asyncio.create_task(
+                        _report_standings(store, tournament, options, has_pool=profile.has_pool)
+                    )
                     if options.standings_every
                     else None
                 )
@@ -482,12 +484,15 @@ def _sigterm_cancels(task: asyncio.Task[Any] | None) -> Iterator[list[str]]:
             loop.remove_signal_handler(signal.SIGTERM)
 
 
-async def _report_standings(store: Store, tournament: int, options: RunOptions) -> None:
-    """Every ``options.standings_every`` seconds, hand the standings so far to their reporter."""
+async def _report_standings(store: Store, tournament: int, options: RunOptions, *, has_pool: bool) -> None:
+    """Every ``options.standings_every`` seconds, hand the standings so far to their reporter.
+
+    ``has_pool``: the tournament's profile has a pool (so the declarers' pool records show).
+    """
     every = options.standings_every or 0.0
     report = options.on_standings or standings_printer(options.progress)
     while True:
         await asyncio.sleep(every)
         results = store.session_results(tournament)
         if results:
-            report(compute_standings(results))
+            report(compute_standings(results, has_pool=has_pool))

@@ -41,7 +41,7 @@ from tournaments.stats import Estimate, estimate, likelihood_of_superiority, t_q
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
-    from tournaments.results import SeatResult, SessionResult
+    from tournaments.results import Declaration, SeatResult, SessionResult
 
 __all__ = [
     "BlockKey",
@@ -49,6 +49,7 @@ __all__ = [
     "ContractRecord",
     "Estimate",
     "HeadToHead",
+    "PoolRecord",
     "Standings",
     "compute_standings",
     "estimate",
@@ -66,6 +67,32 @@ class ContractRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class PoolRecord:
+    """What a bot did as declarer in the pool variants, over all its declarations.
+
+    ``pools`` counts the declarations in which it took the pool, for ``pool_chips`` chips
+    in all; ``widows`` those with a widow to take or leave, of which it took
+    ``widows_taken`` and made ``widows_taken_made``, and in ``widows_peeked`` it had paid
+    to see the widow before bidding; ``cards_exchanged`` is the sum of the
+    cards it had exchanged before the auctions it went on to win. All zeros: nothing of
+    a pool variant (:attr:`empty`).
+    """
+
+    pools: int = 0
+    pool_chips: int = 0
+    widows: int = 0
+    widows_taken: int = 0
+    widows_taken_made: int = 0
+    widows_peeked: int = 0
+    cards_exchanged: int = 0
+
+    @property
+    def empty(self) -> bool:
+        """Whether every figure is 0."""
+        return self == PoolRecord()
+
+
+@dataclass(frozen=True, slots=True)
 class BotStanding:
     """One bot's line in the standings.
 
@@ -76,7 +103,8 @@ class BotStanding:
     wins (ties split), each estimated over ``blocks`` blocks; ``expected_win_share`` is
     what chance alone would give, the mean of ``1/k`` over the bot's sessions. ``rating``
     is the Bradley-Terry rating on the Elo scale (the bots average 0). ``declarer``
-    lists contracts in alphabetical order.
+    lists contracts in alphabetical order; ``pool`` is the declarer's record in the pool
+    variants (all zeros elsewhere).
     """
 
     bot: str
@@ -90,6 +118,18 @@ class BotStanding:
     faults: int
     rating: float
     los_next: float | None = None
+    pool: PoolRecord = PoolRecord()
+
+    @property
+    def declarations(self) -> int:
+        """The deals in which the bot was the declarer."""
+        return sum(record.attempted for record in self.declarer)
+
+    @property
+    def mean_exchanged(self) -> float | None:
+        """Mean cards exchanged before the auction per declaration (None: it never declared)."""
+        declarations = self.declarations
+        return self.pool.cards_exchanged / declarations if declarations else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,13 +157,21 @@ class Standings:
     ``bots`` is in display order: mean chips descending, then rating descending, then bot
     id; their ``rank`` says which of them the data separates. ``crosstable`` holds one
     entry per ordered pair of bots that shared at least one block, sorted by (bot,
-    opponent).
+    opponent). ``has_pool`` says that the sessions were played on a profile with a pool
+    (:attr:`referee.rules.Profile.has_pool`), so the declarers' pool records belong in
+    the standings even where they are all zeros.
     """
 
     bots: tuple[BotStanding, ...]
     crosstable: tuple[HeadToHead, ...]
     sessions: int
     blocks: int
+    has_pool: bool = False
+
+    @property
+    def shows_pool(self) -> bool:
+        """Whether to show the declarers' pool records: a profile with a pool, or any of them not empty."""
+        return self.has_pool or any(not line.pool.empty for line in self.bots)
 
     def bot(self, name: str) -> BotStanding:
         """Return the standing of bot ``name``; ``KeyError`` if it never played."""
@@ -149,8 +197,10 @@ BlockKey = tuple[int, int]
 """A block's identity across tournaments: (tournament, block)."""
 
 
-def compute_standings(results: Sequence[SessionResult]) -> Standings:
+def compute_standings(results: Sequence[SessionResult], *, has_pool: bool = False) -> Standings:
     """Compute the standings of ``results``, in any order: the order changes nothing.
+
+    ``has_pool``: the sessions' profile has a pool (:attr:`Standings.has_pool`).
 
     Raises ``ValueError`` if one bot sits in two seats of the same session, since its
     chips against itself would be meaningless.
@@ -176,6 +226,7 @@ def compute_standings(results: Sequence[SessionResult]) -> Standings:
         crosstable=crosstable,
         sessions=len(ordered),
         blocks=len({(result.tournament, result.block) for result in ordered}),
+        has_pool=has_pool,
     )
 
 
@@ -206,10 +257,10 @@ def _bot_standing(
 ) -> BotStanding:
     seats = [(result, seat) for result in results for seat in result.seats if seat.bot == bot]
     contracts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for _, seat in seats:
-        for declaration in seat.declarations:
-            contracts[declaration.contract][0] += int(declaration.made)
-            contracts[declaration.contract][1] += 1
+    declarations = [declaration for _, seat in seats for declaration in seat.declarations]
+    for declaration in declarations:
+        contracts[declaration.contract][0] += int(declaration.made)
+        contracts[declaration.contract][1] += 1
     sessions = len(seats)
     return BotStanding(
         bot=bot,
@@ -225,6 +276,20 @@ def _bot_standing(
         ),
         faults=sum(seat.faults for _, seat in seats),
         rating=rating,
+        pool=_pool_record(declarations),
+    )
+
+
+def _pool_record(declarations: Sequence[Declaration]) -> PoolRecord:
+    widows = [declaration for declaration in declarations if declaration.widow_taken is not None]
+    return PoolRecord(
+        pools=sum(declaration.pool_chips > 0 for declaration in declarations),
+        pool_chips=sum(declaration.pool_chips for declaration in declarations),
+        widows=len(widows),
+        widows_taken=sum(bool(declaration.widow_taken) for declaration in widows),
+        widows_taken_made=sum(bool(declaration.widow_taken) and declaration.made for declaration in widows),
+        widows_peeked=sum(bool(declaration.peeked) for declaration in widows),
+        cards_exchanged=sum(declaration.exchanged for declaration in declarations),
     )
 
 

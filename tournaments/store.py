@@ -1,7 +1,8 @@
 """Tournaments, bots and finished sessions in one SQLite file.
 
 The file is marked as ours with ``PRAGMA application_id`` and carries its schema version
-in ``PRAGMA user_version`` (the SQL is in :mod:`tournaments.store_schema`). It runs in WAL
+in ``PRAGMA user_version`` (the SQL is in :mod:`tournaments.store_schema`); a file of an
+older version is brought up to this one when opened, its rows kept. It runs in WAL
 mode (``synchronous = NORMAL``: durable across a killed process, a commit costs no disk
 sync), so ``nap log list`` can read while a tournament writes. A session is committed with
 its seat results, declarations and faults in one ``BEGIN IMMEDIATE`` transaction, and
@@ -167,6 +168,29 @@ def _create_schema(conn: sqlite3.Connection, name: str) -> None:
         raise
 
 
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Bring an older file up to :data:`~tournaments.store_schema.SCHEMA_VERSION`, under the write lock.
+
+    Each step adds what its version added (:data:`~tournaments.store_schema.MIGRATIONS`),
+    so every row written before reads back with the new columns' defaults. Another
+    process may have migrated the file meanwhile: the version is read again under the lock.
+    """
+    if conn.execute("PRAGMA user_version").fetchone()[0] >= sql.SCHEMA_VERSION:
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        for step in range(version + 1, sql.SCHEMA_VERSION + 1):
+            for statement in sql.MIGRATIONS[step]:
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {step}")
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
 def _bot_row(row: Row) -> BotRow:
     bot_id, name, version, command, language, folder, content_hash, registered_at = row
     return BotRow(
@@ -193,8 +217,14 @@ def _insert_seats(conn: sqlite3.Connection, session_id: int, result: SessionResu
         [(session_id, s.seat, s.bot, s.chips, s.win_share, s.faults) for s in result.seats],
     )
     conn.executemany(
-        "INSERT INTO declarations (session_id, seat, contract, made) VALUES (?, ?, ?, ?)",
-        [(session_id, s.seat, d.contract, d.made) for s in result.seats for d in s.declarations],
+        "INSERT INTO declarations"
+        " (session_id, seat, contract, made, pool_chips, widow_taken, peeked, exchanged)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (session_id, s.seat, d.contract, d.made, d.pool_chips, d.widow_taken, d.peeked, d.exchanged)
+            for s in result.seats
+            for d in s.declarations
+        ],
     )
 
 
@@ -241,8 +271,10 @@ class Store:
             conn.execute("PRAGMA foreign_keys = ON")
             if _needs_schema(conn, name):
                 _create_schema(conn, name)
-            elif check:
-                _check_intact(conn, name)
+            else:
+                if check:
+                    _check_intact(conn, name)
+                _migrate(conn)
             conn.execute("PRAGMA journal_mode = WAL")
             # In WAL mode, NORMAL syncs at checkpoints rather than at every commit: a killed
             # process loses nothing committed; only a power cut can drop the last commits,
@@ -490,8 +522,19 @@ class Store:
         self.tournament(tournament_id)
         params = (tournament_id,)
         declarations: dict[tuple[int, int], list[Declaration]] = defaultdict(list)
-        for session_id, seat, contract, made in self._query(sql.DECLARATIONS_OF_TOURNAMENT, params):
-            declarations[session_id, seat].append(Declaration(contract, bool(made)))
+        for session_id, seat, contract, made, pool_chips, widow, peeked, exchanged in self._query(
+            sql.DECLARATIONS_OF_TOURNAMENT, params
+        ):
+            declarations[session_id, seat].append(
+                Declaration(
+                    contract,
+                    bool(made),
+                    pool_chips=pool_chips,
+                    widow_taken=None if widow is None else bool(widow),
+                    peeked=None if peeked is None else bool(peeked),
+                    exchanged=exchanged,
+                )
+            )
         faults: dict[int, list[FaultRecord]] = defaultdict(list)
         for session_id, *fault in self._query(sql.FAULTS_OF_TOURNAMENT, params):
             faults[session_id].append(FaultRecord(*fault))

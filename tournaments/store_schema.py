@@ -3,6 +3,9 @@
 Schema version history (``PRAGMA user_version``):
 
 1. bots, tournaments, blocks, sessions, seat_results, declarations, faults.
+2. declarations gain the pool variants' ``pool_chips``, ``widow_taken``, ``peeked`` and ``exchanged``
+   (:data:`MIGRATIONS` adds them to a version 1 file, with the defaults of a deal without
+   a pool: 0, NULL, NULL, 0).
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 APPLICATION_ID = 0x4E415041
 """``PRAGMA application_id`` of a Nap Arena database: ``"NAPA"`` in ASCII."""
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """``PRAGMA user_version`` this code writes and reads."""
 
 SCHEMA: tuple[str, ...] = (
@@ -62,6 +65,10 @@ SCHEMA: tuple[str, ...] = (
         seat INTEGER NOT NULL,
         contract TEXT NOT NULL,
         made INTEGER NOT NULL CHECK (made IN (0, 1)),
+        pool_chips INTEGER NOT NULL DEFAULT 0,  -- taken from the pool that deal
+        widow_taken INTEGER CHECK (widow_taken IN (0, 1)),  -- NULL: no widow
+        peeked INTEGER CHECK (peeked IN (0, 1)),  -- paid to see the widow; NULL: no widow
+        exchanged INTEGER NOT NULL DEFAULT 0,  -- cards exchanged before the auction
         FOREIGN KEY (session_id, seat) REFERENCES seat_results (session_id, seat))""",
     "CREATE INDEX declarations_session ON declarations (session_id)",
     """CREATE TABLE faults (
@@ -77,6 +84,16 @@ SCHEMA: tuple[str, ...] = (
     "CREATE INDEX faults_session ON faults (session_id)",
     "CREATE INDEX faults_kind ON faults (kind, session_id)",
 )
+
+MIGRATIONS: dict[int, tuple[str, ...]] = {
+    2: (
+        "ALTER TABLE declarations ADD COLUMN pool_chips INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE declarations ADD COLUMN widow_taken INTEGER CHECK (widow_taken IN (0, 1))",
+        "ALTER TABLE declarations ADD COLUMN peeked INTEGER CHECK (peeked IN (0, 1))",
+        "ALTER TABLE declarations ADD COLUMN exchanged INTEGER NOT NULL DEFAULT 0",
+    ),
+}
+"""The statements that bring a file from the version before each key up to that version."""
 
 FIND_SESSIONS = """
     SELECT s.id, s.tournament_id, s.block_idx, s.rotation, b.board_seed, s.log_path,
@@ -98,7 +115,7 @@ BOT_COLUMNS = "SELECT id, name, version, command, language, folder, content_hash
 TOURNAMENT_COLUMNS = "SELECT id, name, config, seed, status, created_at, finished_at FROM tournaments"
 
 DECLARATIONS_OF_TOURNAMENT = """
-    SELECT d.session_id, d.seat, d.contract, d.made
+    SELECT d.session_id, d.seat, d.contract, d.made, d.pool_chips, d.widow_taken, d.peeked, d.exchanged
     FROM declarations d JOIN sessions s ON s.id = d.session_id
     WHERE s.tournament_id = ? ORDER BY d.id
 """

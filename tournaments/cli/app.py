@@ -20,6 +20,7 @@ import click
 import structlog
 from rich.console import Console
 
+from referee.rules import ProfileError, get_profile
 from referee.server import tune_collector
 from tournaments.bots import RunnerError
 from tournaments.commands import DB_VARIABLE, DEFAULT_DB, DEFAULT_OUT
@@ -174,6 +175,19 @@ def stored_match(row: TournamentRow, results: Sequence[SessionResult]) -> MatchS
     return None if plan is None else summarize(results, plan)
 
 
+def stored_standings(row: TournamentRow, results: Sequence[SessionResult]) -> Standings:
+    """The standings of ``row``'s sessions, told whether its profile has a pool.
+
+    A profile that no longer loads (a house-rules file moved away) counts as one without:
+    the declarers' pool records then show only where they are not all zeros.
+    """
+    try:
+        has_pool = get_profile(TournamentConfig.from_json(row.config).profile).has_pool
+    except ProfileError:
+        has_pool = False
+    return compute_standings(results, has_pool=has_pool)
+
+
 def planned_sessions(store: Store, tournament_id: int) -> int:
     """The sessions a tournament schedules (a match may stop before)."""
     return sum(len(block.bots) for block in store.blocks(tournament_id))
@@ -209,7 +223,7 @@ def publish_standings(
     """
     row = store.tournament(tournament_id)
     results = store.session_results(tournament_id)
-    standings = compute_standings(results)
+    standings = stored_standings(row, results)
     match = stored_match(row, results)
     title = f"Tournament {row.id}: {row.name}"
     if show:

@@ -233,7 +233,7 @@ def match_command(  # noqa: PLR0913, PLR0917 - one parameter per command-line op
         results = store.session_results(tournament)
         summary = summarize(results, MatchPlan(candidate=entry.name, sprt=test))
         paths = publish(
-            compute_standings(results),
+            compute_standings(results, has_pool=get_profile(config.profile).has_pool),
             tournament_folder(out, tournament),
             title=f"Match {tournament}: {config.name}",
             match=summary,

@@ -30,6 +30,7 @@ from tournaments.cli.app import (
     publish_standings,
     seats_for,
     stored_match,
+    stored_standings,
     tournament_facts,
 )
 from tournaments.commands import resume_command
@@ -47,7 +48,6 @@ from tournaments.progress import tournament_progress
 from tournaments.publish import to_json
 from tournaments.runner import RunOptions, resume_tournament
 from tournaments.scheduler import check_table_size
-from tournaments.standings import compute_standings
 from tournaments.store import Store
 
 if TYPE_CHECKING:
@@ -374,7 +374,7 @@ def standings_command(tournament_id: int | None, db_path: Path, out: Path | None
     with open_store(db_path) as store:
         row = store.tournament(tournament_id) if tournament_id else latest_tournament(store)
         results = store.session_results(row.id)
-        standings = compute_standings(results)
+        standings = stored_standings(row, results)
         match = stored_match(row, results)
         title = f"Tournament {row.id}: {row.name}"
         if as_json:
