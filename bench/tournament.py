@@ -13,6 +13,14 @@ cProfile, and prints where its time goes. The target is 10,000 sessions in under
 
     python bench/tournament.py [--sessions 2000] [--workers 2] [--concurrency 128] [--profile]
     python bench/tournament.py --sessions 10000 --forced skip --skip-in-process
+    python bench/tournament.py --sessions 10000 --forced skip --skip-in-process --executor ray
+
+``--executor ray`` plays the blocks on Ray workers (a local Ray instance started for the
+run, or the cluster at ``--ray-address``; docs/scaling.md). With either executor the CPU
+per session of every process of the run is read from /proc (a Ray worker is no child of
+this process, so ``getrusage`` misses it): this process, the referees (workers), the bots
+and Ray's own processes. With Ray, the driver's CPU per committed session follows, its log
+writes and commits apart, and the bytes of log that came back per session.
 
 The store's commits are timed apart (SQLite in WAL mode with ``synchronous=NORMAL``: no
 fsync per commit); ``--store-dir /dev/shm`` puts the store and logs on tmpfs to take the
@@ -24,14 +32,16 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import os
 import pstats
 import resource
 import tempfile
+import threading
 import time
 from collections import defaultdict
 from datetime import datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, Self, cast
 
 from rich.progress import Progress
 
@@ -40,10 +50,15 @@ from referee.rules import DEFAULT_PROFILE
 from tournaments.blocks import BlockRun, play_block_in_process
 from tournaments.bots import example_bot
 from tournaments.config import DEFAULT_CONCURRENCY, TournamentConfig
+from tournaments.executors import Executor, LocalExecutor, RayExecutor
+from tournaments.executors import ray as ray_executor
 from tournaments.logfiles import read_log
 from tournaments.runner import RunOptions, default_workers, run_tournament
 from tournaments.scheduler import schedule
 from tournaments.store import Store
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 BOTS = tuple(example_bot("random", name=f"random-{i}") for i in range(1, 5))
 
@@ -60,6 +75,8 @@ class _TimedStore:
         self._store = store
         self.seconds = 0.0
         self.commits = 0
+        self.first: float | None = None
+        """When the first session was committed (``time.perf_counter``)."""
 
     def record_session(self, *args: Any, **kwargs: Any) -> int:  # noqa: ANN401 - passes through
         start = time.perf_counter()
@@ -68,9 +85,122 @@ class _TimedStore:
         finally:
             self.seconds += time.perf_counter() - start
             self.commits += 1
+            if self.first is None:
+                self.first = start
 
     def __getattr__(self, name: str) -> Any:  # noqa: ANN401 - everything else passes through
         return getattr(self._store, name)
+
+
+_WRITE = "write_encoded_log"
+"""The Ray executor's log writer, which the bench times where the executor calls it."""
+
+
+class _TimedLogWrites:
+    """The Ray driver's log writes (in threads), their CPU time and the bytes that came back, added up."""
+
+    def __init__(self) -> None:
+        self.cpu = 0.0
+        self.bytes = 0
+        self.writes = 0
+        self._write: Callable[..., Path] = getattr(ray_executor, _WRITE)
+        self._lock = threading.Lock()
+
+    def __call__(self, root: Path, *, data: bytes, **key: int) -> Path:
+        start = time.thread_time()  # this call's own thread's CPU
+        try:
+            return self._write(root, data=data, **key)
+        finally:
+            with self._lock:
+                self.cpu += time.thread_time() - start
+                self.bytes += len(data)
+                self.writes += 1
+
+
+class _ProcessTree:
+    """The CPU time of every process under this one (Ray's included), sampled from /proc.
+
+    A Ray worker is the child of a raylet, not of this process, and is killed rather than
+    reaped, so ``RUSAGE_CHILDREN`` misses it; this thread reads ``/proc/<pid>/stat`` of
+    each descendant every ``every_s`` and keeps the last figure of each (a process that
+    lives less than that is missed). Its own CPU is counted apart, to be taken off this
+    process's.
+    """
+
+    _TICK = os.sysconf("SC_CLK_TCK")
+
+    def __init__(self, *, every_s: float = 0.5) -> None:
+        self._every_s = every_s
+        self._seen: dict[tuple[int, int], float] = {}
+        self._kinds: dict[tuple[int, int], str] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample_until_stopped, daemon=True)
+        self.own_cpu = 0.0
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    @property
+    def cpu(self) -> float:
+        """CPU seconds of the descendants seen so far (not this process)."""
+        return sum(self._seen.values())
+
+    def by_kind(self) -> dict[str, float]:
+        """CPU seconds of the descendants by kind: ``bots``, ``referees`` (workers), ``ray`` (Ray's own)."""
+        kinds: dict[str, float] = defaultdict(float)
+        for key, cpu in self._seen.items():
+            kinds[self._kinds[key]] += cpu
+        return dict(kinds)
+
+    def _sample_until_stopped(self) -> None:
+        while True:
+            start = time.thread_time()
+            self._sample()
+            self.own_cpu += time.thread_time() - start
+            if self._stop.wait(self._every_s):
+                self._sample()
+                return
+
+    def _sample(self) -> None:
+        stats: dict[int, tuple[int, int, float]] = {}  # pid: ppid, start time, CPU seconds
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            cpu = (int(fields[11]) + int(fields[12])) / self._TICK
+            stats[int(entry.name)] = (int(fields[1]), int(fields[19]), cpu)
+        ours = {os.getpid()}
+        grew = True
+        while grew:
+            found = {pid for pid, (ppid, _, _) in stats.items() if ppid in ours} - ours
+            grew = bool(found)
+            ours |= found
+        for pid in ours - {os.getpid()}:
+            _, started, cpu = stats[pid]
+            self._seen[pid, started] = cpu
+            if self._kinds.get((pid, started), "ray") == "ray":  # a Ray worker is idle until an actor's
+                self._kinds[pid, started] = _kind(pid)
+
+
+def _kind(pid: int) -> str:
+    """``bots``, ``referees`` (a local or Ray worker) or ``ray`` (Ray's own processes, idle workers)."""
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return "ray"
+    if "clients." in command:
+        return "bots"
+    if "tournaments.workers" in command or command.startswith("ray::BlockWorker"):
+        return "referees"
+    return "ray"
 
 
 def over_grpc(  # noqa: PLR0913 - the options
@@ -82,7 +212,12 @@ def over_grpc(  # noqa: PLR0913 - the options
     profile: bool,
     store_dir: str | None,
     workers: int,
+    executor: Executor,
 ) -> None:
+    on_ray = isinstance(executor, RayExecutor)
+    log_writes = _TimedLogWrites()
+    if on_ray:
+        setattr(ray_executor, _WRITE, log_writes)  # timed in place, put back below
     config = TournamentConfig(
         name="bench",
         bots=BOTS,
@@ -101,19 +236,23 @@ def over_grpc(  # noqa: PLR0913 - the options
             profiler = cProfile.Profile() if profile else None
             referee_cpu, bots_cpu = _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN)
             start = time.perf_counter()
-            with Progress(disable=True) as progress:
+            with Progress(disable=True) as progress, _ProcessTree() as tree:
                 if profiler is not None:
                     profiler.enable()
-                tournament = run_tournament(
-                    config,
-                    store=cast("Store", store),
-                    logs_root=root / "logs",
-                    options=RunOptions(progress=progress),
-                )
+                try:
+                    tournament = run_tournament(
+                        config,
+                        store=cast("Store", store),
+                        logs_root=root / "logs",
+                        options=RunOptions(progress=progress, executor=executor),
+                    )
+                finally:
+                    setattr(ray_executor, _WRITE, log_writes._write)  # noqa: SLF001 - put back
                 if profiler is not None:
                     profiler.disable()
             total = time.perf_counter() - start
-            referee_cpu = _cpu(resource.RUSAGE_SELF) - referee_cpu
+            to_first = (store.first or start) - start
+            referee_cpu = _cpu(resource.RUSAGE_SELF) - referee_cpu - tree.own_cpu
             bots_cpu = _cpu(resource.RUSAGE_CHILDREN) - bots_cpu
             rows = raw_store.find_sessions(tournament=tournament)
             results = raw_store.session_results(tournament)
@@ -129,7 +268,8 @@ def over_grpc(  # noqa: PLR0913 - the options
     mode = "asked" if ask_forced else "played by the referee, not asked"
     print(
         f"over gRPC, forced moves {mode}: {n:,} sessions, {decisions:,} decisions "
-        f"({asked:,} asked), concurrency {concurrency}, {workers} worker(s), {faults} faults"
+        f"({asked:,} asked), concurrency {concurrency}, {workers} {executor.name} worker(s), "
+        f"{faults} faults"
     )
     print(
         f"  whole run (bots start, play, stop): {total:6.1f} s  {n / total:8.1f} sessions/s  "
@@ -140,6 +280,11 @@ def over_grpc(  # noqa: PLR0913 - the options
             f"  first to last commit:               {playing:6.1f} s  {(n - 1) / playing:8.1f} "
             f"sessions/s  {decisions * (n - 1) / n / playing:10,.0f} decisions/s"
         )
+    print(f"  start to first commit (start-up):   {to_first:6.1f} s")
+    _print_tree(n, here=referee_cpu, tree=tree)
+    if on_ray:
+        _print_driver(n, driver_cpu=referee_cpu, commits=store.seconds, log_writes=log_writes)
+        return
     here, children = (
         ("referee", "four bot processes")
         if workers == 1
@@ -156,6 +301,27 @@ def over_grpc(  # noqa: PLR0913 - the options
     )
     if profiler is not None:
         _print_profile(profiler)
+
+
+def _print_tree(n: int, *, here: float, tree: _ProcessTree) -> None:
+    kinds = ", ".join(f"{kind} {cpu / n * 1e3:.1f} ms" for kind, cpu in sorted(tree.by_kind().items()))
+    print(
+        f"  CPU per session, every process of the run (/proc, sampled): "
+        f"{(here + tree.cpu) / n * 1e3:.1f} ms: this process {here / n * 1e3:.1f} ms, {kinds}"
+    )
+
+
+def _print_driver(n: int, *, driver_cpu: float, commits: float, log_writes: _TimedLogWrites) -> None:
+    """The Ray driver's cost per committed session: what bounds a cluster's rate."""
+    per_session = driver_cpu / n * 1e3
+    writing = log_writes.cpu / max(1, log_writes.writes) * 1e3
+    committing = commits / n * 1e3
+    print(
+        f"  Ray driver CPU per committed session: {per_session:.2f} ms (all of it: Ray's receiving, "
+        f"progress, ...), of which log write {writing:.2f} ms CPU and store commit {committing:.2f} ms "
+        f"wall; at most {1e3 / per_session:,.0f} sessions/s on one driver core"
+    )
+    print(f"  came back per session: {log_writes.bytes / max(1, log_writes.writes):,.0f} bytes of log")
 
 
 def _print_profile(profiler: cProfile.Profile) -> None:
@@ -249,7 +415,19 @@ def main() -> None:
         "--profile", action="store_true", help="cProfile the referee (played in this process: one worker)"
     )
     parser.add_argument("--skip-in-process", action="store_true")
+    parser.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="who plays the blocks: worker processes here, or Ray workers (needs nap-arena[ray])",
+    )
+    parser.add_argument(
+        "--ray-address", default=None, help="with --executor ray: the cluster to join (default: a local one)"
+    )
     args = parser.parse_args()
+    executor: Executor = (
+        LocalExecutor() if args.executor == "local" else RayExecutor(address=args.ray_address)
+    )
     for ask_forced in {"skip": (False,), "ask": (True,), "both": (False, True)}[args.forced]:
         over_grpc(
             args.sessions,
@@ -259,6 +437,7 @@ def main() -> None:
             profile=args.profile,
             store_dir=args.store_dir,
             workers=1 if args.profile else args.workers,
+            executor=executor,
         )
     if not args.skip_in_process:
         in_process(args.sessions, seed=args.seed)

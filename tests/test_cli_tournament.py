@@ -23,6 +23,7 @@ from click.testing import CliRunner, Result
 from tournaments.cli import main
 from tournaments.cli.serve import serve
 from tournaments.cli.tournament import tournament_run
+from tournaments.executors import Usage, record_usage
 from tournaments.store import Store
 
 if TYPE_CHECKING:
@@ -745,3 +746,26 @@ def test_a_tournament_of_four_deal_sessions_with_a_short_pack(tmp_path: Path) ->
     code, text = nap("log", "verify", "--db", str(db))
     assert code == 0, text
     assert "6 match, 0 mismatch" in text
+
+
+def test_status_of_an_interrupted_ray_run_resumes_on_ray(played: tuple[Path, Path], tmp_path: Path) -> None:
+    """The resume command in `status` carries the flags of the executor that played last."""
+    db = tmp_path / "copy.db"
+    copy_database(played[0], db)
+    with closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute("UPDATE tournaments SET status = 'interrupted' WHERE id = 1")
+    plain = invoke("tournament", "status", "1", "--db", db)
+    assert plain.exit_code == 0, plain.output
+    assert f"resume with: nap tournament resume 1 --db {db}\n" in plain.output
+    usage = Usage(
+        executor="ray",
+        workers=2,
+        description="2 Ray workers on the Ray cluster at 10.0.0.5:6379",
+        resume_flags=("--executor", "ray", "--ray-address", "10.0.0.5:6379"),
+    )
+    record_usage(db, 1, usage)
+    text = invoke("tournament", "status", "1", "--db", db).output
+    flags = "--executor ray --ray-address 10.0.0.5:6379"
+    assert f"resume with: nap tournament resume 1 --db {db} {flags}" in text
+    document = json.loads(invoke("tournament", "status", "1", "--db", db, "--json").stdout)
+    assert document["resume"].endswith("--executor ray --ray-address 10.0.0.5:6379")

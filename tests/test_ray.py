@@ -14,6 +14,7 @@ import os
 import shutil
 import signal
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,16 +31,24 @@ from tournaments.config import TournamentConfig
 from tournaments.entrants import entry_from_manifest
 from tournaments.executors import LocalExecutor, RayExecutor, recorded_usage
 from tournaments.executors.ray import _Blocks
+from tournaments.executors.shipping import portable_bots, shipped_proto
 from tournaments.logfiles import read_log
 from tournaments.manifest import read_manifest
-from tournaments.runner import RunOptions, run_tournament, run_tournament_async
+from tournaments.runner import (
+    RunOptions,
+    TournamentInterrupted,
+    resume_tournament,
+    run_tournament,
+    run_tournament_async,
+)
 from tournaments.standings import compute_standings
 from tournaments.store import Store
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator, Sequence
 
-    from tournaments.executors import Executor
+    from tournaments.executors import Executor, PlayContext
+    from tournaments.results import SessionResult
 
 ROOT = Path(__file__).resolve().parent.parent
 FOUR = tuple(
@@ -156,9 +165,10 @@ class TestLostWorkers:
         killed: list[tuple[int, int]] = []
 
         async def kill_a_worker(store: Store) -> None:
-            while len(store.finished_keys(1)) < 8:  # noqa: ASYNC110 - polls another party's store
+            # polls another party's store, then the bots' logs for the Ray workers hosting them
+            while len(store.finished_keys(1)) < 8 or not (hosts := _ray_worker_pids(tmp_path / "logs")):  # noqa: ASYNC110
                 await asyncio.sleep(0.05)
-            pid = min(_ray_worker_pids(tmp_path / "logs"))
+            pid = min(hosts)
             os.kill(pid, signal.SIGKILL)
             killed.append((pid, len(store.finished_keys(1))))
 
@@ -194,12 +204,18 @@ class TestLostWorkers:
         assert f"{sessions} match, 0 mismatch" in verified.output
 
 
-@pytest.mark.slow
 class TestBotFolders:
-    def test_a_bot_folder_is_shipped_and_built_once_per_node(self, tmp_path: Path, ray_folder: Path) -> None:
-        """The C bot's folder, never built here, is built on the node once and plays on both workers."""
-        if shutil.which("cc") is None:
-            pytest.skip("no C compiler: 'cc' is not on PATH (the C bot cannot be built)")
+    @pytest.mark.slow
+    def test_bot_folders_are_shipped_and_built_once_per_node(self, tmp_path: Path, ray_folder: Path) -> None:
+        """The C and Node.js examples, copied out of the checkout and never built here, play on Ray.
+
+        Each folder is built on the node once (the C bot's build counts itself) and plays on
+        both workers; the Node.js bot, away from the checkout's proto/, loads the nap.proto
+        shipped with it.
+        """
+        for tool in ("cc", "node", "npm"):
+            if shutil.which(tool) is None:
+                pytest.skip(f"{tool!r} is not on PATH: the C and Node.js examples cannot be built or run")
         folder = tmp_path / "c-bot"
         folder.mkdir()
         shutil.copy2(ROOT / "clients" / "c" / "bot.c", folder / "bot.c")
@@ -210,18 +226,88 @@ class TestBotFolders:
             "\n".join(build if line.startswith("build") else line for line in manifest.splitlines()),
             encoding="utf-8",
         )
-        c_bot = entry_from_manifest(read_manifest(folder))
-        bots = (c_bot, example_bot("peel"), example_bot("random"))
+        node = tmp_path / "node"
+        shutil.copytree(ROOT / "clients" / "node", node, ignore=shutil.ignore_patterns("node_modules"))
+        bots = (
+            entry_from_manifest(read_manifest(folder)),
+            entry_from_manifest(read_manifest(node)),
+            example_bot("random"),
+        )
         with play(on_ray(ray_folder), config(bots, sessions=12, seed=2, table_size=3), tmp_path) as store:
             assert store.tournament(1).status == "finished"
             results = store.session_results(1)
         assert len(results) == 12
         assert not [fault for result in results for fault in result.faults]
-        assert not (folder / "bot").exists()  # the runner's copy was never built
+        assert not (folder / "bot").exists()  # the runner's copies were never built
+        assert not (node / "node_modules").exists()
         assert len(builds.read_text().split()) == 1  # two Ray workers on one node, one build
         for worker in (1, 2):
+            assert (tmp_path / "logs" / "t1" / "bots" / f"node-ray{worker}.log").is_file()
             log = tmp_path / "logs" / "t1" / "bots" / f"c-bot-ray{worker}.log"
-            assert "clients.stdio.bridge -- ./bot" in log.read_text()
+            assert "clients.stdio.bridge --decisions exchange,peep,widow -- ./bot" in log.read_text()
+
+
+class TestShipping:
+    def test_the_protocol_travels_with_bot_folders(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A staged bot folder takes this checkout's nap.proto along; built-in bots alone take nothing."""
+        monkeypatch.delenv("NAP_PROTO", raising=False)  # else the one it names travels
+        stage = tmp_path / "stage"
+        stage.mkdir()
+        portable_bots((example_bot("random"),), stage)
+        assert shipped_proto(stage) is None
+        folder = tmp_path / "mybot"
+        folder.mkdir()
+        (folder / "bot.js").write_text("// plays\n", encoding="utf-8")
+        mine = BotEntry(name="mine", version="1", command=("node", "bot.js"), cwd=folder)
+        [entry] = portable_bots((mine,), stage)
+        assert entry.cwd is not None
+        assert (stage / entry.cwd / "bot.js").is_file()
+        proto = shipped_proto(stage)
+        assert proto is not None
+        assert proto.read_bytes() == (ROOT / "proto" / "nap" / "v1" / "nap.proto").read_bytes()
+
+
+@dataclass(frozen=True)
+class _LosingExecutor:
+    """Local workers that leave the last block unplayed and return as if all was done (a bug)."""
+
+    name = "losing"
+
+    def resume_flags(self) -> tuple[str, ...]:
+        return ()
+
+    async def play(
+        self,
+        runs: Sequence[BlockRun],
+        deliver: Callable[[SessionResult, Path], None],
+        *,
+        context: PlayContext,
+    ) -> None:
+        await LocalExecutor().play(runs[:-1], deliver, context=context)
+
+
+class TestExecutorContract:
+    @pytest.mark.slow
+    def test_an_executor_that_leaves_sessions_unplayed_stops_the_run_resumable(self, tmp_path: Path) -> None:
+        """Not `finished` with sessions missing: a one-line stop, and the resume plays the rest."""
+        tournament = config(FOUR, sessions=12, seed=5)
+        with Store.open(tmp_path / "nap.db") as store:
+            with pytest.raises(TournamentInterrupted) as stopped:
+                run_tournament(
+                    tournament,
+                    store=store,
+                    logs_root=tmp_path / "logs",
+                    options=RunOptions(executor=_LosingExecutor()),
+                )
+            assert str(stopped.value).startswith(
+                "the losing executor returned with 4 sessions unplayed; tournament 1 stopped after 8 of 12"
+            )
+            assert store.tournament(1).status == "interrupted"
+            resume_tournament(1, store=store, logs_root=tmp_path / "logs")
+            assert store.tournament(1).status == "finished"
+            assert len(store.session_results(1)) == 12
 
 
 def block(index: int, rotations: tuple[int, ...] = (0, 1, 2, 3)) -> BlockRun:
@@ -326,9 +412,11 @@ class TestCommandLine:
             assert len(store.session_results(1)) == 8
         status = CliRunner().invoke(main, ["tournament", "status", "--db", str(db)])
         assert status.exit_code == 0, status.output
-        cpus = os.cpu_count()
-        workers = min(2, cpus or 1)  # 8 sessions at 4 seats are 2 blocks
+        cpus = os.cpu_count() or 1
+        workers = min(2, cpus)  # 8 sessions at 4 seats are 2 blocks
+        said = " ".join(status.output.split())  # however the line is wrapped
+        assert "executor" in said
         assert (
-            f"executor: ray, {workers} Ray workers on a local Ray instance with {cpus} CPUs (latest run)"
-            in status.output
-        )
+            f"ray, {workers} Ray worker{'s' * (workers > 1)} on a local Ray instance "
+            f"with {cpus} CPU{'s' * (cpus > 1)} (latest run)"
+        ) in said

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import shlex
 import shutil
 import signal
 from dataclasses import dataclass, field
@@ -325,11 +324,8 @@ async def _play(  # noqa: PLR0913 - the pieces of one run
     total = sum(block.table_size for block in blocks)
     done = total - sum(len(run.rotations) for run in runs)
     log = _log.bind(tournament=tournament)
-    resume = " ".join(
-        [
-            resume_command(tournament, db=store.path, logs_root=logs_root),
-            *map(shlex.quote, options.executor.resume_flags()),
-        ]
+    resume = resume_command(
+        tournament, db=store.path, logs_root=logs_root, flags=options.executor.resume_flags()
     )
     if options.on_start is not None:
         options.on_start(
@@ -389,13 +385,18 @@ async def _run_blocks(  # noqa: PLR0913 - the pieces of one run
     tournament: int,
     config: TournamentConfig,
     runs: Sequence[BlockRun],
-    commit: Callable[[SessionResult, Path], None],
+    commit: _Committer,
     *,
     store: Store,
     logs_root: Path,
     options: RunOptions,
 ) -> None:
-    """Play ``runs`` with the run's executor; who plays is recorded beside the database (for status)."""
+    """Play ``runs`` with the run's executor; who plays is recorded beside the database (for status).
+
+    An executor that returns with sessions unplayed (a bug: a match's test that decided
+    stops a run early on purpose) is a RunnerError, so that the run ends resumable rather
+    than ``finished`` with sessions missing.
+    """
     context = PlayContext(
         setup=WorkerSetup(
             config, tournament, logs_root, options.limits, log_level=_log.bind().get_effective_level()
@@ -403,7 +404,12 @@ async def _run_blocks(  # noqa: PLR0913 - the pieces of one run
         hosting=options.hosting,
         report=lambda usage: record_usage(store.path, tournament, usage),
     )
+    recorded = commit.count
     await options.executor.play(runs, commit, context=context)
+    unplayed = sum(len(run.rotations) for run in runs) - (commit.count - recorded)
+    if unplayed > 0 and (commit.monitor is None or not commit.monitor.decided):
+        msg = f"the {options.executor.name} executor returned with {unplayed} sessions unplayed"
+        raise RunnerError(msg)
 
 
 async def _until_decided(play: Coroutine[Any, Any, None], commit: _Committer) -> None:

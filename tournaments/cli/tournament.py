@@ -42,6 +42,7 @@ from tournaments.executors import (
     LocalExecutor,
     RayExecutor,
     ray_installed,
+    recorded_usage,
 )
 from tournaments.outfolder import logs_root
 from tournaments.progress import tournament_progress
@@ -301,7 +302,7 @@ def tournament_status(tournament_id: int | None, db_path: Path, *, as_json: bool
         if match is not None:
             facts["match_summary"] = match.to_json()
         if row.status == "interrupted":
-            facts["resume"] = resume_command(row.id, db=db_path)
+            facts["resume"] = _resume(row.id, db_path)
         echo_json(facts)
         return
     for line in status_lines(facts):
@@ -309,7 +310,13 @@ def tournament_status(tournament_id: int | None, db_path: Path, *, as_json: bool
     if match is not None and match.state is not None:  # a match's test says how far it went
         console.print(f"  test: {match.state.describe()}; {match.verdict}", markup=False, soft_wrap=True)
     if row.status == "interrupted":
-        console.print(f"  resume with: {resume_command(row.id, db=db_path)}", markup=False, soft_wrap=True)
+        console.print(f"  resume with: {_resume(row.id, db_path)}", markup=False, soft_wrap=True)
+
+
+def _resume(tournament: int, db: Path) -> str:
+    """The resume command, with the executor flags of the tournament's latest run."""
+    usage = recorded_usage(db, tournament)
+    return resume_command(tournament, db=db, flags=() if usage is None else usage.resume_flags)
 
 
 def status_lines(facts: dict[str, Any]) -> list[str]:

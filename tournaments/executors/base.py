@@ -43,6 +43,8 @@ class Usage:
     """The workers and where they run: ``2 worker processes on this machine``, ..."""
     lost: int = 0
     """Workers lost so far in this run (their blocks played by others)."""
+    resume_flags: tuple[str, ...] = ()
+    """What ``nap tournament resume N`` needs to play on the same executor (``--executor ray ...``)."""
 
     def __str__(self) -> str:
         lost = f", {self.lost} lost" if self.lost else ""

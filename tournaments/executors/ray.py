@@ -140,6 +140,7 @@ class RayExecutor:
                             workers=workers,
                             description=f"{workers} Ray worker{'' if workers == 1 else 's'} on {where}",
                             lost=lost,
+                            resume_flags=self.resume_flags(),
                         )
                     ),
                     workers=min(setup.config.workers or max(1, cpus), len(runs)),
@@ -174,7 +175,8 @@ class RayExecutor:
                     runtime_env=runtime_env,
                     _temp_dir=None if self.temp_dir is None else str(self.temp_dir),
                 )
-                return True, f"a local Ray instance with {cpus} CPUs"
+                return True, f"a local Ray instance with {_count(cpus, 'CPU')}"
+            _send_token_if_any()
             ray.init(address=self.address, logging_level=quiet, runtime_env=runtime_env)
             nodes = sum(1 for node in ray.nodes() if node.get("Alive"))
             cpus = int(ray.cluster_resources().get("CPU", 0))
@@ -188,7 +190,7 @@ class RayExecutor:
             # ray.init makes SIGTERM exit the process; the runner's own handling stops it cleanly
             if previous is not None and threading.current_thread() is threading.main_thread():
                 signal.signal(signal.SIGTERM, previous)
-        return True, f"the Ray cluster at {self.address} ({nodes} nodes, {cpus} CPUs)"
+        return True, f"the Ray cluster at {self.address} ({_count(nodes, 'node')}, {_count(cpus, 'CPU')})"
 
 
 # ---------------------------------------------------------------------------- the queue of blocks
@@ -477,6 +479,27 @@ class _RayRun:
         finally:
             with contextlib.suppress(Exception):
                 self._ray.kill(worker.actor, no_restart=True)
+
+
+def _send_token_if_any() -> None:
+    """Authenticate to the cluster with this machine's Ray token, when there is one.
+
+    A cluster started where a token exists (``ray start --head`` after any local Ray
+    instance, nap's included, made ``~/.ray/auth_token``) requires it, but Ray sends it on
+    a connection to a given address only under ``RAY_AUTH_MODE=token``. This does what
+    Ray does for a cluster it finds on this machine: the token mode when ``RAY_AUTH_MODE``
+    is unset and a token is found (``RAY_AUTH_TOKEN``, ``RAY_AUTH_TOKEN_PATH``, or
+    ``~/.ray/auth_token``). A cluster without authentication ignores the token.
+    """
+    from ray._private.authentication import (  # noqa: PLC0415 - optional; Ray is pinned (pyproject)
+        authentication_token_setup,
+    )
+
+    authentication_token_setup.maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
+
+
+def _count(number: int, thing: str) -> str:
+    return f"{number} {thing}{'' if number == 1 else 's'}"
 
 
 def _first_line(exc: BaseException) -> str:

@@ -30,7 +30,7 @@ import structlog
 
 from referee.server import tune_collector
 from tournaments.blocks import run_block
-from tournaments.executors.shipping import local_bots
+from tournaments.executors.shipping import NAP_PROTO, local_bots, shipped_proto
 from tournaments.host import BlockHost
 from tournaments.logfiles import encode_log
 
@@ -80,7 +80,11 @@ class BlockWorker:
         )
         tune_collector()
         # Ray's working_dir, where bot folders are unpacked, is this process's folder
-        bots = await asyncio.to_thread(local_bots, setup.config.bots, Path.cwd())
+        shipped = Path.cwd()
+        proto = shipped_proto(shipped)
+        if proto is not None:  # this process is the Ray worker's own: its bots inherit it
+            os.environ.setdefault(NAP_PROTO, str(proto))
+        bots = await asyncio.to_thread(local_bots, setup.config.bots, shipped)
         logs_root = await asyncio.to_thread(_bot_logs_root, setup)
         host = BlockHost(
             dataclasses.replace(setup.config, bots=bots),

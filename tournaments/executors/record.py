@@ -35,6 +35,7 @@ def record_usage(db: Path, tournament: int, usage: Usage) -> None:
             "workers": usage.workers,
             "description": usage.description,
             "lost": usage.lost,
+            "resume_flags": list(usage.resume_flags),
         }
     )
     with contextlib.suppress(OSError):
@@ -57,6 +58,7 @@ def recorded_usage(db: Path, tournament: int) -> Usage | None:
             workers=int(data["workers"]),
             description=str(data["description"]),
             lost=int(data.get("lost", 0)),
+            resume_flags=tuple(str(flag) for flag in data.get("resume_flags", ())),
         )
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None

@@ -9,12 +9,19 @@ becomes the Ray workers' ``working_dir``: Ray uploads it once per run and unpack
 per node (a copy per content, cached). There the first Ray worker to need a folder runs
 its manifest's build (``cc``, ``npm ci``, ...); the others on the node wait for it on a
 lock and find it done.
+
+The protocol travels with the folders. A bot that loads ``nap.proto`` at run time finds
+it at ``$NAP_PROTO`` or at a path relative to its folder (the Node.js example looks in the
+checkout's ``proto/``), which a copy on another machine leaves behind. So the ``nap.proto``
+this machine's bots would find (``$NAP_PROTO``, else this checkout's) is shipped beside the
+folders, and a Ray worker points ``$NAP_PROTO`` at it unless its node sets one.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import fcntl
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -28,7 +35,7 @@ if TYPE_CHECKING:
 
     from tournaments.bots import BotEntry
 
-__all__ = ["PYTHON", "build_once", "local_bots", "portable_bots"]
+__all__ = ["NAP_PROTO", "PYTHON", "build_once", "local_bots", "portable_bots", "shipped_proto"]
 
 PYTHON = "{python}"
 """Stands for the interpreter that runs nap-arena, in a command on its way to a Ray worker."""
@@ -38,6 +45,12 @@ _NOT_SHIPPED = shutil.ignore_patterns(
 """What a bot folder leaves behind: the folders its content hash skips (its build makes them again)."""
 _BUILT = ".nap-built"
 _LOCK = ".nap-build.lock"
+NAP_PROTO = "NAP_PROTO"
+"""The environment variable that tells a bot where ``nap.proto`` is (docs/writing-a-bot.md)."""
+_PROTO = "nap.proto"
+"""The shipped protocol's name in the staging folder (a bot folder's is ``<n>-<name>``)."""
+_CHECKOUT_PROTO = Path(__file__).resolve().parents[2] / "proto" / "nap" / "v1" / "nap.proto"
+"""Where the protocol is in a checkout of this repository (an installed wheel has none)."""
 
 
 def portable_bots(bots: Sequence[BotEntry], stage: Path) -> tuple[BotEntry, ...]:
@@ -58,7 +71,24 @@ def portable_bots(bots: Sequence[BotEntry], stage: Path) -> tuple[BotEntry, ...]
             cwd = folders[source]
         command = tuple(PYTHON if part == sys.executable else part for part in entry.command)
         portable.append(dataclasses.replace(entry, command=command, cwd=cwd))
+    proto = _this_machine_proto()
+    if folders and proto is not None:
+        shutil.copy2(proto, stage / _PROTO)
     return tuple(portable)
+
+
+def shipped_proto(root: Path) -> Path | None:
+    """On a Ray worker: the ``nap.proto`` shipped with the bot folders unpacked at ``root``, if one was."""
+    path = root / _PROTO
+    return path if path.is_file() else None
+
+
+def _this_machine_proto() -> Path | None:
+    """The ``nap.proto`` a bot folder finds here: ``$NAP_PROTO``, else this checkout's (none in a wheel)."""
+    for candidate in (os.environ.get(NAP_PROTO), _CHECKOUT_PROTO):
+        if candidate and Path(candidate).is_file():
+            return Path(candidate)
+    return None
 
 
 def local_bots(bots: Sequence[BotEntry], root: Path) -> tuple[BotEntry, ...]:
