@@ -20,7 +20,7 @@ import click
 import structlog
 from rich.console import Console
 
-from referee.rules import ProfileError, get_profile
+from referee.rules import DEFAULT_PROFILE, ProfileError, get_profile
 from referee.server import tune_collector
 from tournaments.bots import RunnerError
 from tournaments.commands import DB_VARIABLE, DEFAULT_DB, DEFAULT_OUT
@@ -143,6 +143,34 @@ def main(*, verbose: bool) -> None:
     )
 
 
+profile_option = click.option(
+    "--profile",
+    "-p",
+    default=DEFAULT_PROFILE.name,
+    show_default=True,
+    help="Rules profile: a built-in name or a house-rules .toml file.",
+)
+workers_option = click.option(
+    "--workers",
+    "-w",
+    type=click.IntRange(1),
+    default=None,
+    help="Processes that play blocks, each with its own referee and bot processes (default: one per core).",
+)
+decision_option = click.option(
+    "--decision-ms",
+    type=click.IntRange(1),
+    default=1000,
+    show_default=True,
+    help="Time limit per decision, in milliseconds.",
+)
+connect_timeout_option = click.option(
+    "--connect-timeout",
+    type=click.FloatRange(0.1),
+    default=30.0,
+    show_default=True,
+    help="Seconds each bot process has to connect to the referee.",
+)
 bank_option = click.option(
     "--bank-ms",
     type=click.IntRange(0),

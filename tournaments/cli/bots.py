@@ -10,7 +10,17 @@ from rich.table import Table
 
 from referee.rules import DEFAULT_PROFILE
 from tournaments.bots import BUILTIN_BOTS, RunnerError
-from tournaments.cli.app import console, db_option, echo_json, friendly, json_option, main, open_store
+from tournaments.cli.app import (
+    console,
+    db_option,
+    decision_option,
+    echo_json,
+    friendly,
+    json_option,
+    main,
+    open_store,
+    profile_option,
+)
 from tournaments.entrants import build, entry_from_manifest
 from tournaments.manifest import content_hash, read_manifest, scaffold
 from tournaments.practice import BASELINE, CheckReport, check_bot
@@ -43,8 +53,8 @@ def bot_new(name: str, parent: Path) -> None:
 @click.argument("folder", type=click.Path(path_type=Path))
 @click.option("--sessions", "-n", type=click.IntRange(1), default=6, show_default=True)
 @click.option("--table-size", "-k", type=click.IntRange(3, 7), default=3, show_default=True)
-@click.option("--profile", "-p", default=DEFAULT_PROFILE.name, show_default=True)
-@click.option("--decision-ms", type=click.IntRange(1), default=1000, show_default=True)
+@profile_option
+@decision_option
 @click.option(
     "--baseline",
     type=click.Choice(sorted(BUILTIN_BOTS)),

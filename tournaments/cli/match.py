@@ -9,17 +9,21 @@ import click
 from rich.console import Console
 
 from referee.match import TimeLimits
-from referee.rules import DEFAULT_PROFILE, get_profile
+from referee.rules import get_profile
 from tournaments.bots import RunnerError
 from tournaments.cli.app import (
     bank_option,
+    connect_timeout_option,
     console,
     db_option,
+    decision_option,
     friendly,
     main,
     margin_option,
     out_option,
+    profile_option,
     tournament_facts,
+    workers_option,
 )
 from tournaments.config import TournamentConfig
 from tournaments.entrants import resolve, resolve_all
@@ -110,13 +114,7 @@ finish for nothing once the test has decided (a tournament's default is 512)."""
     f"the most to play (default: {SPRT_MAX_SESSIONS}).",
 )
 @click.option("--seed", type=int, default=1, show_default=True, help="Match seed: same seed, same deals.")
-@click.option(
-    "--profile",
-    "-p",
-    default=DEFAULT_PROFILE.name,
-    show_default=True,
-    help="Rules profile: a built-in name or a house-rules .toml file.",
-)
+@profile_option
 @click.option(
     "--concurrency",
     "-j",
@@ -125,29 +123,11 @@ finish for nothing once the test has decided (a tournament's default is 512)."""
     show_default=True,
     help="Blocks in flight at once on each worker.",
 )
-@click.option(
-    "--workers",
-    "-w",
-    type=click.IntRange(1),
-    default=None,
-    help="Processes that play blocks, each with its own referee and bot processes (default: one per core).",
-)
-@click.option(
-    "--decision-ms",
-    type=click.IntRange(1),
-    default=1000,
-    show_default=True,
-    help="Time limit per decision, in milliseconds.",
-)
+@workers_option
+@decision_option
 @bank_option
 @margin_option
-@click.option(
-    "--connect-timeout",
-    type=click.FloatRange(0.1),
-    default=30.0,
-    show_default=True,
-    help="Seconds each bot process has to connect to the referee.",
-)
+@connect_timeout_option
 @click.option("--name", default=None, help="A name for the match.")
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the result as JSON on stdout (progress goes to stderr)."

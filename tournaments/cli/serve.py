@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from referee.rules import DEFAULT_PROFILE, get_profile
+from referee.rules import get_profile
 from referee.server import TimeLimits, port_in_use
 from tournaments.config import TournamentConfig
 from tournaments.entrants import resolve_all
@@ -24,11 +24,13 @@ from tournaments.cli.app import (
     bank_option,
     console,
     db_option,
+    decision_option,
     friendly,
     main,
     margin_option,
     out_option,
     play_and_publish,
+    profile_option,
     seats_for,
 )
 
@@ -62,14 +64,8 @@ from tournaments.cli.app import (
 )
 @click.option("--sessions", "-n", type=click.IntRange(1), default=40, show_default=True)
 @click.option("--seed", type=int, default=1, show_default=True)
-@click.option("--profile", "-p", default=DEFAULT_PROFILE.name, show_default=True)
-@click.option(
-    "--decision-ms",
-    type=click.IntRange(1),
-    default=1000,
-    show_default=True,
-    help="Time limit per decision, in milliseconds.",
-)
+@profile_option
+@decision_option
 @bank_option
 @margin_option
 @click.option(

@@ -10,12 +10,14 @@ from rich.console import Console
 from rich.table import Table
 
 from referee.match import TimeLimits
-from referee.rules import DEFAULT_PROFILE, get_profile
+from referee.rules import get_profile
 from tournaments.cli.app import (
     announce_start,
     bank_option,
+    connect_timeout_option,
     console,
     db_option,
+    decision_option,
     echo_json,
     friendly,
     json_option,
@@ -27,11 +29,13 @@ from tournaments.cli.app import (
     planned_sessions,
     play_and_publish,
     print_standings,
+    profile_option,
     publish_standings,
     seats_for,
     stored_match,
     stored_standings,
     tournament_facts,
+    workers_option,
 )
 from tournaments.commands import resume_command
 from tournaments.config import TournamentConfig
@@ -122,13 +126,7 @@ def chosen_executor(executor: str, ray_address: str | None) -> Executor:
 @click.option(
     "--seed", type=int, default=1, show_default=True, help="Tournament seed: same seed, same deals."
 )
-@click.option(
-    "--profile",
-    "-p",
-    default=DEFAULT_PROFILE.name,
-    show_default=True,
-    help="Rules profile: a built-in name or a house-rules .toml file.",
-)
+@profile_option
 @click.option(
     "--concurrency",
     "-j",
@@ -136,29 +134,11 @@ def chosen_executor(executor: str, ray_address: str | None) -> Executor:
     default=None,
     help="Blocks in flight at once on each worker (default: the runner's).",
 )
-@click.option(
-    "--workers",
-    "-w",
-    type=click.IntRange(1),
-    default=None,
-    help="Processes that play blocks, each with its own referee and bot processes (default: one per core).",
-)
-@click.option(
-    "--decision-ms",
-    type=click.IntRange(1),
-    default=1000,
-    show_default=True,
-    help="Time limit per decision, in milliseconds.",
-)
+@workers_option
+@decision_option
 @bank_option
 @margin_option
-@click.option(
-    "--connect-timeout",
-    type=click.FloatRange(0.1),
-    default=30.0,
-    show_default=True,
-    help="Seconds each bot process has to connect to the referee.",
-)
+@connect_timeout_option
 @click.option("--name", default=None, help="A name for the tournament.")
 @click.option(
     "--live",
