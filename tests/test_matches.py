@@ -228,10 +228,10 @@ class TestPlayedMatches:
     def test_nap_match_pimc_peel_stops_on_its_own_and_prints_its_verdict(self, tmp_path: Path) -> None:
         """The issue's command: pimc (on its counted budget) against three peels, ``--sprt 0 3``.
 
-        pimc gains about 3.4 chips a session over peel at 4 seats (docs/statistics.md), so
-        the test accepts H1 (with seed 1 at block 21) and the match stops there, far short
-        of the 20,000 sessions it may play. The decision limit is raised so that a loaded
-        machine cannot turn slow answers into faults; nothing else differs from the command.
+        pimc's edge over peel at 4 seats is above D1 (docs/statistics.md), so the test
+        accepts H1 (with seed 1, after some twenty blocks) and the match stops there, far
+        short of the 20,000 sessions it may play. The decision limit is raised so that a
+        loaded machine cannot turn slow answers into faults; nothing else differs.
         """
         db = tmp_path / "nap.db"
         args = ["match", "pimc", "peel", "--sprt", "0", "3", "--decision-ms", "10000"]

@@ -9,7 +9,7 @@ import pytest
 
 from clients.bots.peel import PeelBot
 from clients.bots.random_bot import RandomBot
-from tournaments.simulate import SimulatedMatch, simulate_match
+from tournaments.simulate import SimulatedMatch, play_edges, simulate_match
 from tournaments.sprt import SequentialTest, Sprt, fixed_sample_blocks, llr, run_sprt
 
 
@@ -91,6 +91,19 @@ class TestTheTest:
     def test_fixed_size_yardstick(self) -> None:
         """Block SD 9, D1 - D0 = 3, alpha = beta = 0.05: ((1.645 + 1.645) * 3)^2, about 97 blocks."""
         assert fixed_sample_blocks(Sprt(d0=0, d1=3), 9.0) == pytest.approx(97.39, abs=0.01)
+
+
+class TestSimulatedMatches:
+    def test_a_simulated_match_is_the_test_run_on_the_played_edges(self) -> None:
+        """The edges a match read are the first blocks of the same match played on, and replay exactly."""
+        test = Sprt(d0=0, d1=12)
+        match = simulate_match(RandomBot, RandomBot, test=test, seed=7, table_size=3)
+        assert match.state.verdict is not None
+        assert len(match.edges) == match.state.blocks
+        played = play_edges(RandomBot, RandomBot, seed=7, table_size=3)
+        assert [next(played) for _ in match.edges] == list(match.edges)
+        assert run_sprt(match.edges, test) == match.state
+        assert simulate_match(RandomBot, RandomBot, test=test, seed=7, table_size=3) == match
 
 
 def runs(candidate: type, baseline: type, test: Sprt, count: int) -> list[SimulatedMatch]:

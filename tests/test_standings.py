@@ -6,13 +6,21 @@ import dataclasses
 import math
 import random
 import statistics
+from typing import TYPE_CHECKING
 
 import pytest
+from click.testing import CliRunner
 
+from tournaments.cli import main
+from tournaments.publish import render_markdown
 from tournaments.rating import bradley_terry
 from tournaments.results import Declaration, SeatResult, SessionResult
 from tournaments.standings import compute_standings, estimate, t_quantile
 from tournaments.stats import likelihood_of_superiority, t_cdf
+from tournaments.store import Store
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def session(
@@ -460,3 +468,34 @@ class TestRecords:
         standings = compute_standings(results)
         assert standings.blocks == 2
         assert standings.bot("a").chips.n == 2
+
+
+@pytest.mark.slow
+class TestTheIssuesTournament:
+    """``nap tournament run -n 20 --seed 45``, played for real: the issue's three overclaims are gone.
+
+    It printed ``peel - peel-2`` as ``+0.00 ± 0.00 (5)`` (the two peels tie in every one of
+    the five blocks, though their block SD is about 2 chips), and ranked peel-2 first of
+    two peels at +37.70 on the rating alone.
+    """
+
+    def test_clones_tie_without_a_certain_tie_and_the_rating_ignores_the_order(self, tmp_path: Path) -> None:
+        db = tmp_path / "nap.db"
+        args = ["tournament", "run", "-n", "20", "--seed", "45"]
+        result = CliRunner().invoke(main, [*args, "--db", str(db), "--out", str(tmp_path / "out")])
+        assert result.exit_code == 0, result.output
+        with Store.open(db) as store:
+            results = store.session_results(1)
+        standings = compute_standings(results)
+        head = standings.versus("peel", "peel-2")
+        assert head is not None
+        assert (head.difference.n, head.difference.mean, head.difference.sd) == (5, 0.0, 0.0)
+        assert head.difference.half_width is None
+        assert head.difference.caveat == "no variation over 5 blocks"
+        assert standings.bot("peel").rank == standings.bot("peel-2").rank == 1
+        assert "± 0.00" not in render_markdown(standings)
+        reversed_play = [dataclasses.replace(r, block=4 - r.block) for r in results[::-1]]
+        ranked = {line.bot: (line.rank, line.rating) for line in standings.bots}
+        assert {
+            line.bot: (line.rank, line.rating) for line in compute_standings(reversed_play).bots
+        } == ranked

@@ -20,8 +20,8 @@ likelihood of superiority, the blocks and sessions read, and the test's verdict.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from dataclasses import dataclass
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tournaments.sprt import SequentialTest, Sprt, SprtState, run_sprt
@@ -144,6 +144,8 @@ class MatchSummary:
     test stopped; ``los`` the likelihood that the edge is above zero; ``state`` where the
     test stands (None for a fixed-size match). ``played`` counts every recorded session,
     including those that finished after the test had stopped (kept, not counted).
+    ``faults`` counts each bot's faults over the sessions read (bots with none left out):
+    a faulted decision is played for the bot by the referee, so the edge measures it too.
     """
 
     candidate: str
@@ -155,6 +157,7 @@ class MatchSummary:
     sessions: int
     played: int
     state: SprtState | None
+    faults: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def verdict(self) -> str:
@@ -197,6 +200,7 @@ class MatchSummary:
                 "verdict": state.verdict,
             },
             "verdict": self.verdict,
+            "faults": dict(sorted(self.faults.items())),
         }
 
 
@@ -207,6 +211,10 @@ def summarize(results: Sequence[SessionResult], plan: MatchPlan) -> MatchSummary
     if plan.sprt is not None:
         state = run_sprt(edges, plan.sprt)
         edges = edges[: state.blocks]
+    faults: Counter[str] = Counter()
+    for result in results:
+        if result.block < len(edges):
+            faults.update({seat.bot: seat.faults for seat in result.seats if seat.faults})
     sizes = {result.table_size for result in results}
     opponents = sorted({seat.bot for result in results for seat in result.seats} - {plan.candidate})
     table_size = max(sizes) if sizes else 0
@@ -221,4 +229,5 @@ def summarize(results: Sequence[SessionResult], plan: MatchPlan) -> MatchSummary
         sessions=len(edges) * table_size,
         played=len(results),
         state=state,
+        faults=dict(faults),
     )

@@ -6,7 +6,8 @@ process by the library's block player (:func:`~tournaments.blocks.play_block_in_
 the referee's match core, no gRPC, no store), one block after another until the test
 decides. Many seeded runs tell how often the test accepts H1 for clones (its false
 positive rate, which should stay near ``alpha``) and for a known stronger candidate (its
-power), and how many sessions it took (``bench/sprt.py``).
+power), and how many sessions it took (``bench/sprt.py``). :func:`play_edges` gives the
+block edges alone, for a benchmark that plays blocks once and resamples them.
 
 The time limits are set far beyond any decision, so that no run ever depends on how fast
 the machine was; with seeded bots on counted budgets every run replays exactly.
@@ -25,7 +26,7 @@ from tournaments.scheduler import match_schedule
 from tournaments.sprt import SequentialTest, Sprt, SprtState
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from clients.sdk.bot import Bot
     from referee.rules import Profile
@@ -51,6 +52,44 @@ class SimulatedMatch:
         return self.state.blocks * self.table_size
 
 
+def play_edges(  # noqa: PLR0913 - keywords, each with a default but the seed
+    candidate: Callable[[], Bot],
+    baseline: Callable[[], Bot],
+    *,
+    seed: int,
+    table_size: int = 4,
+    max_blocks: int = 1000,
+    profile: Profile = DEFAULT_PROFILE,
+) -> Iterator[float]:
+    """The candidate's edges, block after block, against ``table_size - 1`` copies of ``baseline``.
+
+    ``seed`` is the match seed (its deals, and its table ids, on which seeded bots seed
+    themselves). Each block is played when the next edge is asked for, up to
+    ``max_blocks``: the caller stops when it has read enough.
+    """
+    opponents = ["baseline", *(f"baseline-{i}" for i in range(2, table_size))]
+    factories: dict[str, Callable[[], Bot]] = {CANDIDATE: candidate, **dict.fromkeys(opponents, baseline)}
+    plan = match_schedule(
+        CANDIDATE,
+        opponents,
+        table_size=table_size,
+        sessions=max_blocks * table_size,
+        seed=seed,
+        profile=profile,
+    )
+    for block in plan:
+        run = BlockRun(
+            tournament=seed,
+            index=block.index,
+            board_seed=block.board_seed,
+            bots=block.bots,
+            profile=profile,
+            time_limits=_NO_TIME_LIMIT,
+            rotations=tuple(block.rotations),
+        )
+        yield block_edge((done.result for done in play_block_in_process(run, factories)), CANDIDATE)
+
+
 def simulate_match(  # noqa: PLR0913 - keywords, each with a default but the test and seed
     candidate: Callable[[], Bot],
     baseline: Callable[[], Bot],
@@ -66,29 +105,11 @@ def simulate_match(  # noqa: PLR0913 - keywords, each with a default but the tes
     ``seed`` is the match seed (its deals, and its table ids, on which seeded bots seed
     themselves); at most ``max_blocks`` blocks are played (then the state has no verdict).
     """
-    opponents = ["baseline", *(f"baseline-{i}" for i in range(2, table_size))]
-    factories: dict[str, Callable[[], Bot]] = {CANDIDATE: candidate, **dict.fromkeys(opponents, baseline)}
-    plan = match_schedule(
-        CANDIDATE,
-        opponents,
-        table_size=table_size,
-        sessions=max_blocks * table_size,
-        seed=seed,
-        profile=profile,
-    )
     sequential = SequentialTest(test)
     edges: list[float] = []
-    for block in plan:
-        run = BlockRun(
-            tournament=seed,
-            index=block.index,
-            board_seed=block.board_seed,
-            bots=block.bots,
-            profile=profile,
-            time_limits=_NO_TIME_LIMIT,
-            rotations=tuple(block.rotations),
-        )
-        edge = block_edge((done.result for done in play_block_in_process(run, factories)), CANDIDATE)
+    for edge in play_edges(
+        candidate, baseline, seed=seed, table_size=table_size, max_blocks=max_blocks, profile=profile
+    ):
         edges.append(edge)
         if sequential.add(edge) is not None:
             break
