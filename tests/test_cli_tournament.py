@@ -113,12 +113,30 @@ def test_list_status_standings_and_log_commands(played: tuple[Path, Path], tmp_p
 
 
 @pytest.mark.slow
+def test_a_moved_tournament_folder_reads_its_own_logs(played: tuple[Path, Path], tmp_path: Path) -> None:
+    """Database and logs moved together: every log is read from the new place and verifies."""
+    db, _ = played
+    copied, moved = tmp_path / "copied", tmp_path / "moved"
+    shutil.copytree(db.parent, copied)
+    copied.rename(moved)
+    code, out = nap("log", "verify", "--db", str(moved / db.name))
+    assert code == 0, out
+    assert "12 match, 0 mismatch" in out
+    result = invoke("log", "list", "--db", moved / db.name, "--json")
+    logs = [Path(session["log"]) for session in json.loads(result.stdout)["sessions"]]
+    assert len(logs) == 12
+    assert all(log.is_relative_to(moved) and log.exists() for log in logs)
+    with closing(sqlite3.connect(moved / db.name)) as conn:
+        stored = [Path(row[0]) for row in conn.execute("SELECT log_path FROM sessions")]
+    assert not any(path.is_absolute() for path in stored)
+
+
+@pytest.mark.slow
 def test_log_verify_catches_a_tampered_database(played: tuple[Path, Path], tmp_path: Path) -> None:
     """Changing a stored result makes `nap log verify` report the mismatch and exit 1."""
     db, _ = played
-    copy = tmp_path / "copy.db"
-    with sqlite3.connect(db) as source, sqlite3.connect(copy) as target:
-        source.backup(target)
+    shutil.copytree(db.parent, tmp_path / "copy")  # the database with its logs
+    copy = tmp_path / "copy" / db.name
     with sqlite3.connect(copy) as conn:
         conn.execute("update seat_results set chips = chips + 1 where session_id = 1 and seat = 0")
     code, out = nap("log", "verify", "--db", str(copy))

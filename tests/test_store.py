@@ -277,7 +277,7 @@ class TestSessions:
         assert store.finished_keys(tournament) == {(1, 0), (0, 2)}
 
     def test_session_row(self, store: Store) -> None:
-        """A session row gives its log path, board seed and the bots by seat."""
+        """A session row gives its log path (absolute; stored relative to the db), board seed and bots."""
         tournament = make_tournament(store)
         log = Path("logs/t1/b0-r1.json.gz")
         session_id = store.record_session(make_result(tournament, 0, 1), log_path=log)
@@ -288,7 +288,7 @@ class TestSessions:
             1,
             1000,
         )
-        assert row.log_path == log
+        assert row.log_path == log.absolute()
         assert row.bots == ("beta", "gamma", "alpha")
         with pytest.raises(StoreError, match=r"^unknown session: 12$"):
             store.session(12)

@@ -7,7 +7,10 @@ mode (``synchronous = NORMAL``: durable across a killed process, a commit costs 
 sync), so ``nap log list`` can read while a tournament writes. A session is committed with
 its seat results, declarations and faults in one ``BEGIN IMMEDIATE`` transaction, and
 ``UNIQUE (tournament_id, block_idx, rotation)`` guarantees that no session is counted
-twice, even across a resume.
+twice, even across a resume. A session's log path is stored relative to the database's
+folder, so a folder that holds both (``nap.db`` and ``nap-out/``) can be moved, copied or
+archived and still reads its logs; an absolute path stored by an older version is read as
+it is.
 
 Every failure the caller can act on (not our file, newer schema, damaged, locked, full,
 unknown id, duplicate session) is a :class:`StoreError` whose ``str()`` is one line. An
@@ -18,6 +21,7 @@ database is refused before anything is written into it.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections import defaultdict
 from contextlib import contextmanager, suppress
@@ -250,6 +254,16 @@ class Store:
         self._name = str(path)
         self.path = path
         """The database file, as given to :meth:`open`."""
+        self._folder = path.absolute().parent
+        """Where stored log paths are relative to."""
+
+    def _relative(self, log_path: Path) -> str:
+        """``log_path`` as stored: relative to the database's folder."""
+        return os.path.relpath(log_path.absolute(), self._folder)
+
+    def _absolute(self, stored: str) -> Path:
+        """A stored log path read back, absolute (one stored absolute by an older version is kept)."""
+        return Path(os.path.normpath(self._folder / stored))
 
     @classmethod
     def open(cls, path: Path, *, busy_timeout_ms: int = 5000, check: bool = True) -> Store:
@@ -461,7 +475,7 @@ class Store:
                 cursor = conn.execute(
                     "INSERT INTO sessions (tournament_id, block_idx, rotation, log_path,"
                     " finished_at) VALUES (?, ?, ?, ?, ?)",
-                    (result.tournament, result.block, result.rotation, str(log_path), _now()),
+                    (result.tournament, result.block, result.rotation, self._relative(log_path), _now()),
                 )
             except sqlite3.IntegrityError as exc:
                 msg = f"session already recorded: {key}"
@@ -513,7 +527,7 @@ class Store:
             ):
                 seat_bots[session_id].append(bot)
         return [
-            SessionRow(i, t, b, r, seed, Path(log), at, tuple(seat_bots[i]))
+            SessionRow(i, t, b, r, seed, self._absolute(log), at, tuple(seat_bots[i]))
             for i, t, b, r, seed, log, at in rows
         ]
 
