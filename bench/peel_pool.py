@@ -21,23 +21,9 @@ import math
 import statistics
 from dataclasses import replace
 
-from clients.bots.peel import PeelBot
+from clients.bots.peel_measure import gains
 from clients.bots.peel_pool import DECLINE_ALL, POLICY, PoolPolicy
-from clients.sdk.local import play_local
 from referee.rules import Profile, get_profile
-
-
-def gains(profile: Profile, policy: PoolPolicy, *, seeds: int, seats: list[int]) -> list[int]:
-    """Per seed: the candidate seat's balance less that seat's balance when it declines everything."""
-    out = []
-    for seed in range(seeds):
-        size = seats[seed % len(seats)]
-        seat = (seed // len(seats)) % size
-        base = play_local([PeelBot(policy=DECLINE_ALL) for _ in range(size)], seed=seed, profile=profile)
-        bots = [PeelBot(policy=policy if s == seat else DECLINE_ALL) for s in range(size)]
-        tried = play_local(bots, seed=seed, profile=profile)
-        out.append(tried.balances[seat] - base.balances[seat])
-    return out
 
 
 def grid(profile: Profile, *, below: list[float], cards: list[int], peep: list[float]) -> list[PoolPolicy]:

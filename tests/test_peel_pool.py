@@ -10,7 +10,8 @@ import pytest
 
 from clients.bots.hand_value import higher_unseen
 from clients.bots.peel import PeelBot, _known, choose_bid
-from clients.bots.peel_pool import DECLINE_ALL, POLICY, PoolPolicy, choose_exchange, choose_widow, wants_peep
+from clients.bots.peel_measure import gains
+from clients.bots.peel_pool import DECLINE_ALL, POLICY, choose_exchange, choose_widow, wants_peep
 from clients.bots.random_bot import RandomBot
 from clients.sdk.local import play_local
 from referee.rules import (
@@ -158,22 +159,6 @@ class TestWidow:
         assert choose_widow(view, PEEP_NAP) == TakeWidow(Card("9S"))
         unseen = _view(PEEP_NAP, "2C 3C 4D 5D 9S", widow="2S", actions="misere pass pass")
         assert choose_widow(unseen, PEEP_NAP) == DECLINE_WIDOW
-
-
-def gains(profile: Profile, policy: PoolPolicy, *, seeds: int, seats: list[int]) -> list[int]:
-    """Per seed, one seat's chips with ``policy`` less its chips declining everything, in the same session.
-
-    The other seats decline everything; the seat and the table size rotate with the seed
-    (``bench/peel_pool.py`` measures the same way).
-    """
-    out = []
-    for seed in range(seeds):
-        size = seats[seed % len(seats)]
-        seat = (seed // len(seats)) % size
-        base = play_local([PeelBot(policy=DECLINE_ALL) for _ in range(size)], seed=seed, profile=profile)
-        bots = [PeelBot(policy=policy if s == seat else DECLINE_ALL) for s in range(size)]
-        out.append(play_local(bots, seed=seed, profile=profile).balances[seat] - base.balances[seat])
-    return out
 
 
 class TestWhatPeelKnowsInPlay:
