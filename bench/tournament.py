@@ -1,7 +1,7 @@
 """Benchmark of whole tournaments: four random-bot processes at 4-seat tables, over gRPC.
 
 Runs a real tournament (worker processes, one per core by default, each a referee on
-127.0.0.1:0 with its own process per bot; SQLite store and gzip logs in a temporary
+127.0.0.1:0 with its own process per bot; a SQLite store, logs included, in a temporary
 folder) and prints sessions/s, decisions/s and the CPU time per decision of the runner
 and of the workers with their bots (with ``--workers 1``: of the referee, in this
 process, and of the bot processes), twice: with forced moves played by the referee
@@ -19,12 +19,12 @@ cProfile, and prints where its time goes. The target is 10,000 sessions in under
 run, or the cluster at ``--ray-address``; docs/scaling.md). With either executor the CPU
 per session of every process of the run is read from /proc (a Ray worker is no child of
 this process, so ``getrusage`` misses it): this process, the referees (workers), the bots
-and Ray's own processes. With Ray, the driver's CPU per committed session follows, its log
-writes and commits apart, and the bytes of log that came back per session.
+and Ray's own processes. With Ray, the driver's CPU per committed session follows, its
+commits apart.
 
-The store's commits are timed apart (SQLite in WAL mode with ``synchronous=NORMAL``: no
-fsync per commit); ``--store-dir /dev/shm`` puts the store and logs on tmpfs to take the
-disk out entirely.
+The store's commits (each with its session's log) are timed apart (SQLite in WAL mode with
+``synchronous=NORMAL``: no fsync per commit); ``--store-dir /dev/shm`` puts the store on
+tmpfs to take the disk out entirely.
 """
 
 from __future__ import annotations
@@ -51,14 +51,13 @@ from tournaments.blocks import BlockRun, play_block_in_process
 from tournaments.bots import example_bot
 from tournaments.config import DEFAULT_CONCURRENCY, TournamentConfig
 from tournaments.executors import Executor, LocalExecutor, RayExecutor
-from tournaments.executors import ray as ray_executor
-from tournaments.logfiles import read_log
+from tournaments.logfiles import decode_log
 from tournaments.runner import RunOptions, default_workers, run_tournament
 from tournaments.scheduler import schedule
 from tournaments.store import Store
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from tournaments.results import SessionResult
 
 BOTS = tuple(example_bot("random", name=f"random-{i}") for i in range(1, 5))
 
@@ -69,52 +68,29 @@ def _cpu(who: int) -> float:
 
 
 class _TimedStore:
-    """The store, with the time spent in ``record_session`` (on the event loop) added up."""
+    """The store, with the time spent in ``record_session`` (on the event loop) and the log bytes added up."""
 
     def __init__(self, store: Store) -> None:
         self._store = store
         self.seconds = 0.0
         self.commits = 0
+        self.log_bytes = 0
         self.first: float | None = None
         """When the first session was committed (``time.perf_counter``)."""
 
-    def record_session(self, *args: Any, **kwargs: Any) -> int:  # noqa: ANN401 - passes through
+    def record_session(self, result: SessionResult, *, log: bytes) -> int:
         start = time.perf_counter()
         try:
-            return self._store.record_session(*args, **kwargs)
+            return self._store.record_session(result, log=log)
         finally:
             self.seconds += time.perf_counter() - start
             self.commits += 1
+            self.log_bytes += len(log)
             if self.first is None:
                 self.first = start
 
     def __getattr__(self, name: str) -> Any:  # noqa: ANN401 - everything else passes through
         return getattr(self._store, name)
-
-
-_WRITE = "write_encoded_log"
-"""The Ray executor's log writer, which the bench times where the executor calls it."""
-
-
-class _TimedLogWrites:
-    """The Ray driver's log writes (in threads), their CPU time and the bytes that came back, added up."""
-
-    def __init__(self) -> None:
-        self.cpu = 0.0
-        self.bytes = 0
-        self.writes = 0
-        self._write: Callable[..., Path] = getattr(ray_executor, _WRITE)
-        self._lock = threading.Lock()
-
-    def __call__(self, root: Path, *, data: bytes, **key: int) -> Path:
-        start = time.thread_time()  # this call's own thread's CPU
-        try:
-            return self._write(root, data=data, **key)
-        finally:
-            with self._lock:
-                self.cpu += time.thread_time() - start
-                self.bytes += len(data)
-                self.writes += 1
 
 
 class _ProcessTree:
@@ -215,9 +191,6 @@ def over_grpc(  # noqa: PLR0913 - the options
     executor: Executor,
 ) -> None:
     on_ray = isinstance(executor, RayExecutor)
-    log_writes = _TimedLogWrites()
-    if on_ray:
-        setattr(ray_executor, _WRITE, log_writes)  # timed in place, put back below
     config = TournamentConfig(
         name="bench",
         bots=BOTS,
@@ -239,15 +212,12 @@ def over_grpc(  # noqa: PLR0913 - the options
             with Progress(disable=True) as progress, _ProcessTree() as tree:
                 if profiler is not None:
                     profiler.enable()
-                try:
-                    tournament = run_tournament(
-                        config,
-                        store=cast("Store", store),
-                        logs_root=root / "logs",
-                        options=RunOptions(progress=progress, executor=executor),
-                    )
-                finally:
-                    setattr(ray_executor, _WRITE, log_writes._write)  # noqa: SLF001 - put back
+                tournament = run_tournament(
+                    config,
+                    store=cast("Store", store),
+                    logs_root=root / "logs",
+                    options=RunOptions(progress=progress, executor=executor),
+                )
                 if profiler is not None:
                     profiler.disable()
             total = time.perf_counter() - start
@@ -256,13 +226,14 @@ def over_grpc(  # noqa: PLR0913 - the options
             bots_cpu = _cpu(resource.RUSAGE_CHILDREN) - bots_cpu
             rows = raw_store.find_sessions(tournament=tournament)
             results = raw_store.session_results(tournament)
+            decisions = asked = 0
+            for row in rows:
+                log = decode_log(raw_store.log(row.id), name=f"session {row.id}")
+                deals = cast("list[list[dict[str, Any]]]", log["decisions"])
+                decisions += sum(len(deal) for deal in deals)
+                asked += sum(1 for deal in deals for d in deal if not d.get("forced"))
         stamps = sorted(datetime.fromisoformat(row.finished_at) for row in rows)
         playing = (stamps[-1] - stamps[0]).total_seconds()
-        decisions = asked = 0
-        for row in rows:
-            deals = cast("list[list[dict[str, Any]]]", read_log(row.log_path)["decisions"])
-            decisions += sum(len(deal) for deal in deals)
-            asked += sum(1 for deal in deals for d in deal if not d.get("forced"))
     faults = sum(len(r.faults) for r in results)
     n = len(rows)
     mode = "asked" if ask_forced else "played by the referee, not asked"
@@ -283,7 +254,7 @@ def over_grpc(  # noqa: PLR0913 - the options
     print(f"  start to first commit (start-up):   {to_first:6.1f} s")
     _print_tree(n, here=referee_cpu, tree=tree)
     if on_ray:
-        _print_driver(n, driver_cpu=referee_cpu, commits=store.seconds, log_writes=log_writes)
+        _print_driver(n, driver_cpu=referee_cpu, store=store)
         return
     here, children = (
         ("referee", "four bot processes")
@@ -296,8 +267,9 @@ def over_grpc(  # noqa: PLR0913 - the options
         f"{(referee_cpu + bots_cpu) / n * 1e3:.1f} ms"
     )
     print(
-        f"  store commits on the event loop: {store.seconds:.1f} s "
-        f"({store.seconds / max(1, store.commits) * 1e3:.2f} ms each)"
+        f"  store commits on the event loop (log included): {store.seconds:.1f} s "
+        f"({store.seconds / max(1, store.commits) * 1e3:.2f} ms each, "
+        f"{store.log_bytes / max(1, store.commits):,.0f} bytes of log)"
     )
     if profiler is not None:
         _print_profile(profiler)
@@ -311,17 +283,15 @@ def _print_tree(n: int, *, here: float, tree: _ProcessTree) -> None:
     )
 
 
-def _print_driver(n: int, *, driver_cpu: float, commits: float, log_writes: _TimedLogWrites) -> None:
+def _print_driver(n: int, *, driver_cpu: float, store: _TimedStore) -> None:
     """The Ray driver's cost per committed session: what bounds a cluster's rate."""
     per_session = driver_cpu / n * 1e3
-    writing = log_writes.cpu / max(1, log_writes.writes) * 1e3
-    committing = commits / n * 1e3
+    committing = store.seconds / n * 1e3
     print(
         f"  Ray driver CPU per committed session: {per_session:.2f} ms (all of it: Ray's receiving, "
-        f"progress, ...), of which log write {writing:.2f} ms CPU and store commit {committing:.2f} ms "
-        f"wall; at most {1e3 / per_session:,.0f} sessions/s on one driver core"
+        f"progress, ...), of which store commit (log included) {committing:.2f} ms wall; "
+        f"at most {1e3 / per_session:,.0f} sessions/s on one driver core"
     )
-    print(f"  came back per session: {log_writes.bytes / max(1, log_writes.writes):,.0f} bytes of log")
 
 
 def _print_profile(profiler: cProfile.Profile) -> None:

@@ -208,17 +208,21 @@ class TestThreeLanguages:
             time_limits=TimeLimits(decision_ms=3000),
             max_restarts=0,
         )
+        from tournaments.logfiles import decode_log  # noqa: PLC0415
+
         with Store.open(tmp_path / "nap.db") as store:
             tournament = asyncio.run(run_tournament_async(config, store=store, logs_root=tmp_path / "logs"))
             results = store.session_results(tournament)
-            rows = store.find_sessions(tournament=tournament)
+            logs = [
+                decode_log(store.log(row.id), name="log")
+                for row in store.find_sessions(tournament=tournament)
+            ]
         assert len(results) == 3
         assert all(result.faults == () for result in results)
         assert {bot for result in results for bot in result.bots} == {"random", "node", "c-bot"}
-        from tournaments.logfiles import read_log  # noqa: PLC0415
 
-        for row in rows:
-            record = read_log(row.log_path)["record"]
+        for log in logs:
+            record = log["record"]
             assert verify(SessionRecord.from_json(record)) == []  # type: ignore[arg-type]
 
 

@@ -15,8 +15,8 @@ from referee.match import FaultKind
 from referee.rules import PROFILES
 from tournaments.bots import BUILTIN_BOTS, RunnerError
 from tournaments.cli import main
-from tournaments.cli.app import seats_for
 from tournaments.cli.logs import log_list
+from tournaments.cli.reports import seats_for
 from tournaments.commands import resume_command
 from tournaments.manifest import ManifestError, content_hash, read_manifest
 
@@ -172,6 +172,18 @@ def test_nap_help_runs_as_a_real_process() -> None:
     )
     assert done.returncode == 0
     assert "tournament" in done.stdout or "rules" in done.stdout
+
+
+@pytest.mark.slow
+def test_the_read_commands_start_without_the_referee_or_the_runner() -> None:
+    """`nap log list` imports its own command only: not gRPC, the referee's server or the runner."""
+    heavy = ("grpc", "referee.server", "tournaments.runner", "tournaments.cli.tournament")
+    code = (
+        "import sys; from tournaments.cli import main; main.get_command(None, 'log'); "
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
 
 
 def test_resume_refuses_a_missing_database(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ from tournaments.cli import main
 from tournaments.cli.serve import serve
 from tournaments.cli.tournament import tournament_run
 from tournaments.executors import Usage, record_usage
+from tournaments.logfiles import read_log
 from tournaments.store import Store
 
 if TYPE_CHECKING:
@@ -98,7 +99,7 @@ def test_list_status_standings_and_log_commands(played: tuple[Path, Path], tmp_p
     assert (tmp_path / "again" / "t1" / "standings.md").exists()
     code, out = nap("log", "list", "--db", str(db), "--bot", "peel")
     assert code == 0
-    assert "12 of 12 sessions" in out
+    assert "sessions 1-12 of those matching" in out
     code, out = nap("log", "show", "1", "--db", str(db), "--seat", "2")
     assert code == 0
     assert "as seat 2" in out
@@ -113,22 +114,33 @@ def test_list_status_standings_and_log_commands(played: tuple[Path, Path], tmp_p
 
 
 @pytest.mark.slow
-def test_a_moved_tournament_folder_reads_its_own_logs(played: tuple[Path, Path], tmp_path: Path) -> None:
-    """Database and logs moved together: every log is read from the new place and verifies."""
+def test_a_moved_or_copied_database_verifies_alone(played: tuple[Path, Path], tmp_path: Path) -> None:
+    """The database holds its logs: copied, then moved, it verifies with nothing else beside it.
+
+    ``nap log export`` writes the logs out as plain files, byte for byte the stored ones.
+    """
     db, _ = played
-    copied, moved = tmp_path / "copied", tmp_path / "moved"
-    shutil.copytree(db.parent, copied)
+    copied, moved = tmp_path / "copied" / db.name, tmp_path / "moved" / db.name
+    copied.parent.mkdir()
+    shutil.copy(db, copied)  # a closed database is one file
+    moved.parent.mkdir()
     copied.rename(moved)
-    code, out = nap("log", "verify", "--db", str(moved / db.name))
+    for database in (db, moved):
+        code, out = nap("log", "verify", "--db", str(database))
+        assert code == 0, out
+        assert "12 match, 0 mismatch" in out
+    assert sorted(p.name for p in moved.parent.iterdir() if not p.name.startswith(f"{db.name}-")) == [db.name]
+    exported = tmp_path / "exported"
+    code, out = nap("log", "export", "--db", str(moved), "--to", str(exported))
     assert code == 0, out
-    assert "12 match, 0 mismatch" in out
-    result = invoke("log", "list", "--db", moved / db.name, "--json")
-    logs = [Path(session["log"]) for session in json.loads(result.stdout)["sessions"]]
-    assert len(logs) == 12
-    assert all(log.is_relative_to(moved) and log.exists() for log in logs)
-    with closing(sqlite3.connect(moved / db.name)) as conn:
-        stored = [Path(row[0]) for row in conn.execute("SELECT log_path FROM sessions")]
-    assert not any(path.is_absolute() for path in stored)
+    assert f"exported 12 session logs to {exported}/" in out
+    files = sorted(exported.glob("t1/b*-r*.json.gz"))
+    assert len(files) == 12
+    with Store.open(moved) as store:
+        for row in store.find_sessions():
+            file = exported / "t1" / f"b{row.block}-r{row.rotation}.json.gz"
+            assert file.read_bytes() == store.log(row.id)
+            assert read_log(file)["rotation"] == row.rotation
 
 
 @pytest.mark.slow
@@ -445,11 +457,11 @@ def test_a_full_disk_mid_run_is_one_line_and_loses_nothing(
     real_record = Store.record_session
     committed: list[tuple[int, int]] = []
 
-    def record(self: Store, result: SessionResult, *, log_path: Path) -> int:
+    def record(self: Store, result: SessionResult, *, log: bytes) -> int:
         if len(committed) == 4:  # from now on, no page more: the disk is full
             pages = self._conn.execute("PRAGMA page_count").fetchone()[0]
             self._conn.execute(f"PRAGMA max_page_count = {pages}")
-        session = real_record(self, result, log_path=log_path)
+        session = real_record(self, result, log=log)
         committed.append((result.block, result.rotation))
         return session
 
@@ -521,9 +533,6 @@ def test_resume_is_refused_while_another_process_plays_and_allowed_once_it_is_ki
     copy_database(played[0], db)
     with closing(sqlite3.connect(db)) as conn, conn:
         conn.execute("UPDATE tournaments SET status = 'interrupted' WHERE id = 1")
-    temporary = out / "t1" / ".b0-r0.json.gz.k5x9.tmp"  # what a killed writer leaves
-    temporary.parent.mkdir(parents=True)
-    temporary.write_bytes(b"half a log")
     with subprocess.Popen(
         [sys.executable, "-c", HOLD_THE_LOCK, str(db), "1"],
         stdin=subprocess.PIPE,
@@ -542,13 +551,11 @@ def test_resume_is_refused_while_another_process_plays_and_allowed_once_it_is_ki
                 )
             ]
             assert stored(db, "SELECT status FROM tournaments WHERE id = 1") == "interrupted"
-            assert temporary.exists()
         finally:
             holder.kill()
     result = invoke("tournament", "resume", "1", "--db", db, "--out", out)
     assert result.exit_code == 0, result.output
     assert stored(db, "SELECT status FROM tournaments WHERE id = 1") == "finished"
-    assert not temporary.exists()
 
 
 @pytest.mark.slow
@@ -560,13 +567,13 @@ def test_a_second_resume_of_a_running_tournament_is_refused_and_a_new_run_is_not
     real_record = Store.record_session
     elsewhere: list[subprocess.CompletedProcess[str]] = []
 
-    def record(self: Store, result: SessionResult, *, log_path: Path) -> int:
+    def record(self: Store, result: SessionResult, *, log: bytes) -> int:
         if not elsewhere:  # tournament 1 is being played here, right now
             elsewhere.append(nap_process("tournament", "resume", "1", "--db", db, "--out", out))
             elsewhere.append(
                 nap_process("tournament", "run", "-n", "4", "-w", "1", "--db", db, "--out", tmp_path / "b")
             )
-        return real_record(self, result, log_path=log_path)
+        return real_record(self, result, log=log)
 
     monkeypatch.setattr(Store, "record_session", record)
     result = invoke("tournament", "run", "-n", "8", "--workers", "1", "--db", db, "--out", out)
@@ -602,8 +609,7 @@ def test_run_names_its_tournament_first_and_last_and_keeps_margin_and_bank(tmp_p
         f"(if it stops: nap tournament resume 1 --db {db} --out {out.resolve()})"
     )
     assert lines[-1] == (
-        f"tournament 1 finished, 4 sessions: standings.md, .json and .html written to {out / 't1'}/ "
-        "(its logs are there too)"
+        f"tournament 1 finished, 4 sessions: standings.md, .json and .html written to {out / 't1'}/"
     )
     limits = json.loads(str(stored(db, "SELECT config FROM tournaments WHERE id = 1")))["time_limits"]
     assert limits == {"decision_ms": 1000, "session_bank_ms": 2000, "margin_ms": 250}
@@ -742,14 +748,14 @@ def test_a_tournament_of_four_deal_sessions_with_a_short_pack(tmp_path: Path) ->
         "--bot", "peel", "--bot", "random", "--bot", "peel-2=peel", "--db", db, "--out", out,
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    from tournaments.logfiles import read_log  # noqa: PLC0415
+    from tournaments.logfiles import decode_log  # noqa: PLC0415
 
     with Store.open(db) as store:
         rows = store.find_sessions(tournament=1)
         results = store.session_results(1)
+        records = [decode_log(store.log(row.id), name="log")["record"] for row in rows]
     assert len(rows) == len(results) == 6
-    for row in rows:
-        record = read_log(row.log_path)["record"]
+    for record in records:
         assert record["profile"] == "pub"  # type: ignore[index]
         assert record["rules"]["deals_per_session"] == 4  # type: ignore[index]
         decks = [deal["deck"].split() for deal in record["deals"]]  # type: ignore[index]

@@ -29,6 +29,7 @@ from referee.rules import (
     WidowTaken,
     get_profile,
 )
+from tests.old_schemas import old_schema
 from tournaments import store_schema
 from tournaments.blocks import BlockRun, play_block_in_process
 from tournaments.cli import main
@@ -186,22 +187,9 @@ def pooled_session(tournament: int, *, block: int = 0) -> SessionResult:
     )
 
 
-V1_DECLARATIONS = """CREATE TABLE declarations (
-        id INTEGER PRIMARY KEY,
-        session_id INTEGER NOT NULL,
-        seat INTEGER NOT NULL,
-        contract TEXT NOT NULL,
-        made INTEGER NOT NULL CHECK (made IN (0, 1)),
-        FOREIGN KEY (session_id, seat) REFERENCES seat_results (session_id, seat))"""
-"""The declarations table as schema version 1 made it (frozen here: the history, not the code)."""
-
-
 def write_version_1(db: Path) -> None:
     """A database as schema version 1 left it: one session of a tournament, its declarations."""
-    schema = [
-        V1_DECLARATIONS if statement.lstrip().startswith("CREATE TABLE declarations") else statement
-        for statement in store_schema.SCHEMA
-    ]
+    schema = old_schema(1)
     with closing(sqlite3.connect(db)) as conn:
         for statement in schema:
             conn.execute(statement)
@@ -240,7 +228,7 @@ class TestStored:
                 name="pool", config={}, seed=1, blocks=[(0, 1000, ("alpha", "beta", "gamma"))]
             )
             result = pooled_session(tournament)
-            store.record_session(result, log_path=tmp_path / "log.json")
+            store.record_session(result, log=b"a log")
             assert store.session_results(tournament) == [result]
 
     def test_a_version_1_database_opens_reads_and_takes_new_sessions(self, tmp_path: Path) -> None:
@@ -252,12 +240,12 @@ class TestStored:
             assert old.seats[0].declarations == (Declaration("nap", made=True),)
             assert old.seats[1].declarations == (Declaration("three", made=False),)
         with closing(sqlite3.connect(db)) as conn:
-            assert conn.execute("PRAGMA user_version").fetchone()[0] == store_schema.SCHEMA_VERSION == 2
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == store_schema.SCHEMA_VERSION == 3
         with Store.open(db) as store:  # migrated once: opening again changes nothing
             tournament = store.create_tournament(
                 name="pool", config={}, seed=1, blocks=[(0, 1000, ("alpha", "beta", "gamma"))]
             )
-            store.record_session(pooled_session(tournament), log_path=tmp_path / "log.json")
+            store.record_session(pooled_session(tournament), log=b"a log")
             assert store.session_results(tournament) == [pooled_session(tournament)]
             assert store.session_results(1) == [old]
 

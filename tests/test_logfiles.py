@@ -1,19 +1,32 @@
-"""Session log files: where they go, atomic replacement, and clear errors on bad files."""
+"""Session logs: their bytes (encode_log, decode_log), their exported files, and clear errors on bad ones.
+
+Logs live in the database (tests/test_store.py); here is what the store is given
+(:func:`encode_log`), what reads it back (:func:`decode_log`), and the files ``nap log
+export`` writes (:func:`write_encoded_log`, read by :func:`read_log`).
+"""
 
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import os
-from typing import TYPE_CHECKING
+import stat
+import time
+from pathlib import Path
 
 import pytest
 
 from tournaments import logfiles
-from tournaments.logfiles import LOG_FORMAT, LOG_VERSION, LogError, read_log, write_log
-
-if TYPE_CHECKING:
-    from pathlib import Path
+from tournaments.logfiles import (
+    LOG_FORMAT,
+    LOG_VERSION,
+    LogError,
+    decode_log,
+    encode_log,
+    read_log,
+    write_encoded_log,
+)
 
 PAYLOAD: dict[str, object] = {
     "board_seed": 1003,
@@ -25,96 +38,188 @@ PAYLOAD: dict[str, object] = {
     "result": {"chips": [3, -3], "win_share": [1.0, 0.0]},
 }
 
-
-def write(root: Path, payload: dict[str, object] | None = None) -> Path:
-    return write_log(root, tournament=2, block=3, rotation=1, payload=payload or PAYLOAD)
-
-
-def test_write_then_read_round_trips_with_header(tmp_path: Path) -> None:
-    """A log is written under t<T>/b<B>-r<R>.json.gz, gzip'd, and reads back with its header."""
-    path = write(tmp_path)
-    assert path == tmp_path / "t2" / "b3-r1.json.gz"
-    assert path.read_bytes()[:2] == b"\x1f\x8b"
-    document = read_log(path)
-    assert document == {
-        "format": LOG_FORMAT,
-        "version": LOG_VERSION,
-        "tournament": 2,
-        "block": 3,
-        "rotation": 1,
-        **PAYLOAD,
-    }
-    assert list(document)[:5] == ["format", "version", "tournament", "block", "rotation"]
+DOCUMENT: dict[str, object] = {
+    "format": LOG_FORMAT,
+    "version": LOG_VERSION,
+    "tournament": 2,
+    "block": 3,
+    "rotation": 1,
+    **PAYLOAD,
+}
+"""What PAYLOAD reads back as, logged for tournament 2, block 3, rotation 1."""
 
 
-def test_same_content_gives_same_bytes(tmp_path: Path) -> None:
-    """The file holds no timestamp: the same session writes the same bytes."""
-    first = write(tmp_path).read_bytes()
-    second = write(tmp_path).read_bytes()
-    assert first == second
+def encode(payload: dict[str, object] | None = None) -> bytes:
+    return encode_log(payload or PAYLOAD, tournament=2, block=3, rotation=1)
 
 
-def test_overwrite_replaces_a_stale_log(tmp_path: Path) -> None:
-    """A log left by a crash before the store commit is replaced when the session replays."""
-    write(tmp_path, {**PAYLOAD, "result": {"stale": True}})
-    path = write(tmp_path)
-    assert read_log(path)["result"] == PAYLOAD["result"]
-    assert sorted(p.name for p in path.parent.iterdir()) == ["b3-r1.json.gz"]
+def export(root: Path, data: bytes | None = None) -> Path:
+    return write_encoded_log(root, tournament=2, block=3, rotation=1, data=encode() if data is None else data)
 
 
-def test_failed_write_keeps_the_old_log_and_no_temporary(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A crash while writing leaves the previous log intact and no temporary file behind."""
-    path = write(tmp_path)
-    before = path.read_bytes()
-
-    def crash(_fd: int) -> None:
-        message = "power cut"
-        raise OSError(5, message)
-
-    monkeypatch.setattr(os, "fsync", crash)
-    with pytest.raises(LogError, match=r"cannot write .*b3-r1\.json\.gz: power cut"):
-        write(tmp_path, {**PAYLOAD, "result": {"new": True}})
-    assert path.read_bytes() == before
-    assert [p.name for p in path.parent.iterdir()] == ["b3-r1.json.gz"]
+def files_under(root: Path) -> list[str]:
+    """Every file below ``root`` (temporaries included), relative, sorted."""
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
 
 
-def test_payload_that_is_not_json_is_refused_before_touching_disk(tmp_path: Path) -> None:
-    """A payload json cannot encode is a LogError and writes no file."""
-    with pytest.raises(LogError, match="payload is not JSON"):
-        write(tmp_path, {**PAYLOAD, "record": {1, 2}})
-    assert not (tmp_path / "t2" / "b3-r1.json.gz").exists()
+class TestBytes:
+    def test_encode_then_decode_round_trips_with_header(self) -> None:
+        """A log is gzip'd JSON that decodes to the payload under its header, header first."""
+        data = encode()
+        assert data[:2] == b"\x1f\x8b"
+        document = decode_log(data, name="b3-r1")
+        assert document == DOCUMENT
+        assert list(document)[:5] == ["format", "version", "tournament", "block", "rotation"]
+
+    def test_same_content_gives_same_bytes(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """The bytes hold no timestamp: the same session always encodes to the same log."""
+        first = encode()
+        later = time.time() + 3600
+        monkeypatch.setattr(time, "time", lambda: later)
+        assert encode() == first
+        assert encode() != encode({**PAYLOAD, "board_seed": 1004})
+
+    def test_non_ascii_text_is_kept(self) -> None:
+        """Bot names and details outside ASCII read back as they were."""
+        payload = {**PAYLOAD, "bots": [{"seat": 0, "bot": "łoś"}, {"seat": 1, "bot": "川"}]}
+        assert decode_log(encode(payload), name="x")["bots"] == payload["bots"]
+
+    def test_a_payload_repeating_its_header_is_accepted(self) -> None:
+        """A payload that names its own session (the same one) is the same log."""
+        payload = {**PAYLOAD, "tournament": 2, "block": 3, "rotation": 1, "format": LOG_FORMAT}
+        assert encode(payload) == encode()
+
+    def test_payload_that_is_not_json_is_refused(self) -> None:
+        """A payload json cannot encode is a LogError naming the log."""
+        with pytest.raises(LogError, match=r"^cannot write b3-r1\.json\.gz: payload is not JSON: "):
+            encode({**PAYLOAD, "record": {1, 2}})
+
+    @pytest.mark.parametrize(
+        ("key", "value"),
+        [("block", 4), ("tournament", 1), ("rotation", 0), ("version", 2), ("format", "other")],
+    )
+    def test_payload_disagreeing_with_the_header_is_refused(self, key: str, value: object) -> None:
+        """A payload naming another session (or format) than the log's is a LogError."""
+        with pytest.raises(LogError, match=rf"^payload has {key}={value!r}, the log is for {key}="):
+            encode({**PAYLOAD, key: value})
 
 
-def test_payload_disagreeing_with_the_key_is_refused(tmp_path: Path) -> None:
-    """A payload naming another session than the file's key is a LogError."""
-    with pytest.raises(LogError, match="block=4"):
-        write(tmp_path, {**PAYLOAD, "block": 4})
+class TestExport:
+    def test_export_then_read_round_trips(self, tmp_path: Path) -> None:
+        """An exported log goes under t<T>/b<B>-r<R>.json.gz, holds the bytes given, and reads back."""
+        data = encode()
+        path = export(tmp_path, data)
+        assert path == tmp_path / "t2" / "b3-r1.json.gz"
+        assert path == logfiles.log_path(tmp_path, tournament=2, block=3, rotation=1)
+        assert path.read_bytes() == data
+        assert read_log(path) == DOCUMENT
+        assert files_under(tmp_path) == ["t2/b3-r1.json.gz"]
+
+    def test_an_exported_log_is_for_anyone_to_read(self, tmp_path: Path) -> None:
+        """The temporary file is private when made; the log it becomes is not."""
+        path = export(tmp_path)
+        assert stat.S_IMODE(path.stat().st_mode) == 0o644
+
+    def test_export_replaces_an_older_export(self, tmp_path: Path) -> None:
+        """Exporting again replaces the file, leaving nothing else beside it."""
+        export(tmp_path, encode({**PAYLOAD, "result": {"stale": True}}))
+        path = export(tmp_path)
+        assert read_log(path)["result"] == PAYLOAD["result"]
+        assert files_under(tmp_path) == ["t2/b3-r1.json.gz"]
+
+    def test_a_write_cut_short_leaves_no_half_file_under_the_name(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A crash in mid-write (half the bytes out): no file under the log's name, no temporary."""
+        real_fdopen = os.fdopen
+
+        class HalfWriter(io.FileIO):
+            def write(self, data: object) -> int:
+                assert isinstance(data, bytes)
+                super().write(data[: len(data) // 2])
+                self.flush()
+                raise OSError(28, "No space left on device")
+
+        def fdopen(fd: int, mode: str = "r", *args: object, **kwargs: object) -> object:
+            if mode == "wb":
+                return HalfWriter(fd, "wb")
+            return real_fdopen(fd, mode, *args, **kwargs)  # type: ignore[call-overload]
+
+        monkeypatch.setattr(os, "fdopen", fdopen)
+        with pytest.raises(LogError, match=r"^cannot write .*t2/b3-r1\.json\.gz: No space left on device$"):
+            export(tmp_path)
+        assert files_under(tmp_path) == []
+
+    def test_a_failed_export_keeps_the_old_file(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A failure at the rename leaves the previous export intact, and no temporary behind."""
+        path = export(tmp_path)
+        before = path.read_bytes()
+
+        def crash(_self: Path, _target: Path) -> Path:
+            raise OSError(5, "power cut")
+
+        monkeypatch.setattr(Path, "replace", crash)
+        with pytest.raises(LogError, match=r"cannot write .*b3-r1\.json\.gz: power cut$"):
+            export(tmp_path, encode({**PAYLOAD, "result": {"new": True}}))
+        assert path.read_bytes() == before
+        assert files_under(tmp_path) == ["t2/b3-r1.json.gz"]
+
+    def test_an_interrupt_during_export_leaves_no_temporary(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Ctrl-C between writing and renaming is not swallowed, and the temporary goes."""
+
+        def interrupted(_self: Path, _target: Path) -> Path:
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(Path, "replace", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            export(tmp_path)
+        assert files_under(tmp_path) == []
+
+    def test_an_unwritable_folder_is_one_line(self, tmp_path: Path) -> None:
+        """A folder that cannot be made (a file is in its way) is a LogError naming the log."""
+        (tmp_path / "t2").write_bytes(b"a file, not a folder")
+        with pytest.raises(LogError, match=r"^cannot write .*t2/b3-r1\.json\.gz: ") as raised:
+            export(tmp_path)
+        assert "\n" not in str(raised.value)
 
 
 def test_missing_log(tmp_path: Path) -> None:
-    """Reading a log that does not exist says so and names the path."""
+    """Reading an exported log that does not exist says so and names the path."""
     with pytest.raises(LogError, match=r"^no session log at .*b3-r1\.json\.gz$"):
         read_log(tmp_path / "b3-r1.json.gz")
 
 
-@pytest.mark.parametrize(
-    ("content", "reason"),
-    [
-        (b"plain text, not gzip", "Not a gzipped file"),
-        (gzip.compress(b"{not json"), "Expecting property name"),
-        (gzip.compress(b"\xff\xfe\xfa"), "codec can't decode"),
-        (gzip.compress(b"[1, 2]"), 'no "format"'),
-        (gzip.compress(json.dumps({"format": "other"}).encode()), 'no "format"'),
-        (
-            gzip.compress(json.dumps({"format": LOG_FORMAT, "version": 99}).encode()),
-            "version 99 is newer",
-        ),
-        (gzip.compress(json.dumps({"format": LOG_FORMAT}).encode()), "bad version None"),
-    ],
-)
-def test_corrupt_log(tmp_path: Path, content: bytes, reason: str) -> None:
+def test_unreadable_log(tmp_path: Path) -> None:
+    """A path that cannot be read (here a folder) is a LogError naming it."""
+    (tmp_path / "b3-r1.json.gz").mkdir()
+    with pytest.raises(LogError, match=r"^cannot read .*b3-r1\.json\.gz: "):
+        read_log(tmp_path / "b3-r1.json.gz")
+
+
+CORRUPT = [
+    (b"plain text, not gzip", "Not a gzipped file"),
+    (gzip.compress(b"{not json"), "Expecting property name"),
+    (gzip.compress(b"\xff\xfe\xfa"), "codec can't decode"),
+    (gzip.compress(b"[1, 2]"), 'no "format"'),
+    (gzip.compress(json.dumps({"format": "other"}).encode()), 'no "format"'),
+    (
+        gzip.compress(json.dumps({"format": LOG_FORMAT, "version": 99}).encode()),
+        "version 99 is newer",
+    ),
+    (gzip.compress(json.dumps({"format": LOG_FORMAT}).encode()), "bad version None"),
+    (gzip.compress(json.dumps({"format": LOG_FORMAT, "version": True}).encode()), "bad version True"),
+    (gzip.compress(json.dumps({"format": LOG_FORMAT, "version": 0}).encode()), "bad version 0"),
+    (b"", "Expecting value"),
+    (gzip.compress(b"{}")[:5], "ended before the end-of-stream marker"),
+]
+
+
+@pytest.mark.parametrize(("content", "reason"), CORRUPT)
+def test_corrupt_log_file(tmp_path: Path, content: bytes, reason: str) -> None:
     """Each kind of bad file is one LogError line naming the file and the reason."""
     path = tmp_path / "b3-r1.json.gz"
     path.write_bytes(content)
@@ -124,18 +229,20 @@ def test_corrupt_log(tmp_path: Path, content: bytes, reason: str) -> None:
     assert "\n" not in str(caught.value)
 
 
+@pytest.mark.parametrize(("content", "reason"), CORRUPT)
+def test_corrupt_log_bytes(content: bytes, reason: str) -> None:
+    """Bad bytes from the database are the same one line, naming the log as the caller says."""
+    with pytest.raises(LogError, match=r"^session 12 is not a valid session log: ") as caught:
+        decode_log(content, name="session 12")
+    assert reason in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
 def test_truncated_log(tmp_path: Path) -> None:
     """A log cut short (a copy interrupted, a full disk) is reported, not half-read."""
-    path = write(tmp_path)
-    path.write_bytes(path.read_bytes()[:-12])
+    data = encode()
     with pytest.raises(LogError, match="is not a valid session log"):
+        decode_log(data[:-12], name="b3-r1")
+    path = export(tmp_path, data[: len(data) // 2])
+    with pytest.raises(LogError, match=r"^b3-r1\.json\.gz is not a valid session log"):
         read_log(path)
-
-
-def test_remove_temporaries(tmp_path: Path) -> None:
-    """Temporaries left by interrupted writes are removed; logs are not."""
-    path = write(tmp_path)
-    stale = path.parent / f".{path.name}.abc123.tmp"
-    stale.write_bytes(b"half")
-    assert logfiles.remove_temporaries(tmp_path) == 1
-    assert [p.name for p in path.parent.iterdir()] == ["b3-r1.json.gz"]

@@ -184,12 +184,12 @@ class TestPlayedMatches:
         real_record = Store.record_session
         committed: list[int] = []
 
-        def record(self: Store, result: SessionResult, *, log_path: Path) -> int:
+        def record(self: Store, result: SessionResult, *, log: bytes) -> int:
             if len(committed) == 24:
                 msg = "disk full"
                 raise StoreError(msg)
             committed.append(result.block)
-            return real_record(self, result, log_path=log_path)
+            return real_record(self, result, log=log)
 
         with Store.open(tmp_path / "resumed.db") as store:
             monkeypatch.setattr(Store, "record_session", record)

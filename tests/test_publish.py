@@ -15,7 +15,7 @@ import pytest
 from rich.console import Console
 
 from referee.rules import PROFILES, Session, SessionRecord, record_of
-from tournaments.logfiles import write_log
+from tournaments.logfiles import encode_log
 from tournaments.match import MatchPlan, MatchSummary, summarize
 from tournaments.progress import standings_table
 from tournaments.publish import _cross_cell, from_json, publish, render_html, render_markdown, to_json
@@ -32,6 +32,7 @@ from tournaments.sprt import Sprt
 from tournaments.standings import Standings, compute_standings
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
 
@@ -285,7 +286,10 @@ def late(seat: int, bot: str, *, deal: int = 1, decision: int = 4) -> FaultRecor
 
 
 def logged_sessions(root: Path, count: int, *, faulty: tuple[int, ...] = ()) -> list[SessionLink]:
-    """``count`` sessions of alpha, <beta> and gamma, with real logs; ``faulty`` ones have a late <beta>."""
+    """``count`` sessions of alpha, <beta> and gamma, with real logs; ``faulty`` ones have a late <beta>.
+
+    Session N's log, as the store would keep it, is written to ``root/sN.log`` (see :func:`reader`).
+    """
     bots = ("alpha", "<beta>", "gamma")
     links = []
     for number in range(count):
@@ -296,7 +300,8 @@ def logged_sessions(root: Path, count: int, *, faulty: tuple[int, ...] = ()) -> 
             "bots": [{"seat": seat, "bot": bot} for seat, bot in enumerate(bots)],
             "faults": [dataclasses.asdict(fault) for fault in faults],
         }
-        path = write_log(root, tournament=1, block=number, rotation=0, payload=payload)
+        root.mkdir(parents=True, exist_ok=True)
+        (root / f"s{number + 1}.log").write_bytes(encode_log(payload, tournament=1, block=number, rotation=0))
         links.append(
             SessionLink(
                 id=number + 1,
@@ -307,10 +312,14 @@ def logged_sessions(root: Path, count: int, *, faulty: tuple[int, ...] = ()) -> 
                 chips=tuple(record.balances),
                 winners=tuple(record.winners),
                 faults=faults,
-                log_path=path,
             )
         )
     return links
+
+
+def reader(root: Path) -> Callable[[int], bytes]:
+    """The logs :func:`logged_sessions` wrote under ``root``, by session id (as ``Store.log`` gives them)."""
+    return lambda session_id: (root / f"s{session_id}.log").read_bytes()
 
 
 def anchors(page: str) -> list[tuple[str, str]]:
@@ -368,7 +377,15 @@ class TestLinkedPages:
         """At most ``replay_limit`` replays; every other row links where its command writes the page."""
         sessions = logged_sessions(tmp_path / "logs", 4, faulty=(3,))
         folder = tmp_path / "t1"
-        publish(standings, folder, title="t", sessions=sessions, db=tmp_path / "nap.db", replay_limit=2)
+        publish(
+            standings,
+            folder,
+            title="t",
+            sessions=sessions,
+            log=reader(tmp_path / "logs"),
+            db=tmp_path / "nap.db",
+            replay_limit=2,
+        )
         assert sorted(p.name for p in (folder / "replays").iterdir()) == ["s1.html", "s3.html"]
         replay = (folder / "replays" / "s3.html").read_text(encoding="utf-8")
         assert '"faults":[{"deal":1,"step":5,"decision":4,"seat":1,"bot":"<beta>","kind":"late"' in replay
@@ -393,10 +410,12 @@ class TestLinkedPages:
         """Publishing again writes the pages still missing and leaves the others alone (cheap re-runs)."""
         sessions = logged_sessions(tmp_path / "logs", 3)
         folder = tmp_path / "t1"
-        publish(standings, folder, title="t", sessions=sessions, replay_limit=1)
+        publish(
+            standings, folder, title="t", sessions=sessions, log=reader(tmp_path / "logs"), replay_limit=1
+        )
         kept = folder / "replays" / "s1.html"
         kept.write_text("kept", encoding="utf-8")
-        _, made = write_session_pages(folder, sessions, title="t", limit=2)
+        _, made = write_session_pages(folder, sessions, title="t", log=reader(tmp_path / "logs"), limit=2)
         assert made == {1, 2}
         assert kept.read_text(encoding="utf-8") == "kept"
 

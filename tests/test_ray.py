@@ -32,7 +32,7 @@ from tournaments.entrants import entry_from_manifest
 from tournaments.executors import LocalExecutor, RayExecutor, recorded_usage
 from tournaments.executors.ray import _Blocks
 from tournaments.executors.shipping import portable_bots, shipped_proto
-from tournaments.logfiles import read_log
+from tournaments.logfiles import decode_log
 from tournaments.manifest import read_manifest
 from tournaments.runner import (
     RunOptions,
@@ -41,7 +41,7 @@ from tournaments.runner import (
     run_tournament,
     run_tournament_async,
 )
-from tournaments.standings import compute_standings
+from tournaments.standings import compute_standings, standings_of
 from tournaments.store import Store
 
 if TYPE_CHECKING:
@@ -128,20 +128,22 @@ class TestSameResults:
         with play(LocalExecutor(), tournament, tmp_path / "local") as local:
             expected = {(r.block, r.rotation): r for r in local.session_results(1)}
             expected_logs = {
-                (s.block, s.rotation): read_log(s.log_path) for s in local.find_sessions(tournament=1)
+                (s.block, s.rotation): decode_log(local.log(s.id), name="log")
+                for s in local.find_sessions(tournament=1)
             }
         with play(on_ray(ray_folder), tournament, tmp_path / "ray") as store:
             assert store.tournament(1).status == "finished"
             results = store.session_results(1)
             played = {(r.block, r.rotation): r for r in results}
-            sessions = store.find_sessions(tournament=1)
+            logs = {(s.block, s.rotation): store.log(s.id) for s in store.find_sessions(tournament=1)}
+            tally = store.tally([1])
         assert len(results) == 32
         assert played == expected
-        assert compute_standings(results) == compute_standings(list(expected.values()))
-        for session in sessions:
-            assert session.log_path.is_relative_to(tmp_path / "ray" / "logs")  # written by the runner
-            log = read_log(session.log_path)
-            assert log["record"] == expected_logs[session.block, session.rotation]["record"]
+        assert compute_standings(results) == compute_standings(list(expected.values())) == standings_of(tally)
+        assert len(logs) == 32
+        for key, data in logs.items():
+            log = decode_log(data, name="log")
+            assert log["record"] == expected_logs[key]["record"]
             assert verify(SessionRecord.from_json(log["record"])) == []  # type: ignore[arg-type]
         usage = recorded_usage(tmp_path / "ray" / "nap.db", 1)
         assert usage is not None

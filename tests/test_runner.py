@@ -19,9 +19,9 @@ from tournaments.blocks import BlockRun, play_block_in_process
 from tournaments.bots import BotEntry, RunnerError, example_bot
 from tournaments.config import TournamentConfig
 from tournaments.locks import lock_path
-from tournaments.logfiles import read_log
+from tournaments.logfiles import decode_log
 from tournaments.runner import resume_tournament, run_tournament
-from tournaments.standings import compute_standings
+from tournaments.standings import compute_standings, standings_of
 from tournaments.store import Store
 
 pytestmark = pytest.mark.slow
@@ -64,6 +64,7 @@ class TestTournament:
             assert len(results) == 48
             assert len(store.finished_keys(tournament)) == 48
             standings = compute_standings(results)
+            assert standings_of(store.tally([tournament])) == standings
             ranked = [line.bot for line in standings.bots]
             assert set(ranked[:2]) == {"peel", "peel-2"}, ranked
             worst_peel = min(standings.bot(b).chips.low or 0 for b in ("peel", "peel-2"))
@@ -72,7 +73,7 @@ class TestTournament:
             for result in results:
                 assert sum(seat.chips for seat in result.seats) == 0
             session = store.find_sessions(tournament=tournament)[5]
-            log = read_log(session.log_path)
+            log = decode_log(store.log(session.id), name="log")
             assert log["bots"] == [{"seat": i, "bot": b} for i, b in enumerate(session.bots)]
             record = SessionRecord.from_json(log["record"])  # type: ignore[arg-type]
             assert verify(record) == []

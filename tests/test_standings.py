@@ -13,7 +13,6 @@ from click.testing import CliRunner
 
 from tournaments.cli import main
 from tournaments.publish import render_markdown
-from tournaments.rating import bradley_terry
 from tournaments.results import Declaration, SeatResult, SessionResult
 from tournaments.standings import compute_standings, estimate, t_quantile
 from tournaments.stats import likelihood_of_superiority, t_cdf
@@ -264,7 +263,7 @@ class TestRating:
         replayed = [dataclasses.replace(r, block=last - r.block) for r in results]  # the blocks reversed
         ratings = {line.bot: line.rating for line in compute_standings(results).bots}
         assert {line.bot: line.rating for line in compute_standings(replayed).bots} == ratings
-        assert bradley_terry(results[::-1]) == bradley_terry(results) == ratings
+        assert {line.bot: line.rating for line in compute_standings(results[::-1]).bots} == ratings
         assert len(set(ratings.values())) == len(ratings)  # the sessions do tell them apart
 
     def test_a_stronger_bot_is_rated_higher_and_the_field_averages_zero(self) -> None:

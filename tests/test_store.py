@@ -1,32 +1,42 @@
 """The SQLite store: round trips, exactly-once sessions, atomicity, file identity, failures.
 
-Also what lives beside it: the lock that lets one process play a tournament, and the
-log files' temporaries, which a cleanup removes only when their writer is gone.
+Also: the logs packed into the database (a moved or copied file reads them all), the
+standings' running totals (always equal to the ones recomputed from every session),
+paging through sessions, the upgrade of a version 2 file (its log files read in), and
+the lock that lets one process play a tournament.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
+import json
 import os
+import pathlib
+import random
+import shutil
 import sqlite3
 import subprocess
 import sys
-import tempfile
 from contextlib import closing
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Literal
 
 import pytest
 
-from tournaments import logfiles
+from tests.old_schemas import old_schema
 from tournaments import store as store_module
+from tournaments import store_schema
 from tournaments.locks import TournamentBusyError, lock_path, tournament_lock
+from tournaments.logfiles import decode_log, encode_log, write_encoded_log
 from tournaments.results import Declaration, FaultRecord, SeatResult, SessionResult
-from tournaments.store import BotRow, Store, StoreError
+from tournaments.standings import compute_standings, standings_of
+from tournaments.store import BotRow, MissingLogError, SessionRow, Store, StoreError
 from tournaments.store_schema import APPLICATION_ID, SCHEMA_VERSION
+from tournaments.tally import Tally, tally_of
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Sequence
+    from pathlib import Path
 
 BOTS = ("alpha", "beta", "gamma")
 
@@ -72,6 +82,29 @@ def make_result(tournament: int, block: int = 0, rotation: int = 0) -> SessionRe
         ),
         faults=(fault, FaultRecord("illegal", bots[2], 2, 4, -1, 3.25, "played 2H on spades")),
     )
+
+
+def log_of(result: SessionResult, **extra: object) -> bytes:
+    """A real log of ``result``, as a worker encodes it for the store."""
+    payload = {
+        "board_seed": result.board_seed,
+        "profile": "heather",
+        "bots": [{"seat": seat.seat, "bot": seat.bot} for seat in result.seats],
+        "result": {"chips": [seat.chips for seat in result.seats]},
+        **extra,
+    }
+    return encode_log(payload, tournament=result.tournament, block=result.block, rotation=result.rotation)
+
+
+def record(store: Store, result: SessionResult) -> int:
+    """Record ``result`` with its log; the session id."""
+    return store.record_session(result, log=log_of(result))
+
+
+DATA_TABLES = ("sessions", "session_logs", "seat_results", "declarations", "faults")
+"""The tables a session's own rows go to."""
+TOTALS_TABLES = ("block_seats", "bot_totals", "pair_totals", "contract_totals", "tournament_totals")
+"""The tables of the standings' running totals."""
 
 
 def count(db: Path, table: str) -> int:
@@ -122,7 +155,7 @@ class TestFile:
         with Store.open(db) as store:
             tournament = make_tournament(store)
             for rotation in range(3):
-                store.record_session(make_result(tournament, 0, rotation), log_path=Path("a"))
+                record(store, make_result(tournament, 0, rotation))
         damaged = damage_page_of(db, "seat_results")
         with pytest.raises(StoreError) as raised:
             Store.open(db)
@@ -145,7 +178,7 @@ class TestFile:
         def record_all() -> None:
             for block in range(40):
                 for rotation in range(3):
-                    store.record_session(make_result(tournament, block, rotation), log_path=Path("a"))
+                    record(store, make_result(tournament, block, rotation))
                     recorded.add((block, rotation))
 
         with pytest.raises(StoreError) as raised:
@@ -154,6 +187,8 @@ class TestFile:
         assert 0 < len(recorded) < 120
         assert store.finished_keys(tournament) == recorded
         assert count(db, "seat_results") == 3 * len(recorded)
+        assert count(db, "session_logs") == len(recorded)
+        assert store.tally([tournament]) == tally_of(store.session_results(tournament))
         store.set_status(tournament, "interrupted")  # an update in place still fits
         assert store.tournament(tournament).status == "interrupted"
 
@@ -195,7 +230,7 @@ class TestFile:
         try:
             with Store.open(db, busy_timeout_ms=50) as waiting:
                 with pytest.raises(StoreError, match="locked by another process"):
-                    waiting.record_session(make_result(tournament), log_path=Path("x"))
+                    record(waiting, make_result(tournament))
                 assert waiting.finished_keys(tournament) == set()
         finally:
             holder.execute("ROLLBACK")
@@ -272,66 +307,72 @@ class TestSessions:
         tournament = make_tournament(store)
         results = [make_result(tournament, 1, 0), make_result(tournament, 0, 2)]
         for result in results:
-            store.record_session(result, log_path=Path("logs/x.json.gz"))
+            record(store, result)
         assert store.session_results(tournament) == [results[1], results[0]]
         assert store.finished_keys(tournament) == {(1, 0), (0, 2)}
 
     def test_session_row(self, store: Store) -> None:
-        """A session row gives its log path (absolute; stored relative to the db), board seed and bots."""
+        """A session row gives its key, board seed and bots; its log is read by id."""
         tournament = make_tournament(store)
-        log = Path("logs/t1/b0-r1.json.gz")
-        session_id = store.record_session(make_result(tournament, 0, 1), log_path=log)
+        result = make_result(tournament, 0, 1)
+        session_id = record(store, result)
         row = store.session(session_id)
-        assert (row.tournament, row.block, row.rotation, row.board_seed) == (
-            tournament,
-            0,
-            1,
-            1000,
+        assert row == SessionRow(
+            session_id, tournament, 0, 1, 1000, row.finished_at, ("beta", "gamma", "alpha")
         )
-        assert row.log_path == log.absolute()
-        assert row.bots == ("beta", "gamma", "alpha")
+        assert store.log(session_id) == log_of(result)
         with pytest.raises(StoreError, match=r"^unknown session: 12$"):
             store.session(12)
 
     def test_same_session_twice_is_refused(self, db: Path, store: Store) -> None:
-        """Recording a (tournament, block, rotation) again raises and leaves one row."""
+        """Recording a (tournament, block, rotation) again raises and leaves one row, and its first log."""
         tournament = make_tournament(store)
-        store.record_session(make_result(tournament), log_path=Path("a"))
-        with pytest.raises(StoreError, match="session already recorded"):
-            store.record_session(make_result(tournament), log_path=Path("b"))
+        session_id = record(store, make_result(tournament))
+        with pytest.raises(
+            StoreError, match=r"^session already recorded: tournament 1, block 0, rotation 0$"
+        ):
+            store.record_session(make_result(tournament), log=log_of(make_result(tournament), again=True))
         assert count(db, "sessions") == 1
         assert count(db, "seat_results") == 3
         assert count(db, "faults") == 2
+        assert count(db, "session_logs") == 1
         assert store.session_results(tournament) == [make_result(tournament)]
+        assert store.log(session_id) == log_of(make_result(tournament))
 
+    @pytest.mark.parametrize("failing", ["_insert_faults", "_add_change"])
     def test_failure_midway_writes_nothing(
-        self, db: Path, store: Store, monkeypatch: pytest.MonkeyPatch
+        self, db: Path, store: Store, monkeypatch: pytest.MonkeyPatch, failing: str
     ) -> None:
-        """An error after the session and seats are inserted rolls the whole session back."""
+        """An error after the session, its log and seats (or its totals) are written rolls it all back."""
         tournament = make_tournament(store)
+        real = getattr(store_module, failing)
 
-        def explode(*_args: object) -> None:
+        def explode(*args: object) -> None:
+            real(*args)  # the rows are written, then the disk catches fire
             message = "disk on fire"
             raise RuntimeError(message)
 
-        monkeypatch.setattr(store_module, "_insert_faults", explode)
+        monkeypatch.setattr(store_module, failing, explode)
         with pytest.raises(RuntimeError, match="disk on fire"):
-            store.record_session(make_result(tournament), log_path=Path("a"))
-        for table in ("sessions", "seat_results", "declarations", "faults"):
+            record(store, make_result(tournament))
+        for table in (*DATA_TABLES, *TOTALS_TABLES):
             assert count(db, table) == 0, table
+        assert store.tally([tournament]) == Tally()
         monkeypatch.undo()
-        store.record_session(make_result(tournament), log_path=Path("a"))
+        session_id = record(store, make_result(tournament))
         assert count(db, "sessions") == 1
+        assert store.log(session_id) == log_of(make_result(tournament))
+        assert store.tally([tournament]) == tally_of([make_result(tournament)])
 
     def test_session_of_unknown_block_or_wrong_seed(self, store: Store) -> None:
         """A session must belong to a known block and carry that block's board seed."""
         tournament = make_tournament(store)
         with pytest.raises(StoreError, match="unknown block 5 of tournament"):
-            store.record_session(make_result(tournament, block=5), log_path=Path("a"))
+            record(store, make_result(tournament, block=5))
         wrong = make_result(tournament)
         wrong = SessionResult(wrong.tournament, wrong.block, wrong.rotation, 999, wrong.seats, wrong.faults)
         with pytest.raises(StoreError, match="board seed 999"):
-            store.record_session(wrong, log_path=Path("a"))
+            record(store, wrong)
         assert store.finished_keys(tournament) == set()
 
 
@@ -352,9 +393,7 @@ class TestFindSessions:
                     result.seats,
                     faults=(),
                 )
-            found[tournament, block, rotation] = store.record_session(
-                result, log_path=Path(f"t{tournament}/b{block}-r{rotation}.json.gz")
-            )
+            found[tournament, block, rotation] = record(store, result)
         return found
 
     def test_filters(self, store: Store, ids: dict[tuple[int, int, int], int]) -> None:
@@ -394,6 +433,683 @@ class TestFindSessions:
         """Win/loss only means something for a named bot."""
         with pytest.raises(StoreError, match="needs a bot"):
             store.find_sessions(result="win")
+
+
+CONTRACTS = ("three", "four", "nap", "misere", "wellington")
+FAULT_KINDS = ("late", "illegal", "crash", "malformed")
+NAMES = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta")
+
+
+def random_result(
+    rng: random.Random, tournament: int, block: int, rotation: int, bots: Sequence[str], *, pool: bool
+) -> SessionResult:
+    """A plausible session of ``bots`` (seats rotated): chips summing to 0, win shares split on ties."""
+    seated = tuple(bots[rotation:]) + tuple(bots[:rotation])
+    if rng.random() < 0.1:  # every seat even: a win share of 1/n each
+        chips = [0] * len(seated)
+    else:
+        chips = [rng.choice((-6, -3, 0, 3, 6)) for _ in seated[1:]]
+        chips.append(-sum(chips))
+    winners = chips.count(max(chips))
+    seats = []
+    faults = []
+    for seat, (bot, balance) in enumerate(zip(seated, chips, strict=True)):
+        declarations = []
+        for _ in range(rng.randint(0, 2)):
+            widow = rng.choice((None, True, False)) if pool else None
+            declarations.append(
+                Declaration(
+                    rng.choice(CONTRACTS),
+                    made=rng.random() < 0.6,
+                    pool_chips=rng.choice((0, 0, 3, 7)) if pool else 0,
+                    widow_taken=widow,
+                    peeked=None if widow is None else rng.random() < 0.5,
+                    exchanged=rng.randint(0, 3) if pool else 0,
+                )
+            )
+        made_faults = rng.choice((0, 0, 0, 0, 0, 1, 2))
+        faults += [
+            FaultRecord(rng.choice(FAULT_KINDS), bot, seat, rng.randint(0, 7), rng.randint(-1, 9), 1.5, "x")
+            for _ in range(made_faults)
+        ]
+        seats.append(
+            SeatResult(
+                seat,
+                bot,
+                balance,
+                1 / winners if balance == max(chips) else 0.0,
+                tuple(declarations),
+                made_faults,
+            )
+        )
+    return SessionResult(tournament, block, rotation, tournament * 1000 + block, tuple(seats), tuple(faults))
+
+
+@dataclasses.dataclass
+class Played:
+    """Tournaments recorded into a store, and what was recorded."""
+
+    tournaments: list[int]
+    results: dict[int, SessionResult]
+    """By session id."""
+    order: list[int]
+    """The session ids in the order they were recorded."""
+
+    def of(self, tournament: int) -> list[SessionResult]:
+        return [result for result in self.results.values() if result.tournament == tournament]
+
+
+def plan(rng: random.Random, *, blocks: int, sizes: Sequence[int]) -> list[tuple[str, ...]]:
+    """Each block's bots: a table size from ``sizes``, bots drawn from NAMES."""
+    return [tuple(rng.sample(NAMES, rng.choice(sizes))) for _ in range(blocks)]
+
+
+def play(store: Store, *, seed: int = 5, check: bool = False) -> Played:
+    """Three tournaments of mixed table sizes, some blocks incomplete, recorded in shuffled order.
+
+    ``check``: after each session, the store's totals equal the ones recomputed so far.
+    """
+    rng = random.Random(seed)
+    setups = [
+        ("threes", 6, (3,), False),
+        ("mixed pool", 8, (2, 3, 4, 5, 6, 7), True),
+        ("fours", 4, (4,), False),
+    ]
+    pending: list[SessionResult] = []
+    tournaments = []
+    for number, (name, blocks, sizes, pool) in enumerate(setups, start=1):
+        seating = plan(rng, blocks=blocks, sizes=sizes)
+        tournament = store.create_tournament(
+            name=name,
+            config={"pool": pool},
+            seed=number,
+            blocks=[(block, number * 1000 + block, bots) for block, bots in enumerate(seating)],
+        )
+        assert tournament == number
+        tournaments.append(tournament)
+        for block, bots in enumerate(seating):
+            rotations = list(range(len(bots)))
+            if block % 3 == 1:  # an incomplete block: a tournament stopped mid-block
+                rotations = sorted(rng.sample(rotations, rng.randint(1, len(bots) - 1)))
+            pending += [random_result(rng, tournament, block, r, bots, pool=pool) for r in rotations]
+    rng.shuffle(pending)
+    results: dict[int, SessionResult] = {}
+    order = []
+    for result in pending:
+        session_id = record(store, result)
+        results[session_id] = result
+        order.append(session_id)
+        if check:
+            done = [r for r in results.values() if r.tournament == result.tournament]
+            assert store.tally([result.tournament]) == tally_of(done), len(results)
+    return Played(tournaments, results, order)
+
+
+class TestLogs:
+    def test_every_log_reads_back_byte_for_byte(self, db: Path, store: Store) -> None:
+        """Each session's log is kept exactly as given, in the database and nowhere else."""
+        played = play(store)
+        for session_id, result in played.results.items():
+            data = store.log(session_id)
+            assert data == log_of(result)
+            document = decode_log(data, name=f"session {session_id}")
+            assert (document["tournament"], document["block"], document["rotation"]) == (
+                result.tournament,
+                result.block,
+                result.rotation,
+            )
+        assert count(db, "session_logs") == len(played.results)
+        assert sorted(p.name for p in db.parent.iterdir()) == ["nap.db", "nap.db-shm", "nap.db-wal"]
+
+    def test_a_large_log_round_trips(self, store: Store) -> None:
+        """A log of about a megabyte (compressed) is one blob like any other."""
+        tournament = make_tournament(store)
+        result = make_result(tournament)
+        noise = random.Random(1).randbytes(1_000_000).hex()
+        data = log_of(result, record={"noise": noise})
+        session_id = store.record_session(result, log=data)
+        assert store.log(session_id) == data
+        assert decode_log(store.log(session_id), name="big")["record"] == {"noise": noise}
+
+    def test_log_of_an_unknown_session(self, store: Store) -> None:
+        """Asking for the log of a session never recorded names the id."""
+        record(store, make_result(make_tournament(store)))
+        with pytest.raises(StoreError, match=r"^unknown session: 99$") as raised:
+            store.log(99)
+        assert not isinstance(raised.value, MissingLogError)
+
+    def test_a_moved_and_a_copied_database_read_every_log(self, tmp_path: Path) -> None:
+        """The file alone carries the logs: copied while open (with its WAL) or moved after, it reads them."""
+        first = tmp_path / "first" / "nap.db"
+        first.parent.mkdir()
+        copy = tmp_path / "copies" / "copy.db"
+        copy.parent.mkdir()
+        with Store.open(first) as store:
+            played = play(store)
+            wal = first.with_name("nap.db-wal")
+            assert wal.stat().st_size > 0  # the last commits are only in the WAL yet
+            shutil.copyfile(first, copy)
+            shutil.copyfile(wal, copy.with_name("copy.db-wal"))
+        moved = tmp_path / "elsewhere" / "deeper" / "moved.db"
+        moved.parent.mkdir(parents=True)
+        first.rename(moved)
+        shutil.rmtree(first.parent)
+        for path in (copy, moved):
+            with Store.open(path) as store:
+                for session_id, result in played.results.items():
+                    assert store.log(session_id) == log_of(result), (path, session_id)
+                for tournament in played.tournaments:
+                    assert store.session_results(tournament) == sorted(
+                        played.of(tournament), key=lambda r: (r.block, r.rotation)
+                    )
+
+
+class TestTotals:
+    """The running totals kept as each session is recorded equal the ones recomputed from every session."""
+
+    def test_totals_equal_the_recomputed_ones_after_every_session(self, store: Store) -> None:
+        play(store, check=True)
+
+    def test_standings_from_the_totals_are_the_recomputed_standings(self, store: Store) -> None:
+        played = play(store)
+        # The data has what the totals must get right.
+        results = list(played.results.values())
+        assert any(r.seats[0].win_share not in {0.0, 1.0} for r in results)  # ties for the win
+        assert any(len(r.seats) == 7 for r in results)
+        assert any(r.faults for r in results)
+        assert any(d.widow_taken for r in results for s in r.seats for d in s.declarations)
+        assert any(d.pool_chips for r in results for s in r.seats for d in s.declarations)
+        for tournament in played.tournaments:
+            stored = store.session_results(tournament)
+            assert sorted(stored, key=repr) == sorted(played.of(tournament), key=repr)
+            assert store.tally([tournament]) == tally_of(stored)
+            assert store.tally([tournament]) == tally_of(played.of(tournament))  # in recording order
+            for has_pool in (False, True):
+                assert standings_of(store.tally([tournament]), has_pool=has_pool) == compute_standings(
+                    stored, has_pool=has_pool
+                )
+            tally = store.tally([tournament])
+            assert tally.sessions == len(stored)
+            assert tally.faults == sum(len(r.faults) for r in stored)
+            assert tally.blocks == len({r.block for r in stored})
+
+    def test_tournaments_together(self, store: Store) -> None:
+        """The totals of several tournaments add up like their sessions; unknown ids add nothing."""
+        played = play(store)
+        both = played.tournaments[:2]
+        together = [r for t in both for r in store.session_results(t)]
+        assert store.tally(both) == tally_of(together)
+        assert store.tally([*reversed(both), both[0], 77]) == tally_of(together)
+        assert standings_of(store.tally(both)) == compute_standings(together)
+        every = [r for t in played.tournaments for r in store.session_results(t)]
+        assert store.tally(played.tournaments) == tally_of(every)
+        assert standings_of(store.tally(played.tournaments)) == compute_standings(every)
+        assert store.tally([]) == Tally()
+        assert store.tally([77]) == Tally()
+
+    def test_totals_survive_reopening(self, db: Path) -> None:
+        """The totals are in the file: another process reads them and goes on adding to them."""
+        with Store.open(db) as store:
+            played = play(store)
+        tournament = played.tournaments[0]
+        with Store.open(db) as store:
+            blocks = store.blocks(tournament)
+            missing = [
+                (block.index, rotation, block.bots)
+                for block in blocks
+                for rotation in range(len(block.bots))
+                if (block.index, rotation) not in store.finished_keys(tournament)
+            ]
+            assert missing  # some blocks were left incomplete
+            rng = random.Random(9)
+            for block, rotation, bots in missing:
+                record(store, random_result(rng, tournament, block, rotation, bots, pool=False))
+            assert store.tally([tournament]) == tally_of(store.session_results(tournament))
+            assert standings_of(store.tally([tournament])) == compute_standings(
+                store.session_results(tournament)
+            )
+
+    def test_planned(self, store: Store) -> None:
+        """A tournament's blocks and the sessions they schedule, played or not."""
+        played = play(store)
+        for tournament in played.tournaments:
+            blocks = store.blocks(tournament)
+            assert store.planned(tournament) == (len(blocks), sum(len(b.bots) for b in blocks))
+        assert store.planned(77) == (0, 0)
+
+
+FILTERS: list[dict[str, object]] = [
+    {},
+    {"tournament": 2},
+    {"bot": "alpha"},
+    {"bot": "theta", "tournament": 2},
+    {"fault_kind": "late"},
+    {"fault_kind": "crash", "tournament": 1},
+    {"bot": "beta", "fault_kind": "illegal"},
+    {"bot": "gamma", "result": "win"},
+    {"bot": "gamma", "result": "loss"},
+    {"bot": "delta", "result": "win", "tournament": 2},
+]
+
+
+class TestPaging:
+    @pytest.fixture
+    def played(self, store: Store) -> Played:
+        return play(store)
+
+    @pytest.mark.usefixtures("played")
+    @pytest.mark.parametrize("filters", FILTERS, ids=lambda f: ",".join(f"{k}={v}" for k, v in f.items()))
+    def test_pages_partition_the_list(self, store: Store, filters: dict[str, object]) -> None:
+        """Pages of any size, read one after another, give the whole list once, in order."""
+        full = store.find_sessions(**filters)  # type: ignore[arg-type]
+        assert len(full) >= 3  # each filter keeps something worth paging
+        assert [(r.tournament, r.block, r.rotation) for r in full] == sorted(
+            (r.tournament, r.block, r.rotation) for r in full
+        )
+        for size in (1, 2, 7, len(full), len(full) + 5):
+            pages: list[list[SessionRow]] = []
+            offset = 0
+            while page := store.find_sessions(**filters, limit=size, offset=offset):  # type: ignore[arg-type]
+                assert len(page) <= size
+                assert len(pages) <= len(full), "the pages never end"
+                pages.append(page)
+                offset += size
+            assert [row for page in pages for row in page] == full, size
+            assert len(pages) == -(-len(full) // size)
+        assert store.find_sessions(**filters, offset=2) == full[2:]  # type: ignore[arg-type]
+        assert store.find_sessions(**filters, limit=0) == []  # type: ignore[arg-type]
+        assert store.session_ids(**filters) == [row.id for row in full]  # type: ignore[arg-type]
+        assert store.sessions_by_id([row.id for row in full]) == full
+
+    def test_filters_mean_what_they_say(self, store: Store, played: Played) -> None:
+        """Each filter keeps exactly the sessions the recorded results say it should."""
+
+        def expected(
+            tournament: int | None = None,
+            bot: str | None = None,
+            fault_kind: str | None = None,
+            result: Literal["win", "loss"] | None = None,
+        ) -> list[int]:
+            kept = []
+            for session_id, r in played.results.items():
+                shares = {s.bot: s.win_share for s in r.seats}
+                if tournament is not None and r.tournament != tournament:
+                    continue
+                if bot is not None and bot not in shares:
+                    continue
+                if fault_kind is not None and not any(
+                    f.kind == fault_kind and bot in {None, f.bot} for f in r.faults
+                ):
+                    continue
+                if result is not None and (shares[bot or ""] > 0) != (result == "win"):
+                    continue
+                kept.append(session_id)
+            return sorted(
+                kept,
+                key=lambda i: (
+                    played.results[i].tournament,
+                    played.results[i].block,
+                    played.results[i].rotation,
+                ),
+            )
+
+        for filters in FILTERS:
+            assert store.session_ids(**filters) == expected(**filters), filters  # type: ignore[arg-type]
+
+    def test_the_order_is_the_play_order_not_the_recording_order(self, store: Store, played: Played) -> None:
+        """Sessions recorded out of order are listed by tournament, block and rotation."""
+        ids = store.session_ids()
+        assert ids != sorted(ids)
+        assert [played.results[i] for i in ids] == sorted(
+            played.results.values(), key=lambda r: (r.tournament, r.block, r.rotation)
+        )
+        assert [row.id for row in store.find_sessions()] == ids
+
+    def test_sessions_by_id_keeps_the_order_given(self, store: Store, played: Played) -> None:
+        ids = played.order[:10]
+        rows = store.sessions_by_id([*reversed(ids), 999])
+        assert [row.id for row in rows] == list(reversed(ids))
+        assert rows == [store.session(i) for i in reversed(ids)]
+        assert store.sessions_by_id([]) == []
+
+    def test_results_of(self, store: Store, played: Played) -> None:
+        """The results of chosen sessions, by id; many at once (past one query's parameters)."""
+        ids = played.order[::3]
+        assert store.results_of([*ids, 999]) == {i: played.results[i] for i in ids}
+        assert store.results_of([]) == {}
+
+    def test_many_ids_at_once(self, store: Store) -> None:
+        """More ids than one query binds (chunked) still come back whole and in order."""
+        tournament = store.create_tournament(
+            name="big", config={}, seed=1, blocks=[(b, 1000 + b, BOTS) for b in range(200)]
+        )
+        for block in range(200):
+            for rotation in range(3):
+                record(store, make_result(tournament, block, rotation))
+        ids = store.session_ids(tournament=tournament)
+        assert len(ids) == 600
+        assert [row.id for row in store.sessions_by_id(ids)] == ids
+        assert all(len(row.bots) == 3 for row in store.find_sessions(tournament=tournament))
+        assert len(store.results_of(ids)) == 600
+
+    def test_sessions_to_list(self, store: Store, played: Played) -> None:
+        """At most ``limit`` sessions: the faulty ones first, then the first recorded, in block order."""
+        for tournament in played.tournaments:
+            ids = [i for i in played.order if played.results[i].tournament == tournament]
+            faulty = sorted(i for i in ids if played.results[i].faults)
+            assert faulty
+            for limit in (1, len(faulty), len(faulty) + 3, len(ids) + 10):
+                rows = store.sessions_to_list(tournament, limit=limit)
+                chosen = list(dict.fromkeys([*faulty, *sorted(ids)]))[:limit]
+                assert sorted(row.id for row in rows) == sorted(chosen)
+                assert [(row.block, row.rotation) for row in rows] == sorted(
+                    (row.block, row.rotation) for row in rows
+                )
+
+
+def write_version_2(
+    db: Path,
+    played: Played,
+    blocks: dict[int, list[tuple[int, int, tuple[str, ...]]]],
+    log_paths: dict[int, str],
+) -> None:
+    """A database as schema version 2 left it: ``played``'s sessions, their logs named by ``log_paths``."""
+    schema = old_schema(2)
+    with closing(sqlite3.connect(db)) as conn:
+        for statement in schema:
+            conn.execute(statement)
+        conn.execute(f"PRAGMA application_id = {store_schema.APPLICATION_ID}")
+        conn.execute("PRAGMA user_version = 2")
+        for tournament in played.tournaments:
+            conn.execute(
+                "INSERT INTO tournaments (id, name, config, seed, status, created_at)"
+                " VALUES (?, 'old', '{}', 7, 'interrupted', '2026-01-01T00:00:00.000+00:00')",
+                (tournament,),
+            )
+            conn.executemany(
+                "INSERT INTO blocks (tournament_id, idx, board_seed, bots) VALUES (?, ?, ?, ?)",
+                [(tournament, idx, seed, json.dumps(list(bots))) for idx, seed, bots in blocks[tournament]],
+            )
+        for session_id in played.order:
+            r = played.results[session_id]
+            conn.execute(
+                "INSERT INTO sessions (id, tournament_id, block_idx, rotation, log_path, finished_at)"
+                " VALUES (?, ?, ?, ?, ?, '2026-01-01T00:00:00.000+00:00')",
+                (session_id, r.tournament, r.block, r.rotation, log_paths[session_id]),
+            )
+            conn.executemany(
+                "INSERT INTO seat_results (session_id, seat, bot, chips, win_share, faults)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                [(session_id, s.seat, s.bot, s.chips, s.win_share, s.faults) for s in r.seats],
+            )
+            conn.executemany(
+                "INSERT INTO declarations"
+                " (session_id, seat, contract, made, pool_chips, widow_taken, peeked, exchanged)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        session_id,
+                        s.seat,
+                        d.contract,
+                        d.made,
+                        d.pool_chips,
+                        d.widow_taken,
+                        d.peeked,
+                        d.exchanged,
+                    )
+                    for s in r.seats
+                    for d in s.declarations
+                ],
+            )
+            conn.executemany(
+                "INSERT INTO faults (session_id, kind, bot, seat, deal, decision, elapsed_ms, detail)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (session_id, f.kind, f.bot, f.seat, f.deal, f.decision, f.elapsed_ms, f.detail)
+                    for f in r.faults
+                ],
+            )
+        conn.commit()
+
+
+class TestUpgradeFromVersion2:
+    """A version 2 file (log files beside it) is upgraded when opened: logs read in, totals computed."""
+
+    @pytest.fixture
+    def old(self, tmp_path: Path) -> tuple[Path, Played, dict[int, Path]]:
+        """A version 2 database in ``arena/``; its sessions' log files where the old code put them.
+
+        Most logs are under ``arena/logs`` (stored relative to the database's folder), one
+        is stored absolute, one relative but outside the folder, and one file is gone.
+        """
+        arena = tmp_path / "arena"
+        arena.mkdir()
+        with Store.open(tmp_path / "scratch.db") as scratch:  # a source of realistic sessions
+            played = play(scratch)
+            blocks = {
+                t: [(b.index, b.board_seed, b.bots) for b in scratch.blocks(t)] for t in played.tournaments
+            }
+        files: dict[int, Path] = {}
+        log_paths: dict[int, str] = {}
+        for number, session_id in enumerate(played.order):
+            r = played.results[session_id]
+            key = {"tournament": r.tournament, "block": r.block, "rotation": r.rotation}
+            if number == 0:
+                path = write_encoded_log(tmp_path / "elsewhere", **key, data=log_of(r))
+                log_paths[session_id] = str(path)  # an absolute path, as before log paths were relative
+            elif number == 1:
+                path = write_encoded_log(tmp_path / "shared", **key, data=log_of(r))
+                log_paths[session_id] = os.path.relpath(path, arena)  # ../shared/...
+            else:
+                path = write_encoded_log(arena / "logs", **key, data=log_of(r))
+                log_paths[session_id] = os.path.relpath(path, arena)
+            files[session_id] = path
+        missing = played.order[2]
+        files[missing].unlink()
+        db = arena / "nap.db"
+        write_version_2(db, played, blocks, log_paths)
+        return db, played, files
+
+    def test_upgrade_reads_every_log_and_computes_the_totals(
+        self, tmp_path: Path, old: tuple[Path, Played, dict[int, Path]], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Every log file still there is read in byte for byte, the gone one says so; the totals are right."""
+        db, played, files = old
+        monkeypatch.chdir(tmp_path / "elsewhere")  # relative paths are from the database's folder, not here
+        missing = played.order[2]
+        with Store.open(db) as store:
+            for session_id, result in played.results.items():
+                if session_id == missing:
+                    with pytest.raises(MissingLogError) as raised:  # a StoreError that nap log tells apart
+                        store.log(session_id)
+                    assert str(raised.value) == (
+                        f"session {missing} has no log in {db}: its log file was already gone"
+                        " when the database was upgraded to packed logs"
+                    )
+                else:
+                    assert store.log(session_id) == log_of(result) == files[session_id].read_bytes()
+            with pytest.raises(StoreError, match=r"^unknown session: 999$") as unknown:
+                store.log(999)
+            assert not isinstance(unknown.value, MissingLogError)
+            for tournament in played.tournaments:
+                stored = store.session_results(tournament)
+                assert sorted(stored, key=repr) == sorted(played.of(tournament), key=repr)
+                assert store.tally([tournament]) == tally_of(stored)
+                assert standings_of(store.tally([tournament])) == compute_standings(stored)
+            assert store.tally(played.tournaments) == tally_of(played.results.values())
+        with closing(sqlite3.connect(db)) as conn:
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+            assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+            columns = [row[1] for row in conn.execute("PRAGMA table_info(sessions)")]
+            assert columns == ["id", "tournament_id", "block_idx", "rotation", "finished_at"]
+            indexes = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+            assert "faults_bot_kind" in indexes
+        assert all(
+            path.exists() for session_id, path in files.items() if session_id != missing
+        )  # left in place
+
+    def test_an_upgraded_file_goes_on_like_a_new_one(self, old: tuple[Path, Played, dict[int, Path]]) -> None:
+        """After the upgrade, sessions of the incomplete blocks add to the computed totals correctly."""
+        db, played, _ = old
+        Store.open(db).close()
+        with Store.open(db) as store:  # upgraded once: opening again changes nothing
+            assert count(db, "session_logs") == len(played.results) - 1
+            rng = random.Random(4)
+            added = 0
+            for tournament in played.tournaments:
+                done = store.finished_keys(tournament)
+                for block in store.blocks(tournament):
+                    for rotation in range(len(block.bots)):
+                        if (block.index, rotation) not in done:
+                            result = random_result(
+                                rng, tournament, block.index, rotation, block.bots, pool=True
+                            )
+                            record(store, result)
+                            added += 1
+                stored = store.session_results(tournament)
+                assert store.tally([tournament]) == tally_of(stored)
+                assert standings_of(store.tally([tournament])) == compute_standings(stored)
+            assert added
+            assert count(db, "session_logs") == len(played.results) - 1 + added
+
+    def test_a_failed_upgrade_leaves_the_file_at_version_2(
+        self, old: tuple[Path, Played, dict[int, Path]], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """An error while computing the totals rolls the whole upgrade back; the next open does it all."""
+        db, played, _ = old
+        before = db.read_bytes()
+
+        def explode(*_args: object) -> None:
+            message = "disk on fire"
+            raise RuntimeError(message)
+
+        monkeypatch.setattr(store_module, "_record_totals", explode)
+        with pytest.raises(RuntimeError, match="disk on fire"):
+            Store.open(db)
+        with closing(sqlite3.connect(db)) as conn:
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+            assert "log_path" in [row[1] for row in conn.execute("PRAGMA table_info(sessions)")]
+            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            assert "session_logs" not in tables
+        monkeypatch.undo()
+        with Store.open(db) as store:
+            assert store.tally(played.tournaments) == tally_of(played.results.values())
+        assert db.read_bytes() != before
+
+
+def one_session_version_2(db: Path, result: SessionResult, log_path: str) -> None:
+    """A version 2 database at ``db`` holding ``result`` alone, its log file named ``log_path``."""
+    played = Played([result.tournament], {1: result}, [1])
+    blocks = {result.tournament: [(result.block, result.board_seed, result.bots)]}
+    write_version_2(db, played, blocks, {1: log_path})
+
+
+def eight_tied(tournament: int) -> SessionResult:
+    """A session of eight seats that all end even: a win share of 1/8 each."""
+    bots = NAMES[:8]
+    return SessionResult(
+        tournament, 0, 0, 1000, tuple(SeatResult(seat, bot, 0, 1 / 8) for seat, bot in enumerate(bots))
+    )
+
+
+class TestUpgradeEdges:
+    """Logs read where version 2 read them, an unreadable one stops the upgrade, tables of eight count."""
+
+    def test_a_relative_path_through_a_symlinked_folder_is_read_as_version_2_read_it(
+        self, tmp_path: Path
+    ) -> None:
+        real = tmp_path / "disk" / "arena"
+        real.mkdir(parents=True)
+        home = tmp_path / "home"
+        home.mkdir()
+        (home / "arena").symlink_to(real)  # ~/arena -> /disk/arena, logs in ~/logs
+        db = home / "arena" / "nap.db"
+        result = make_result(1)
+        log = write_encoded_log(home / "logs", tournament=1, block=0, rotation=0, data=log_of(result))
+        stored = os.path.relpath(log, db.parent)  # how version 2 stored it: ../logs/t1/b0-r0.json.gz
+        assert os.path.normpath(db.parent / stored) == str(log)  # and where version 2 read it
+        one_session_version_2(db, result, stored)
+        with Store.open(db) as store:
+            assert store.log(1) == log_of(result)
+
+    def test_an_unreadable_log_file_stops_the_upgrade(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        db = tmp_path / "nap.db"
+        result = make_result(1)
+        log = write_encoded_log(tmp_path / "logs", tournament=1, block=0, rotation=0, data=log_of(result))
+        one_session_version_2(db, result, "logs/t1/b0-r0.json.gz")
+        real_read_bytes = pathlib.Path.read_bytes
+
+        def read_bytes(path: Path) -> bytes:
+            if path.name == log.name:
+                raise PermissionError(13, "Permission denied", str(path))
+            return real_read_bytes(path)
+
+        monkeypatch.setattr(pathlib.Path, "read_bytes", read_bytes)
+        with pytest.raises(StoreError, match="Permission denied"):
+            Store.open(db).close()
+        with closing(sqlite3.connect(db)) as conn:
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+
+    def test_a_table_of_eight_that_a_house_profile_allows_is_recorded(self, store: Store) -> None:
+        tournament = store.create_tournament(name="big", config={}, seed=1, blocks=[(0, 1000, NAMES[:8])])
+        record(store, eight_tied(tournament))
+
+    def test_an_upgrade_that_cannot_total_a_session_is_a_store_error(self, tmp_path: Path) -> None:
+        db = tmp_path / "nap.db"
+        result = eight_tied(1)
+        seats = result.seats
+        result = dataclasses.replace(
+            result, seats=(seats[0], dataclasses.replace(seats[1], bot=seats[0].bot), *seats[2:])
+        )
+        write_encoded_log(tmp_path / "logs", tournament=1, block=0, rotation=0, data=log_of(result))
+        one_session_version_2(db, result, "logs/t1/b0-r0.json.gz")
+        with pytest.raises(StoreError, match="cannot be upgraded to schema 3: cannot compute the standings"):
+            Store.open(db).close()
+        with closing(sqlite3.connect(db)) as conn:
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+
+
+def snapshot(db: Path) -> dict[str, list[tuple[object, ...]]]:
+    """Every row of every table, as another connection reads them."""
+    with closing(sqlite3.connect(db)) as conn:
+        tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        return {
+            table: sorted(conn.execute(f"SELECT * FROM {table}").fetchall(), key=repr)  # noqa: S608 - names from sqlite_master
+            for table in sorted(tables)
+        }
+
+
+class TestRollback:
+    """A session the store refuses changes nothing: not its rows, not its log, not the totals."""
+
+    def test_refused_sessions_change_nothing(self, db: Path, store: Store) -> None:
+        played = play(store)
+        before = snapshot(db)
+        assert set(before) >= {*DATA_TABLES, *TOTALS_TABLES}
+        tally = store.tally(played.tournaments)
+        first = played.order[0]
+        again = played.results[first]
+        unknown_block = dataclasses.replace(again, block=50)
+        wrong_seed = dataclasses.replace(again, board_seed=5)
+        seats = again.seats
+        twice = dataclasses.replace(
+            again,
+            rotation=99,
+            seats=(seats[0], dataclasses.replace(seats[1], bot=seats[0].bot), *seats[2:]),
+        )
+        for refused, message in [
+            (again, "session already recorded"),
+            (unknown_block, "unknown block 50"),
+            (wrong_seed, "board seed 5 of"),
+            (twice, "a bot sits in two seats"),  # refused after its rows are written
+        ]:
+            with pytest.raises(StoreError, match=message):
+                store.record_session(refused, log=log_of(refused, refused=True))
+            assert snapshot(db) == before, message
+            assert store.tally(played.tournaments) == tally
+            assert store.log(first) == log_of(again)
 
 
 def test_commits_do_not_wait_for_a_disk_sync(tmp_path: Path) -> None:
@@ -481,78 +1197,3 @@ class TestTournamentLock:
             monkeypatch.undo()
             with pytest.raises(TournamentBusyError), tournament_lock(db, 5):
                 pass
-
-
-class TestTemporaries:
-    """A log's temporary file is locked by its writer: a cleanup removes only a dead writer's."""
-
-    def test_a_live_writers_temporary_is_left_alone(self, tmp_path: Path) -> None:
-        folder = tmp_path / "t1"
-        folder.mkdir()
-        stale = folder / ".b0-r0.json.gz.dead.tmp"
-        stale.write_bytes(b"half")
-        live = folder / ".b0-r1.json.gz.live.tmp"
-        live.write_bytes(b"being written")
-        with live.open("rb") as writer:
-            fcntl.flock(writer, fcntl.LOCK_EX)
-            assert logfiles.remove_temporaries(tmp_path) == 1
-        assert not stale.exists()
-        assert live.exists()
-
-    def test_a_cleanup_in_the_middle_of_a_write_does_not_break_it(
-        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-    ) -> None:
-        """The other run's cleanup, run while the log is being written, leaves the log to finish."""
-        real_fsync = os.fsync
-        cleaned: list[int] = []
-
-        def fsync_after_a_cleanup(fd: int) -> None:
-            cleaned.append(logfiles.remove_temporaries(tmp_path, tournament=1))
-            real_fsync(fd)
-
-        monkeypatch.setattr(os, "fsync", fsync_after_a_cleanup)
-        path = logfiles.write_log(tmp_path, tournament=1, block=0, rotation=0, payload={"x": 1})
-        assert cleaned[0] == 0
-        assert logfiles.read_log(path)["x"] == 1
-
-    def test_a_cleanup_at_the_rename_does_not_break_it(
-        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-    ) -> None:
-        """The lock is held until the temporary has its final name, so a cleanup then leaves it."""
-        real_replace = Path.replace
-        cleaned: list[int] = []
-
-        def replace_after_a_cleanup(self: Path, target: Path) -> Path:
-            cleaned.append(logfiles.remove_temporaries(tmp_path))
-            return real_replace(self, target)
-
-        monkeypatch.setattr(Path, "replace", replace_after_a_cleanup)
-        path = logfiles.write_log(tmp_path, tournament=1, block=0, rotation=1, payload={"x": 3})
-        assert cleaned == [0]
-        assert logfiles.read_log(path)["x"] == 3
-
-    def test_a_cleanup_between_creating_and_locking_the_temporary(
-        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-    ) -> None:
-        """A temporary removed before its writer locked it is replaced; the write still succeeds."""
-        real_mkstemp = tempfile.mkstemp
-        cleaned: list[int] = []
-
-        def mkstemp_then_a_cleanup(**kwargs: Any) -> tuple[int, str]:
-            made = cast("tuple[int, str]", real_mkstemp(**kwargs))
-            if not cleaned:
-                cleaned.append(logfiles.remove_temporaries(tmp_path))
-            return made
-
-        monkeypatch.setattr(tempfile, "mkstemp", mkstemp_then_a_cleanup)
-        path = logfiles.write_log(tmp_path, tournament=2, block=0, rotation=0, payload={"x": 2})
-        assert cleaned == [1]
-        assert logfiles.read_log(path)["x"] == 2
-        assert [p.name for p in path.parent.iterdir()] == [path.name]
-
-    def test_a_cleanup_looks_only_in_its_tournaments_folder(self, tmp_path: Path) -> None:
-        for tournament in (1, 2):
-            (tmp_path / f"t{tournament}").mkdir()
-            (tmp_path / f"t{tournament}" / ".b0-r0.json.gz.x.tmp").write_bytes(b"half")
-        assert logfiles.remove_temporaries(tmp_path, tournament=1) == 1
-        assert (tmp_path / "t2" / ".b0-r0.json.gz.x.tmp").exists()

@@ -11,12 +11,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from referee.rules import RecordError, SessionRecord, verify
-from tournaments.logfiles import LogError, read_log
+from tournaments.logfiles import LogError, decode_log
 from tournaments.show import bot_names
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from tournaments.results import SessionResult
     from tournaments.store import SessionRow
 
@@ -40,9 +38,12 @@ class SessionLog:
     payload: dict[str, Any]
 
 
-def open_log(path: Path) -> SessionLog:
-    """Read a log file and its record (LogError / RecordError with one line when it cannot)."""
-    payload = read_log(path)
+def open_log(data: bytes, *, name: str) -> SessionLog:
+    """Read a log (its bytes, as the store keeps them) and its record; LogError / RecordError when it cannot.
+
+    ``name`` says which log in the error's one line.
+    """
+    payload = decode_log(data, name=name)
     record = load_record(payload)
     bots = payload.get("bots")
     names = (
@@ -54,10 +55,10 @@ def open_log(path: Path) -> SessionLog:
     return SessionLog(record, names, decisions if isinstance(decisions, list) else None, payload)
 
 
-def audit_session(row: SessionRow, result: SessionResult | None) -> list[str]:
+def audit_session(row: SessionRow, result: SessionResult | None, log: bytes) -> list[str]:
     """Every mismatch between a session's log, its replay and the database (empty: all agree)."""
     try:
-        payload = read_log(row.log_path)
+        payload = decode_log(log, name=f"the log of session {row.id}")
         record = load_record(payload)
     except (LogError, RecordError) as exc:
         return [str(exc)]

@@ -2,11 +2,10 @@
 
 A :class:`BlockHost` starts a referee, registers every bot entry with a fresh token,
 launches one process per local entry (each serving many tables at once) and plays
-blocks with :func:`~tournaments.blocks.run_block`. For each finished session it writes
-the log file first (in a thread), then hands the result and the log's path to
-``deliver``: the runner commits it to the store in the same process, a worker process
-sends it to the runner (:mod:`tournaments.workers`). Whoever delivers, a session is in
-the store only once its log is on disk.
+blocks with :func:`~tournaments.blocks.run_block`. For each finished session it encodes
+the log (:func:`~tournaments.logfiles.encode_log`) and hands the result and the log's
+bytes to ``deliver``: the runner commits both to the store in one transaction in the same
+process, a worker process sends them to the runner (:mod:`tournaments.workers`).
 
 :class:`Hosting` says where the referee listens and which tokens the remote bots (entries
 without a command, :func:`remote_bot`) connect with.
@@ -27,7 +26,7 @@ from referee.rules import get_profile
 from referee.server import Referee
 from tournaments.blocks import BlockRun, FinishedSession, run_block
 from tournaments.bots import BotEntry, BotProcess, RunnerError, new_token
-from tournaments.logfiles import write_log
+from tournaments.logfiles import encode_log
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -184,25 +183,18 @@ class BlockHost:
             msg = f"remote bot {name} did not connect within {seconds:g} s"
             raise RunnerError(msg) from None
 
-    async def play(self, run: BlockRun, deliver: Callable[[SessionResult, Path], None]) -> None:
-        """Play the block's rotations; deliver each session once its log is written."""
+    async def play(self, run: BlockRun, deliver: Callable[[SessionResult, bytes], None]) -> None:
+        """Play the block's rotations; deliver each session with its log, encoded."""
 
         async def finished(session: FinishedSession) -> None:
             key = session.result
-            path = await asyncio.to_thread(
-                write_log,
-                self.logs_root,
-                tournament=self.tournament,
-                block=key.block,
-                rotation=key.rotation,
-                payload=session.log,
-            )
-            deliver(session.result, path)
+            data = encode_log(session.log, tournament=self.tournament, block=key.block, rotation=key.rotation)
+            deliver(session.result, data)
 
         await run_block(run, self.referee, finished)
 
     async def play_all(
-        self, runs: Sequence[BlockRun], deliver: Callable[[SessionResult, Path], None], *, concurrency: int
+        self, runs: Sequence[BlockRun], deliver: Callable[[SessionResult, bytes], None], *, concurrency: int
     ) -> None:
         """Play the blocks with at most ``concurrency`` in flight.
 

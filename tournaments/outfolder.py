@@ -5,14 +5,15 @@
     <out>/t<N>/standings.md, .json, .html     tournament N's standings
     <out>/t<N>/sessions.html, replays/        its sessions, linked from the standings
                                               (tournaments.session_pages)
-    <out>/t<N>/b<block>-r<rotation>.json.gz   its session logs (docs/logs.md)
     <out>/t<N>/bots/<bot>.log                 its bots' output
     <out>/latest                              a link to the folder published last
     <out>/index.html                          every tournament folder, newest first
 
 So the next tournament never overwrites this one's files, and a folder can be archived,
-mailed or moved whole. The runner's ``logs_root`` is ``<out>`` itself. The index is
-built from the folders themselves (their ``standings.json``), not from a database.
+mailed or moved whole. The session logs are in the database, with the sessions
+(``nap log export`` writes them out as files). The runner's ``logs_root`` is ``<out>``
+itself. The index is built from the folders themselves (their ``standings.json``), not
+from a database.
 """
 
 from __future__ import annotations
@@ -37,12 +38,12 @@ LATEST = "latest"
 
 
 def logs_root(out: Path) -> Path:
-    """Where the runner writes logs for ``--out out``: ``<out>/t<N>/`` holds tournament N's."""
+    """Where the bots' output goes for ``--out out``: ``<out>/t<N>/bots/`` holds tournament N's."""
     return out.resolve()
 
 
 def tournament_folder(out: Path, tournament: int) -> Path:
-    """``<out>/t<N>``: tournament N's standings and logs."""
+    """``<out>/t<N>``: tournament N's standings, pages and bot output."""
     return out / f"t{tournament}"
 
 

@@ -22,7 +22,7 @@ from referee.rules import DEFAULT_PROFILE
 from tournaments.botlogs import bot_output
 from tournaments.bots import BUILTIN_BOTS, RunnerError
 from tournaments.config import TournamentConfig
-from tournaments.logfiles import read_log
+from tournaments.logfiles import decode_log
 from tournaments.runner import RunOptions, TournamentInterrupted, run_tournament
 from tournaments.stats import Estimate, estimate
 from tournaments.store import Store
@@ -223,7 +223,7 @@ def _report(bot: str, store: Store, tournament: int) -> CheckReport:
     rows = store.find_sessions(tournament=tournament)
     for row in rows:
         seat = row.bots.index(bot)
-        log = read_log(row.log_path)
+        log = decode_log(store.log(row.id), name=f"the log of session {row.id}")
         for deal in cast("list[list[dict[str, Any]]]", log["decisions"]):
             latencies.extend(
                 float(d["latency_ms"]) for d in deal if d["seat"] == seat and not d.get("forced")

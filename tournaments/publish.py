@@ -41,7 +41,7 @@ from tournaments.standings import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Mapping, Sequence
+    from collections.abc import Callable, Collection, Mapping, Sequence
     from pathlib import Path
 
     from tournaments.match import MatchSummary
@@ -87,6 +87,8 @@ def publish(  # noqa: PLR0913 - the standings, the folder and keyword-only optio
     match: MatchSummary | None = None,
     about: Mapping[str, Any] | None = None,
     sessions: Sequence[SessionLink] | None = None,
+    log: Callable[[int], bytes] | None = None,
+    sessions_total: int | None = None,
     db: Path | None = None,
     replay_limit: int = REPLAY_LIMIT,
 ) -> tuple[Path, Path, Path]:
@@ -96,8 +98,10 @@ def publish(  # noqa: PLR0913 - the standings, the folder and keyword-only optio
     that order. Files are UTF-8. ``match`` adds a match's summary to each; ``about``
     (:func:`tournaments.provenance.describe_tournament`) goes into the JSON as ``tournament``.
     ``sessions`` (:func:`tournaments.session_pages.session_links`) also writes
-    ``sessions.html`` and up to ``replay_limit`` replay pages, which ``standings.html``
-    links; ``db`` goes into the commands that write the other replay pages.
+    ``sessions.html`` and up to ``replay_limit`` replay pages from the logs ``log`` gives by
+    session id, which ``standings.html`` links; ``sessions_total`` says how many sessions
+    there are when ``sessions`` lists only some; ``db`` goes into the commands that write
+    the other replay pages.
     """
     folder.mkdir(parents=True, exist_ok=True)
     markdown = folder / "standings.md"
@@ -111,7 +115,9 @@ def publish(  # noqa: PLR0913 - the standings, the folder and keyword-only optio
     )
     made: set[int] = set()
     if sessions is not None:
-        _, made = write_session_pages(folder, sessions, title=title, db=db, limit=replay_limit)
+        _, made = write_session_pages(
+            folder, sessions, title=title, log=log, db=db, limit=replay_limit, total=sessions_total
+        )
     page.write_text(
         render_html(standings, title=title, match=match, sessions=sessions, replays=made), encoding="utf-8"
     )

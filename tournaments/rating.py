@@ -5,7 +5,9 @@ another beats it, equal chips are a draw (half a win each), so co-winners of a s
 are never rated apart by it. The model says seat ``i`` beats seat ``j`` with chance
 ``p_i / (p_i + p_j)``; the strengths ``p`` are the maximum of its likelihood over every
 pair of every session together, found with Hunter's MM iteration (Annals of Statistics
-32, 2004). Since the fit sees only totals (wins and meetings per pair), the order in
+32, 2004), each step followed by the best common scale (which the prior alone decides:
+without that, MM crawls towards it, the more slowly the more sessions there are, since
+the prior weighs less and less). Since the fit sees only totals (wins and meetings per pair), the order in
 which sessions come does not matter: unlike an online update (Elo, TrueSkill, OpenSkill),
 the rating of a bot is a function of the set of sessions alone.
 
@@ -22,15 +24,11 @@ claim more than the data shows. The chips interval is the one to read for uncert
 
 from __future__ import annotations
 
-import itertools
 import math
-from collections import defaultdict
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-
-    from tournaments.results import SessionResult
+    from collections.abc import Mapping
 
 _PRIOR_GAMES: Final = 1.0
 """Virtual games each bot plays against the reference of strength 1, all drawn."""
@@ -43,25 +41,14 @@ _MAX_ITERATIONS: Final = 100_000
 _ELO: Final = 400 / math.log(10)
 
 
-def bradley_terry(results: Iterable[SessionResult]) -> dict[str, float]:
+def bradley_terry(wins: Mapping[str, float], meetings: Mapping[tuple[str, str], int]) -> dict[str, float]:
     """Each bot's Bradley-Terry rating on the Elo scale, the bots averaging 0.
 
-    Depends only on the multiset of sessions (their pairwise wins, draws and meetings),
-    not on their order.
+    ``wins`` holds every bot's seat pairings won (a draw counts half), ``meetings`` the
+    seat pairings of each two bots (names in order): the totals of the sessions, which
+    :mod:`tournaments.tally` keeps, so the ratings do not depend on the sessions' order.
+    Bots with the same totals get the same rating, to the last bit.
     """
-    wins: dict[str, float] = defaultdict(float)
-    meetings: dict[tuple[str, str], int] = defaultdict(int)
-    for result in results:
-        for first, second in itertools.combinations(result.seats, 2):
-            a, b = sorted((first.bot, second.bot))
-            meetings[a, b] += 1
-            if first.chips == second.chips:
-                wins[first.bot] += 0.5
-                wins[second.bot] += 0.5
-            else:
-                wins[first.bot if first.chips > second.chips else second.bot] += 1.0
-            wins.setdefault(first.bot, 0.0)
-            wins.setdefault(second.bot, 0.0)
     bots = sorted(wins)
     if not bots:
         return {}
@@ -79,6 +66,7 @@ def bradley_terry(results: Iterable[SessionResult]) -> dict[str, float]:
             )
             for bot in bots
         }
+        updated = _rescaled(updated)
         moved = max(abs(math.log(updated[bot] / strength[bot])) for bot in bots)
         strength = updated
         if moved < _TOLERANCE:
@@ -86,3 +74,25 @@ def bradley_terry(results: Iterable[SessionResult]) -> dict[str, float]:
     logs = {bot: math.log(strength[bot]) for bot in bots}
     centre = math.fsum(logs.values()) / len(bots)
     return {bot: _ELO * (value - centre) for bot, value in logs.items()}
+
+
+def _rescaled(strength: dict[str, float]) -> dict[str, float]:
+    """The strengths times the common factor that maximises the likelihood (the prior alone decides it).
+
+    Only the virtual games against the reference depend on the strengths' common scale; at
+    the best scale they sum to their expected half each: ``sum(p / (p + 1)) == k / 2``.
+    Found by bisection on the log-scale, the same factor for every bot.
+    """
+    logs = [math.log(value) for value in strength.values()]
+    low, high = -max(logs) - 60.0, -min(logs) + 60.0
+    half = len(logs) / 2
+    for _ in range(200):
+        middle = (low + high) / 2
+        if math.fsum(1 / (1 + math.exp(-(value + middle))) for value in logs) < half:
+            low = middle
+        else:
+            high = middle
+        if high - low < 1e-13:
+            break
+    factor = math.exp((low + high) / 2)
+    return {bot: value * factor for bot, value in strength.items()}

@@ -10,9 +10,9 @@ worker processes, one per core, each with its own referee on ``127.0.0.1:0`` and
 process per bot entry, each serving many tables (:mod:`tournaments.workers`), or with one
 worker, or with remote bots, a referee in this process (:mod:`tournaments.host`); or Ray
 workers on a cluster, each the same referee and bot processes. Blocks run concurrently
-(``concurrency`` in flight on each referee); each finished session's log is written first,
-then the session is committed by this process in one transaction, so a tournament killed
-at any moment resumes with nothing lost,
+(``concurrency`` in flight on each referee); each finished session is committed by this
+process with its log in one transaction, so a tournament killed at any moment resumes
+with nothing lost,
 nothing played twice and the same deals (the board seeds come from the stored blocks).
 One process plays a tournament at a time (:mod:`tournaments.locks`). Whatever stops a run
 (a signal, a bot, a worker, the store, a log) ends it with one line that says how far it
@@ -41,11 +41,11 @@ from tournaments.config import TournamentConfig
 from tournaments.executors import Executor, LocalExecutor, PlayContext, default_workers, record_usage
 from tournaments.host import Hosting, WorkerSetup
 from tournaments.locks import tournament_lock
-from tournaments.logfiles import LogError, remove_temporaries
+from tournaments.logfiles import LogError
 from tournaments.match import MatchMonitor
 from tournaments.progress import standings_printer
 from tournaments.scheduler import BlockSpec, check_table_size, match_schedule, schedule
-from tournaments.standings import Standings, compute_standings
+from tournaments.standings import Standings, standings_of
 from tournaments.store import StoreError
 
 if TYPE_CHECKING:
@@ -249,8 +249,6 @@ async def resume_tournament_async(
             BlockSpec(index=b.index, board_seed=b.board_seed, bots=b.bots) for b in store.blocks(tournament)
         ]
         finished = store.finished_keys(tournament)
-        with contextlib.suppress(OSError):
-            remove_temporaries(logs_root, tournament=tournament)
         if row.status != "running":
             store.set_status(tournament, "running")
         await _play(
@@ -429,7 +427,7 @@ async def _until_decided(play: Coroutine[Any, Any, None], commit: _Committer) ->
 
 
 class _Committer:
-    """Commits each finished session (its log is already written) and advances the progress bar.
+    """Commits each finished session with its log and advances the progress bar.
 
     In a match, each session also goes to the match's ``monitor``; the progress bar shows
     its test's LLR and bounds, and ``on_decided`` is called once the test has decided.
@@ -451,8 +449,8 @@ class _Committer:
         self.count = 0
         """Sessions of the tournament recorded so far (including earlier runs)."""
 
-    def __call__(self, result: SessionResult, log_path: Path) -> None:
-        self.store.record_session(result, log_path=log_path)
+    def __call__(self, result: SessionResult, log: bytes) -> None:
+        self.store.record_session(result, log=log)
         self.count += 1
         if self.progress is not None and self.task_id is not None:
             self.progress.advance(self.task_id)
@@ -499,6 +497,6 @@ async def _report_standings(store: Store, tournament: int, options: RunOptions, 
     report = options.on_standings or standings_printer(options.progress)
     while True:
         await asyncio.sleep(every)
-        results = store.session_results(tournament)
-        if results:
-            report(compute_standings(results, has_pool=has_pool))
+        tally = store.tally([tournament])
+        if tally.sessions:
+            report(standings_of(tally, has_pool=has_pool))

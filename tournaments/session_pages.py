@@ -2,7 +2,7 @@
 
 ::
 
-    <out>/t<N>/sessions.html         every session: seats, chips, faults, its replay
+    <out>/t<N>/sessions.html         the sessions (up to LISTED_LIMIT): seats, chips, faults, replay
     <out>/t<N>/replays/s<ID>.html    a session's replay page (tournaments.replay_page)
 
 ``standings.html`` links each bot, each crosstable cell and each faulty session here:
@@ -30,15 +30,17 @@ from referee.rules import RecordError
 from tournaments.audit import open_log
 from tournaments.logfiles import LogError
 from tournaments.replay_page import render_replay_html, write_replay
+from tournaments.store import StoreError
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Sequence
+    from collections.abc import Callable, Collection, Sequence
     from pathlib import Path
 
     from tournaments.results import FaultRecord, SessionResult
     from tournaments.store import SessionRow
 
 __all__ = [
+    "LISTED_LIMIT",
     "REPLAYS",
     "REPLAY_LIMIT",
     "SESSIONS",
@@ -64,6 +66,9 @@ REPLAYS = "replays"
 REPLAY_LIMIT = 50
 """Replay pages one publish writes at most (about 10 MB and a few seconds)."""
 
+LISTED_LIMIT = 5000
+"""Sessions the sessions list shows at most (about 2 MB): the faulty ones first, then the first played."""
+
 
 @dataclass(frozen=True, slots=True)
 class SessionLink:
@@ -80,7 +85,6 @@ class SessionLink:
     chips: tuple[int, ...]
     winners: tuple[int, ...]
     faults: tuple[FaultRecord, ...]
-    log_path: Path
 
     @property
     def fault_bots(self) -> tuple[str, ...]:
@@ -109,7 +113,6 @@ def session_links(rows: Sequence[SessionRow], results: Sequence[SessionResult]) 
                 chips=tuple(seat.chips for seat in result.seats),
                 winners=tuple(seat.seat for seat in result.seats if seat.win_share > 0),
                 faults=result.faults,
-                log_path=row.log_path,
             )
         )
     return links
@@ -166,27 +169,31 @@ def first_fault_fragment(link: SessionLink) -> str:
     return f"#view=table&deal={first.deal}&step={first.decision + 1}"
 
 
-def write_session_pages(
+def write_session_pages(  # noqa: PLR0913 - the pages, where, and what they say
     folder: Path,
     links: Sequence[SessionLink],
     *,
     title: str,
+    log: Callable[[int], bytes] | None = None,
     db: Path | None = None,
     limit: int = REPLAY_LIMIT,
+    total: int | None = None,
 ) -> tuple[Path, set[int]]:
     """Write ``sessions.html`` and the replay pages :func:`chosen_for_replay` picks into ``folder``.
 
-    A replay page already there is kept (a recorded session never changes). A session whose
-    log cannot be read gets no page; its row keeps the command. Returns the sessions page
-    and the ids of the sessions that have a replay page now.
+    ``log`` gives a session's log by id (:meth:`tournaments.store.Store.log`; None: no
+    replay page is written). A replay page already there is kept (a recorded session never
+    changes). A session whose log cannot be read gets no page; its row keeps the command.
+    ``total`` is the number of sessions when ``links`` lists only some of them. Returns the
+    sessions page and the ids of the sessions that have a replay page now.
     """
     made = {link.id for link in links if (folder / replay_href(link.id)).is_file()}
-    for link in chosen_for_replay(links, limit=limit):
-        if link.id in made:
+    for link in chosen_for_replay(links, limit=limit if log is not None else 0):
+        if link.id in made or log is None:
             continue
         try:
-            session_log = open_log(link.log_path)
-        except (LogError, RecordError, OSError):
+            session_log = open_log(log(link.id), name=f"the log of session {link.id}")
+        except (LogError, RecordError, StoreError):
             continue
         where = f"tournament {link.tournament}, block {link.block}, rotation {link.rotation}"
         page = render_replay_html(
@@ -201,7 +208,8 @@ def write_session_pages(
         made.add(link.id)
     path = folder / SESSIONS
     path.write_text(
-        render_sessions_html(links, title=title, made=made, folder=folder, db=db), encoding="utf-8"
+        render_sessions_html(links, title=title, made=made, folder=folder, db=db, total=total),
+        encoding="utf-8",
     )
     return path, made
 
@@ -278,18 +286,20 @@ def _fault_cell(link: SessionLink) -> str:
     return '<span class="fault">' + "<br>".join(lines) + "</span>"
 
 
-def render_sessions_html(
+def render_sessions_html(  # noqa: PLR0913 - the rows, and what the page says of them
     links: Sequence[SessionLink],
     *,
     title: str,
     made: Collection[int],
     folder: Path,
     db: Path | None = None,
+    total: int | None = None,
 ) -> str:
     """The sessions list: one row per session, filtered by the URL fragment (see the module).
 
     A session in ``made`` links to its replay page (at its first fault, if any); any other
     links to where ``nap log html`` (the command shown, with ``db`` and ``folder``) writes it.
+    ``total`` above ``len(links)`` says that only some sessions are listed.
     """
     rows = []
     for link in links:
@@ -330,6 +340,16 @@ def render_sessions_html(
             ),
             f"<h1>Sessions: {html.escape(title)}</h1>",
             f'<p id="filter">All sessions: {len(links)}</p>',
+            *(
+                [
+                    (
+                        f'<p class="note">Listed: {len(links):,} of {total:,} sessions, the faulty '
+                        "ones first, then the first played. <code>nap log list</code> finds any.</p>"
+                    )
+                ]
+                if total is not None and total > len(links)
+                else []
+            ),
             (
                 "<p class=\"note\">Chips are each seat's net for the session; a winner's are in bold. "
                 "Faults count deals and decisions from 0, as the logs do. A replay page not written "

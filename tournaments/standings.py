@@ -24,27 +24,31 @@ Conventions:
   the order of display, never for the rank.
 * Faults are counted from ``SeatResult.faults``.
 
+Everything above is a function of a few exact sums per bot, pair and contract
+(:mod:`tournaments.tally`): :func:`standings_of` reads them, whether the store kept them
+as sessions came in (``nap standings`` at any number of sessions) or
+:func:`compute_standings` folds them from a list of sessions.
+
 The module is pure: no IO, no clock, and the same results always give the same standings.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
-from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tournaments.rating import bradley_terry
-from tournaments.stats import Estimate, estimate, likelihood_of_superiority, t_quantile
+from tournaments.stats import Estimate, estimate, estimate_from_sums, likelihood_of_superiority, t_quantile
+from tournaments.tally import tally_of
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Iterable, Sequence
 
-    from tournaments.results import Declaration, SeatResult, SessionResult
+    from tournaments.results import SessionResult
+    from tournaments.tally import BotTotals, Tally
 
 __all__ = [
-    "BlockKey",
     "BotStanding",
     "ContractRecord",
     "Estimate",
@@ -53,6 +57,7 @@ __all__ = [
     "Standings",
     "compute_standings",
     "estimate",
+    "standings_of",
     "t_quantile",
 ]
 
@@ -193,103 +198,61 @@ class Standings:
         return sum(line.rank == rank for line in self.bots) > 1
 
 
-BlockKey = tuple[int, int]
-"""A block's identity across tournaments: (tournament, block)."""
-
-
-def compute_standings(results: Sequence[SessionResult], *, has_pool: bool = False) -> Standings:
+def compute_standings(results: Iterable[SessionResult], *, has_pool: bool = False) -> Standings:
     """Compute the standings of ``results``, in any order: the order changes nothing.
 
-    ``has_pool``: the sessions' profile has a pool (:attr:`Standings.has_pool`).
+    ``has_pool``: the sessions' profile has a pool (:attr:`Standings.has_pool`). The same
+    as :func:`standings_of` on the sums the store keeps for the same sessions.
 
     Raises ``ValueError`` if one bot sits in two seats of the same session, since its
     chips against itself would be meaningless.
     """
-    ordered = sorted(results, key=_session_order)
-    for result in ordered:
-        if len(set(result.bots)) != len(result.bots):
-            msg = (
-                f"a bot sits in two seats of tournament {result.tournament}, block "
-                f"{result.block}, rotation {result.rotation}: {', '.join(result.bots)}"
-            )
-            raise ValueError(msg)
-    block_chips = _block_means(ordered, lambda seat: seat.chips)
-    block_wins = _block_means(ordered, lambda seat: seat.win_share)
-    ratings = bradley_terry(ordered)
-    crosstable = _crosstable(block_chips)
-    lines = [
-        _bot_standing(bot, ordered, block_chips[bot], block_wins[bot], ratings[bot]) for bot in block_chips
-    ]
+    return standings_of(tally_of(results), has_pool=has_pool)
+
+
+def standings_of(tally: Tally, *, has_pool: bool = False) -> Standings:
+    """The standings the sums of a :class:`~tournaments.tally.Tally` give (see the module notes)."""
+    ratings = bradley_terry(
+        {bot: totals.beats / 2 for bot, totals in tally.bots.items()},
+        {pair: totals.meetings for pair, totals in tally.pairs.items()},
+    )
+    crosstable = _crosstable(tally)
+    lines = [_bot_standing(bot, totals, tally, ratings[bot]) for bot, totals in tally.bots.items()]
     lines.sort(key=lambda line: (-line.chips.mean, -line.rating, line.bot))
     return Standings(
         bots=_ranked(lines, crosstable),
         crosstable=crosstable,
-        sessions=len(ordered),
-        blocks=len({(result.tournament, result.block) for result in ordered}),
+        sessions=tally.sessions,
+        blocks=tally.blocks,
         has_pool=has_pool,
     )
 
 
-def _session_order(result: SessionResult) -> tuple[int, int, int, int, tuple[str, ...]]:
-    return (result.tournament, result.block, result.rotation, result.board_seed, result.bots)
-
-
-def _block_means(
-    results: Iterable[SessionResult], value: Callable[[SeatResult], float]
-) -> dict[str, dict[BlockKey, float]]:
-    """Each bot's mean ``value`` per session in each block it played, blocks in play order."""
-    values: dict[str, dict[BlockKey, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for result in results:
-        for seat in result.seats:
-            values[seat.bot][result.tournament, result.block].append(value(seat))
-    return {
-        bot: {block: math.fsum(items) / len(items) for block, items in blocks.items()}
-        for bot, blocks in values.items()
-    }
-
-
-def _bot_standing(
-    bot: str,
-    results: Sequence[SessionResult],
-    block_chips: dict[BlockKey, float],
-    block_wins: dict[BlockKey, float],
-    rating: float,
-) -> BotStanding:
-    seats = [(result, seat) for result in results for seat in result.seats if seat.bot == bot]
-    contracts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    declarations = [declaration for _, seat in seats for declaration in seat.declarations]
-    for declaration in declarations:
-        contracts[declaration.contract][0] += int(declaration.made)
-        contracts[declaration.contract][1] += 1
-    sessions = len(seats)
+def _bot_standing(bot: str, totals: BotTotals, tally: Tally, rating: float) -> BotStanding:
     return BotStanding(
         bot=bot,
         rank=0,  # set by _ranked
-        sessions=sessions,
-        blocks=len(block_chips),
-        chips=estimate(list(block_chips.values())),
-        win_share=estimate(list(block_wins.values())),
-        expected_win_share=math.fsum(1 / result.table_size for result, _ in seats) / sessions,
+        sessions=totals.sessions,
+        blocks=totals.blocks,
+        chips=estimate_from_sums(totals.blocks, totals.chips, totals.chips_sq, tally.scale),
+        win_share=estimate_from_sums(totals.blocks, totals.wins, totals.wins_sq, tally.scale**2),
+        expected_win_share=totals.expected / (tally.scale * totals.sessions),
         declarer=tuple(
-            ContractRecord(contract=name, made=made, attempted=attempted)
-            for name, (made, attempted) in sorted(contracts.items())
+            ContractRecord(contract=contract, made=record.made, attempted=record.attempted)
+            for (owner, contract), record in sorted(tally.contracts.items())
+            if owner == bot
         ),
-        faults=sum(seat.faults for _, seat in seats),
+        faults=totals.faults,
         rating=rating,
-        pool=_pool_record(declarations),
-    )
-
-
-def _pool_record(declarations: Sequence[Declaration]) -> PoolRecord:
-    widows = [declaration for declaration in declarations if declaration.widow_taken is not None]
-    return PoolRecord(
-        pools=sum(declaration.pool_chips > 0 for declaration in declarations),
-        pool_chips=sum(declaration.pool_chips for declaration in declarations),
-        widows=len(widows),
-        widows_taken=sum(bool(declaration.widow_taken) for declaration in widows),
-        widows_taken_made=sum(bool(declaration.widow_taken) and declaration.made for declaration in widows),
-        widows_peeked=sum(bool(declaration.peeked) for declaration in widows),
-        cards_exchanged=sum(declaration.exchanged for declaration in declarations),
+        pool=PoolRecord(
+            pools=totals.pools,
+            pool_chips=totals.pool_chips,
+            widows=totals.widows,
+            widows_taken=totals.widows_taken,
+            widows_taken_made=totals.widows_taken_made,
+            widows_peeked=totals.widows_peeked,
+            cards_exchanged=totals.exchanged,
+        ),
     )
 
 
@@ -309,14 +272,14 @@ def _ranked(lines: Sequence[BotStanding], crosstable: Sequence[HeadToHead]) -> t
     return tuple(ranked)
 
 
-def _crosstable(block_chips: dict[str, dict[BlockKey, float]]) -> tuple[HeadToHead, ...]:
+def _crosstable(tally: Tally) -> tuple[HeadToHead, ...]:
     """Every ordered pair of bots that shared a block, with the per-block difference."""
     entries = []
-    for bot in sorted(block_chips):
-        for opponent in sorted(block_chips):
-            shared = [k for k in block_chips[bot] if k in block_chips[opponent]]
-            if bot == opponent or not shared:
-                continue
-            differences = [block_chips[bot][k] - block_chips[opponent][k] for k in shared]
-            entries.append(HeadToHead(bot=bot, opponent=opponent, difference=estimate(differences)))
+    for (a, b), totals in tally.pairs.items():
+        if not totals.blocks:
+            continue
+        for bot, opponent, sign in ((a, b, 1), (b, a, -1)):
+            difference = estimate_from_sums(totals.blocks, sign * totals.diff, totals.diff_sq, tally.scale)
+            entries.append(HeadToHead(bot=bot, opponent=opponent, difference=difference))
+    entries.sort(key=lambda entry: (entry.bot, entry.opponent))
     return tuple(entries)

@@ -193,3 +193,25 @@ def likelihood_of_superiority(value: Estimate) -> float | None:
     if value.half_width is None or value.sd is None:
         return None
     return t_cdf(value.mean / (value.sd / math.sqrt(value.n)), value.n - 1)
+
+
+def estimate_from_sums(n: int, total: int, squares: int, unit: int) -> Estimate:
+    """:func:`estimate` of ``n`` values known by their exact sums, each value in ``1/unit``.
+
+    ``total`` is the sum of the values and ``squares`` the sum of their squares, both as
+    integers in ``1/unit`` (``1/unit**2`` for the squares): the mean and the sample SD are
+    then exact up to the final rounding, whatever the order the values came in, and
+    "all equal" (no interval) is exactly ``n * squares == total**2``.
+    """
+    if n < 1:
+        msg = "cannot estimate a mean from no values"
+        raise ValueError(msg)
+    mean = total / (n * unit)
+    if n < 2:
+        return Estimate(mean=mean, half_width=None, n=n, sd=None)
+    spread = n * squares - total * total
+    if spread == 0:
+        return Estimate(mean=mean, half_width=None, n=n, sd=0.0)
+    sd = math.sqrt(spread / (n * (n - 1) * unit * unit))
+    half = t_quantile(0.975, n - 1) * sd / math.sqrt(n)
+    return Estimate(mean=mean, half_width=half, n=n, sd=sd)

@@ -7,10 +7,13 @@ mode (``synchronous = NORMAL``: durable across a killed process, a commit costs 
 sync), so ``nap log list`` can read while a tournament writes. A session is committed with
 its seat results, declarations and faults in one ``BEGIN IMMEDIATE`` transaction, and
 ``UNIQUE (tournament_id, block_idx, rotation)`` guarantees that no session is counted
-twice, even across a resume. A session's log path is stored relative to the database's
-folder, so a folder that holds both (``nap.db`` and ``nap-out/``) can be moved, copied or
-archived and still reads its logs; an absolute path stored by an older version is read as
-it is.
+twice, even across a resume. The session's log (the gzip JSON of
+:mod:`tournaments.logfiles`) is a blob in the same transaction, so a session is stored with
+its log or not at all, a tournament of a million sessions is one file rather than a
+million, and the file can be moved, copied or archived alone and still verifies (``nap log
+export`` writes logs out as files). The same transaction adds the session to the
+standings' running totals (:mod:`tournaments.tally`), so :meth:`Store.tally` reads the
+standings' sums in a few rows whatever the number of sessions.
 
 Every failure the caller can act on (not our file, newer schema, damaged, locked, full,
 unknown id, duplicate session) is a :class:`StoreError` whose ``str()`` is one line. An
@@ -32,9 +35,20 @@ from typing import TYPE_CHECKING, Any, Literal, Self, get_args
 
 from tournaments import store_schema as sql
 from tournaments.results import Declaration, FaultRecord, SeatResult, SessionResult
+from tournaments.tally import (
+    BOT_FIELDS,
+    BlockSeat,
+    BotTotals,
+    ContractTotals,
+    PairTotals,
+    SessionChange,
+    Tally,
+    scale_for,
+    session_change,
+)
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping, Sequence
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
     from types import TracebackType
 
 TournamentStatus = Literal["running", "finished", "interrupted"]
@@ -42,6 +56,10 @@ TournamentStatus = Literal["running", "finished", "interrupted"]
 
 class StoreError(Exception):
     """A storage failure the caller can report as is: ``str()`` is one clear line."""
+
+
+class MissingLogError(StoreError):
+    """A session recorded without its log: its log file was gone when the database was upgraded."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +108,6 @@ class SessionRow:
     block: int
     rotation: int
     board_seed: int
-    log_path: Path
     finished_at: str
     bots: tuple[str, ...]
 
@@ -161,7 +178,7 @@ def _create_schema(conn: sqlite3.Connection, name: str) -> None:
     conn.execute("BEGIN IMMEDIATE")
     try:
         if _needs_schema(conn, name):
-            for statement in sql.SCHEMA:
+            for statement in (*sql.SCHEMA, *sql.PACKED):
                 conn.execute(statement)
             conn.execute(f"PRAGMA application_id = {sql.APPLICATION_ID}")
             conn.execute(f"PRAGMA user_version = {sql.SCHEMA_VERSION}")
@@ -172,12 +189,14 @@ def _create_schema(conn: sqlite3.Connection, name: str) -> None:
         raise
 
 
-def _migrate(conn: sqlite3.Connection) -> None:
+def _migrate(conn: sqlite3.Connection, folder: Path) -> None:
     """Bring an older file up to :data:`~tournaments.store_schema.SCHEMA_VERSION`, under the write lock.
 
     Each step adds what its version added (:data:`~tournaments.store_schema.MIGRATIONS`),
-    so every row written before reads back with the new columns' defaults. Another
-    process may have migrated the file meanwhile: the version is read again under the lock.
+    so every row written before reads back with the new columns' defaults; version 3 also
+    reads the log files into the database (:func:`_pack_logs`, ``folder`` being the
+    database's) and computes the standings' totals. Another process may have migrated the
+    file meanwhile: the version is read again under the lock.
     """
     if conn.execute("PRAGMA user_version").fetchone()[0] >= sql.SCHEMA_VERSION:
         return
@@ -187,12 +206,152 @@ def _migrate(conn: sqlite3.Connection) -> None:
         for step in range(version + 1, sql.SCHEMA_VERSION + 1):
             for statement in sql.MIGRATIONS[step]:
                 conn.execute(statement)
+            if step == 3:
+                _pack_logs(conn, folder)
+                _record_totals(conn)
             conn.execute(f"PRAGMA user_version = {step}")
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise
+
+
+def _pack_logs(conn: sqlite3.Connection, folder: Path) -> None:
+    """Read each session's log file (path relative to ``folder``, or absolute) into ``session_logs``.
+
+    The path is read as version 2 read it (``normpath``, so a ``..`` after a symbolic link
+    goes back up the link). A file that is gone is left out (``nap log show`` then says the
+    log was missing when the database was upgraded); one that cannot be read stops the
+    upgrade (StoreError), its file untouched. The files are left where they are.
+    """
+    rows = conn.execute("SELECT id, log_path FROM sessions ORDER BY id").fetchall()
+    for session_id, stored in rows:
+        path = Path(os.path.normpath(folder / stored))
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            msg = f"cannot read {path} to pack it into the database: {exc.strerror or exc}"
+            raise StoreError(msg) from exc
+        conn.execute("INSERT INTO session_logs (session_id, data) VALUES (?, ?)", (session_id, data))
+    conn.execute("ALTER TABLE sessions DROP COLUMN log_path")
+
+
+def _record_totals(conn: sqlite3.Connection) -> None:
+    """Compute every tournament's totals from its stored sessions (an upgrade from version 2)."""
+    for (tournament,) in conn.execute("SELECT id FROM tournaments ORDER BY id").fetchall():
+        results = _results(conn, "s.tournament_id = ?", (tournament,))
+        scale = _scale(conn, tournament)
+        blocks: dict[int, dict[str, BlockSeat]] = {}
+        for result in results.values():
+            try:
+                change = session_change(result, blocks.get(result.block, {}), scale=scale)
+            except ValueError as exc:
+                msg = f"cannot compute the standings' totals: {exc}"
+                raise StoreError(msg) from exc
+            blocks[result.block] = change.block
+            _add_change(conn, result, change)
+
+
+def _add_change(conn: sqlite3.Connection, result: SessionResult, change: SessionChange) -> None:
+    """Add one session's change to the stored totals (see :mod:`tournaments.tally`)."""
+    tournament = result.tournament
+    conn.executemany(
+        "INSERT OR REPLACE INTO block_seats (tournament_id, block_idx, bot, sessions, chips, wins)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        [
+            (tournament, result.block, bot, seat.sessions, seat.chips, seat.wins)
+            for bot, seat in change.block.items()
+        ],
+    )
+    columns = ", ".join(BOT_FIELDS)
+    conn.executemany(
+        f"INSERT INTO bot_totals (tournament_id, bot, {columns})"  # noqa: S608 - our own column names
+        f" VALUES (?, ?, {', '.join('?' * len(BOT_FIELDS))})"
+        " ON CONFLICT DO UPDATE SET "
+        + ", ".join(f"{name} = {name} + excluded.{name}" for name in BOT_FIELDS),
+        [
+            (tournament, bot, *(getattr(totals, name) for name in BOT_FIELDS))
+            for bot, totals in change.bots.items()
+        ],
+    )
+    conn.executemany(
+        "INSERT INTO pair_totals (tournament_id, bot, opponent, blocks, diff, diff_sq, meetings)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET blocks = blocks + excluded.blocks,"
+        " diff = diff + excluded.diff, diff_sq = diff_sq + excluded.diff_sq,"
+        " meetings = meetings + excluded.meetings",
+        [
+            (tournament, a, b, pair.blocks, pair.diff, pair.diff_sq, pair.meetings)
+            for (a, b), pair in change.pairs.items()
+        ],
+    )
+    conn.executemany(
+        "INSERT INTO contract_totals (tournament_id, bot, contract, made, attempted) VALUES (?, ?, ?, ?, ?)"
+        " ON CONFLICT DO UPDATE SET made = made + excluded.made, attempted = attempted + excluded.attempted",
+        [
+            (tournament, bot, contract, record.made, record.attempted)
+            for (bot, contract), record in change.contracts.items()
+        ],
+    )
+    conn.execute(
+        "INSERT INTO tournament_totals (tournament_id, sessions, blocks, faults) VALUES (?, 1, ?, ?)"
+        " ON CONFLICT DO UPDATE SET sessions = sessions + 1, blocks = blocks + excluded.blocks,"
+        " faults = faults + excluded.faults",
+        (tournament, int(change.new_block), change.faults),
+    )
+
+
+def _scale(conn: sqlite3.Connection, tournament: int) -> int:
+    """The units of the tournament's totals: :func:`~tournaments.tally.scale_for` its largest table."""
+    [(seats,)] = conn.execute(
+        "SELECT max(json_array_length(bots)) FROM blocks WHERE tournament_id = ?", (tournament,)
+    ).fetchall()
+    return scale_for(seats or 1)
+
+
+def _block_seats(conn: sqlite3.Connection, tournament: int, block: int) -> dict[str, BlockSeat]:
+    rows = conn.execute(
+        "SELECT bot, sessions, chips, wins FROM block_seats WHERE tournament_id = ? AND block_idx = ?",
+        (tournament, block),
+    ).fetchall()
+    return {bot: BlockSeat(sessions, chips, wins) for bot, sessions, chips, wins in rows}
+
+
+def _results(conn: sqlite3.Connection, where: str, params: Sequence[object]) -> dict[int, SessionResult]:
+    """The sessions matching ``where`` (a condition on ``sessions s``) rebuilt, by id, in play order."""
+    declarations: dict[tuple[int, int], list[Declaration]] = defaultdict(list)
+    for session_id, seat, contract, made, pool_chips, widow, peeked, exchanged in conn.execute(
+        sql.DECLARATIONS_OF_SESSIONS.format(where=where), params
+    ):
+        declarations[session_id, seat].append(
+            Declaration(
+                contract,
+                bool(made),
+                pool_chips=pool_chips,
+                widow_taken=None if widow is None else bool(widow),
+                peeked=None if peeked is None else bool(peeked),
+                exchanged=exchanged,
+            )
+        )
+    faults: dict[int, list[FaultRecord]] = defaultdict(list)
+    for session_id, *fault in conn.execute(sql.FAULTS_OF_SESSIONS.format(where=where), params):
+        faults[session_id].append(FaultRecord(*fault))
+    seats: dict[int, list[SeatResult]] = defaultdict(list)
+    for session_id, seat, bot, chips, share, count in conn.execute(
+        sql.SEATS_OF_SESSIONS.format(where=where), params
+    ):
+        seat_result = SeatResult(seat, bot, chips, share, tuple(declarations[session_id, seat]), count)
+        seats[session_id].append(seat_result)
+    return {
+        session_id: SessionResult(
+            tournament, block, rotation, board_seed, tuple(seats[session_id]), tuple(faults[session_id])
+        )
+        for session_id, tournament, block, rotation, board_seed in conn.execute(
+            sql.SESSIONS_WHERE.format(where=where), params
+        )
+    }
 
 
 def _bot_row(row: Row) -> BotRow:
@@ -255,15 +414,21 @@ class Store:
         self.path = path
         """The database file, as given to :meth:`open`."""
         self._folder = path.absolute().parent
-        """Where stored log paths are relative to."""
+        """The database's folder (where an older version's log files were named from)."""
+        self._scales: dict[int, int] = {}
+        """Each tournament's units (its blocks never change), read once."""
 
-    def _relative(self, log_path: Path) -> str:
-        """``log_path`` as stored: relative to the database's folder."""
-        return os.path.relpath(log_path.absolute(), self._folder)
-
-    def _absolute(self, stored: str) -> Path:
-        """A stored log path read back, absolute (one stored absolute by an older version is kept)."""
-        return Path(os.path.normpath(self._folder / stored))
+    def _scale(self, tournament: int) -> int:
+        """The units of the tournament's totals (:func:`_scale`)."""
+        if tournament in self._scales:
+            return self._scales[tournament]
+        try:
+            scale = _scale(self._conn, tournament)
+        except sqlite3.Error as exc:
+            raise _translate(exc, self._name) from exc
+        if scale > 1:  # a tournament with blocks (made once, with the tournament)
+            self._scales[tournament] = scale
+        return scale
 
     @classmethod
     def open(cls, path: Path, *, busy_timeout_ms: int = 5000, check: bool = True) -> Store:
@@ -288,11 +453,15 @@ class Store:
             else:
                 if check:
                     _check_intact(conn, name)
-                _migrate(conn)
+                try:
+                    _migrate(conn, path.absolute().parent)
+                except StoreError as exc:
+                    msg = f"{name} cannot be upgraded to schema {sql.SCHEMA_VERSION}: {exc}"
+                    raise StoreError(msg) from exc
             conn.execute("PRAGMA journal_mode = WAL")
             # In WAL mode, NORMAL syncs at checkpoints rather than at every commit: a killed
             # process loses nothing committed; only a power cut can drop the last commits,
-            # and a resume replays those sessions (their logs are rewritten, never doubled).
+            # and a resume replays those sessions (with their logs, never doubled).
             conn.execute("PRAGMA synchronous = NORMAL")
         except StoreError:
             conn.close()
@@ -444,6 +613,14 @@ class Store:
         )
         return [BlockRow(t, i, s, tuple(json.loads(b))) for t, i, s, b in rows]
 
+    def planned(self, tournament_id: int) -> tuple[int, int]:
+        """The tournament's blocks and the sessions they schedule (a match may stop before)."""
+        [(blocks, sessions)] = self._query(
+            "SELECT count(*), coalesce(sum(json_array_length(bots)), 0) FROM blocks WHERE tournament_id = ?",
+            (tournament_id,),
+        )
+        return int(blocks), int(sessions)
+
     # Sessions
 
     def finished_keys(self, tournament_id: int) -> set[tuple[int, int]]:
@@ -453,9 +630,10 @@ class Store:
         )
         return {(block, rotation) for block, rotation in rows}
 
-    def record_session(self, result: SessionResult, *, log_path: Path) -> int:
-        """Commit one finished session with all its details in one transaction.
+    def record_session(self, result: SessionResult, *, log: bytes) -> int:
+        """Commit one finished session with all its details, its log and its totals in one transaction.
 
+        ``log`` is the session's log as :func:`tournaments.logfiles.encode_log` made it.
         Returns the session id. Raises StoreError, writing nothing, when the session is
         already recorded, its block is unknown, or its board seed is not the block's.
         """
@@ -473,98 +651,210 @@ class Store:
                 raise StoreError(msg)
             try:
                 cursor = conn.execute(
-                    "INSERT INTO sessions (tournament_id, block_idx, rotation, log_path,"
-                    " finished_at) VALUES (?, ?, ?, ?, ?)",
-                    (result.tournament, result.block, result.rotation, self._relative(log_path), _now()),
+                    "INSERT INTO sessions (tournament_id, block_idx, rotation, finished_at)"
+                    " VALUES (?, ?, ?, ?)",
+                    (result.tournament, result.block, result.rotation, _now()),
                 )
             except sqlite3.IntegrityError as exc:
                 msg = f"session already recorded: {key}"
                 raise StoreError(msg) from exc
             session_id = int(cursor.lastrowid or 0)
+            conn.execute("INSERT INTO session_logs (session_id, data) VALUES (?, ?)", (session_id, log))
             _insert_seats(conn, session_id, result)
             _insert_faults(conn, session_id, result)
+            try:
+                before = _block_seats(conn, result.tournament, result.block)
+                change = session_change(result, before, scale=self._scale(result.tournament))
+            except ValueError as exc:
+                raise StoreError(str(exc)) from exc
+            _add_change(conn, result, change)
         return session_id
 
-    def session(self, session_id: int) -> SessionRow:
-        """Find the recorded session with this id."""
-        rows = self._session_rows(session_id=session_id)
-        if not rows:
-            msg = f"unknown session: {session_id}"
-            raise StoreError(msg)
-        return rows[0]
-
-    def find_sessions(
+    def find_sessions(  # noqa: PLR0913 - one keyword per filter, and the page
         self,
         *,
         tournament: int | None = None,
         bot: str | None = None,
         fault_kind: str | None = None,
         result: Literal["win", "loss"] | None = None,
+        limit: int | None = None,
+        offset: int = 0,
     ) -> list[SessionRow]:
         """List the sessions matching every filter given, by tournament, block, rotation.
 
         ``result`` needs ``bot``: ``"win"`` keeps the sessions in which that bot had a win
         share above zero, ``"loss"`` those in which it sat and did not. With ``bot``,
         ``fault_kind`` keeps the sessions in which that bot made a fault of that kind.
+        ``limit`` and ``offset`` give one page (``limit`` None: every row from ``offset``);
+        a first page is read in a time that does not grow with the number of sessions
+        (``bench/store.py`` measures it).
         """
-        if result is not None and bot is None:
-            msg = "the result filter needs a bot"
-            raise StoreError(msg)
-        return self._session_rows(tournament=tournament, bot=bot, fault_kind=fault_kind, result=result)
+        conditions, params = _filters(tournament=tournament, bot=bot, fault_kind=fault_kind, result=result)
+        page = "" if limit is None and not offset else " LIMIT ? OFFSET ?"
+        if page:
+            params += [-1 if limit is None else limit, offset]
+        query = (
+            f"{sql.SESSION_COLUMNS} WHERE {conditions}"
+            f" ORDER BY s.tournament_id, s.block_idx, s.rotation{page}"
+        )
+        return self._session_rows(self._query(query, params))
 
-    def _session_rows(self, **filters: object) -> list[SessionRow]:
-        params = dict.fromkeys(("session_id", "tournament", "bot", "fault_kind", "result"))
-        params.update(filters)
-        rows = self._query(sql.FIND_SESSIONS, params)
+    def session_ids(
+        self,
+        *,
+        tournament: int | None = None,
+        bot: str | None = None,
+        fault_kind: str | None = None,
+        result: Literal["win", "loss"] | None = None,
+    ) -> list[int]:
+        """The ids of the sessions :meth:`find_sessions` lists with the same filters, in its order."""
+        conditions, params = _filters(tournament=tournament, bot=bot, fault_kind=fault_kind, result=result)
+        query = (
+            f"SELECT s.id FROM sessions s WHERE {conditions}"  # noqa: S608 - our conditions, placeholders
+            " ORDER BY s.tournament_id, s.block_idx, s.rotation"
+        )
+        return [session_id for (session_id,) in self._query(query, params)]
+
+    def sessions_by_id(self, session_ids: Sequence[int]) -> list[SessionRow]:
+        """The rows of these sessions, in the order given (unknown ids are left out)."""
+        rows: dict[int, Row] = {}
+        for ids in _chunks(list(session_ids)):
+            for row in self._query(
+                f"{sql.SESSION_COLUMNS} WHERE s.id IN ({', '.join('?' * len(ids))})",
+                ids,
+            ):
+                rows[row[0]] = row
+        return self._session_rows([rows[i] for i in session_ids if i in rows])
+
+    def sessions_to_list(self, tournament_id: int, *, limit: int) -> list[SessionRow]:
+        """At most ``limit`` sessions of the tournament: every faulty one first, then the first played.
+
+        In block and rotation order; for pages that cannot list a million sessions.
+        """
+        faulty = self._query(
+            "SELECT DISTINCT f.session_id FROM faults f JOIN sessions s ON s.id = f.session_id"
+            " WHERE s.tournament_id = ? ORDER BY f.session_id LIMIT ?",
+            (tournament_id, limit),
+        )
+        first = self._query(
+            "SELECT id FROM sessions WHERE tournament_id = ? ORDER BY id LIMIT ?", (tournament_id, limit)
+        )
+        chosen = list(dict.fromkeys(row[0] for row in (*faulty, *first)))[:limit]
+        return sorted(self.sessions_by_id(chosen), key=lambda row: (row.block, row.rotation))
+
+    def session(self, session_id: int) -> SessionRow:
+        """Find the recorded session with this id."""
+        rows = self._session_rows(self._query(f"{sql.SESSION_COLUMNS} WHERE s.id = ?", (session_id,)))
+        if not rows:
+            msg = f"unknown session: {session_id}"
+            raise StoreError(msg)
+        return rows[0]
+
+    def _session_rows(self, rows: Sequence[Row]) -> list[SessionRow]:
         seat_bots: dict[int, list[str]] = defaultdict(list)
-        chunk = 500  # stay far below SQLite's limit on bound parameters
-        for start in range(0, len(rows), chunk):
-            ids = [row[0] for row in rows[start : start + chunk]]
+        for ids in _chunks([row[0] for row in rows]):
             for session_id, bot in self._query(
                 "SELECT session_id, bot FROM seat_results WHERE session_id IN"  # noqa: S608 - only placeholders are formatted in
                 f" ({', '.join('?' * len(ids))}) ORDER BY session_id, seat",
                 ids,
             ):
                 seat_bots[session_id].append(bot)
-        return [
-            SessionRow(i, t, b, r, seed, self._absolute(log), at, tuple(seat_bots[i]))
-            for i, t, b, r, seed, log, at in rows
-        ]
+        return [SessionRow(i, t, b, r, seed, at, tuple(seat_bots[i])) for i, t, b, r, seed, at in rows]
+
+    def log(self, session_id: int) -> bytes:
+        """The log of a recorded session, as :func:`tournaments.logfiles.encode_log` made it."""
+        rows = self._query("SELECT data FROM session_logs WHERE session_id = ?", (session_id,))
+        if not rows:
+            self.session(session_id)  # an unknown session says so
+            msg = (
+                f"session {session_id} has no log in {self._name}: its log file was already gone "
+                "when the database was upgraded to packed logs"
+            )
+            raise MissingLogError(msg)
+        return bytes(rows[0][0])
 
     def session_results(self, tournament_id: int) -> list[SessionResult]:
-        """Rebuild every recorded session of the tournament, by block and rotation."""
+        """Rebuild every recorded session of the tournament, by block and rotation.
+
+        This reads every session: for the standings, :meth:`tally` reads their sums instead.
+        """
         self.tournament(tournament_id)
-        params = (tournament_id,)
-        declarations: dict[tuple[int, int], list[Declaration]] = defaultdict(list)
-        for session_id, seat, contract, made, pool_chips, widow, peeked, exchanged in self._query(
-            sql.DECLARATIONS_OF_TOURNAMENT, params
+        return list(self._read_results("s.tournament_id = ?", (tournament_id,)).values())
+
+    def results_of(self, session_ids: Iterable[int]) -> dict[int, SessionResult]:
+        """The recorded results of these sessions, by id (unknown ids are left out)."""
+        found: dict[int, SessionResult] = {}
+        for ids in _chunks(list(session_ids)):
+            found |= self._read_results(f"s.id IN ({', '.join('?' * len(ids))})", ids)
+        return found
+
+    def _read_results(self, where: str, params: Sequence[object]) -> dict[int, SessionResult]:
+        try:
+            return _results(self._conn, where, params)
+        except sqlite3.Error as exc:
+            raise _translate(exc, self._name) from exc
+
+    def tally(self, tournament_ids: Iterable[int]) -> Tally:
+        """The standings' sums of these tournaments' sessions, kept as each was recorded.
+
+        Reads a few rows per bot and pair, whatever the number of sessions; equal to
+        :func:`tournaments.tally.tally_of` over the same sessions (several tournaments at
+        the least scale of theirs, :meth:`~tournaments.tally.Tally.merged`).
+        """
+        total = Tally()
+        for tournament in sorted(set(tournament_ids)):
+            total = total.merged(self._tally(tournament))
+        return total
+
+    def _tally(self, tournament: int) -> Tally:
+        params = (tournament,)
+        tally = Tally(scale=self._scale(tournament))
+        for sessions, blocks, faults in self._query(
+            "SELECT sessions, blocks, faults FROM tournament_totals WHERE tournament_id = ?", params
         ):
-            declarations[session_id, seat].append(
-                Declaration(
-                    contract,
-                    bool(made),
-                    pool_chips=pool_chips,
-                    widow_taken=None if widow is None else bool(widow),
-                    peeked=None if peeked is None else bool(peeked),
-                    exchanged=exchanged,
-                )
-            )
-        faults: dict[int, list[FaultRecord]] = defaultdict(list)
-        for session_id, *fault in self._query(sql.FAULTS_OF_TOURNAMENT, params):
-            faults[session_id].append(FaultRecord(*fault))
-        seats: dict[int, list[SeatResult]] = defaultdict(list)
-        for session_id, seat, bot, chips, share, count in self._query(sql.SEATS_OF_TOURNAMENT, params):
-            seats[session_id].append(
-                SeatResult(seat, bot, chips, share, tuple(declarations[session_id, seat]), count)
-            )
-        return [
-            SessionResult(
-                tournament_id,
-                block,
-                rotation,
-                board_seed,
-                tuple(seats[session_id]),
-                tuple(faults[session_id]),
-            )
-            for session_id, block, rotation, board_seed in self._query(sql.SESSIONS_OF_TOURNAMENT, params)
-        ]
+            tally.sessions, tally.blocks, tally.faults = sessions, blocks, faults
+        for bot, *values in self._query(
+            f"SELECT bot, {', '.join(BOT_FIELDS)} FROM bot_totals WHERE tournament_id = ?",  # noqa: S608 - our columns
+            params,
+        ):
+            tally.bots[bot] = BotTotals(*values)
+        for a, b, *pair in self._query(
+            "SELECT bot, opponent, blocks, diff, diff_sq, meetings FROM pair_totals WHERE tournament_id = ?",
+            params,
+        ):
+            tally.pairs[a, b] = PairTotals(*pair)
+        for bot, contract, made, attempted in self._query(
+            "SELECT bot, contract, made, attempted FROM contract_totals WHERE tournament_id = ?", params
+        ):
+            tally.contracts[bot, contract] = ContractTotals(made, attempted)
+        return tally
+
+
+def _filters(
+    *, tournament: int | None, bot: str | None, fault_kind: str | None, result: str | None
+) -> tuple[str, list[object]]:
+    """The condition on ``sessions s`` (placeholders only) and its parameters for these filters."""
+    if result is not None and bot is None:
+        msg = "the result filter needs a bot"
+        raise StoreError(msg)
+    conditions: list[str] = ["1"]
+    params: list[object] = []
+    if tournament is not None:
+        conditions.append("s.tournament_id = ?")
+        params.append(tournament)
+    if fault_kind is not None:  # faults are rare: find them first, by their index
+        by_bot = " AND bot = ?" if bot is not None else ""
+        conditions.append(f"s.id IN (SELECT session_id FROM faults WHERE kind = ?{by_bot})")  # noqa: S608
+        params += [fault_kind] if bot is None else [fault_kind, bot]
+    if bot is not None:
+        shares = {"win": " AND r.win_share > 0", "loss": " AND r.win_share = 0", None: ""}[result]
+        seat = f"SELECT 1 FROM seat_results r WHERE r.session_id = s.id AND r.bot = ?{shares}"  # noqa: S608
+        conditions.append(f"EXISTS ({seat})")
+        params.append(bot)
+    return " AND ".join(conditions), params
+
+
+def _chunks(ids: list[int], size: int = 500) -> Iterator[list[int]]:
+    """``ids`` in lists of at most ``size``: far below SQLite's limit on bound parameters."""
+    for start in range(0, len(ids), size):
+        yield ids[start : start + size]

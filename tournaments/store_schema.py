@@ -6,6 +6,13 @@ Schema version history (``PRAGMA user_version``):
 2. declarations gain the pool variants' ``pool_chips``, ``widow_taken``, ``peeked`` and ``exchanged``
    (:data:`MIGRATIONS` adds them to a version 1 file, with the defaults of a deal without
    a pool: 0, NULL, NULL, 0).
+3. Session logs packed into the database: ``session_logs`` holds each session's log (the
+   gzip JSON a log file held), committed with its result, and ``sessions.log_path`` is
+   gone. The standings' running totals (:mod:`tournaments.tally`): ``block_seats``,
+   ``bot_totals``, ``pair_totals``, ``contract_totals`` and ``tournament_totals``, updated
+   in each session's transaction. ``faults_bot_kind`` serves ``nap log list --bot --fault``.
+   The upgrade (``tournaments.store._migrate``) reads every log file the old rows name
+   into ``session_logs`` (the files stay where they are) and computes the totals.
 """
 
 from __future__ import annotations
@@ -13,7 +20,7 @@ from __future__ import annotations
 APPLICATION_ID = 0x4E415041
 """``PRAGMA application_id`` of a Nap Arena database: ``"NAPA"`` in ASCII."""
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """``PRAGMA user_version`` this code writes and reads."""
 
 SCHEMA: tuple[str, ...] = (
@@ -46,7 +53,6 @@ SCHEMA: tuple[str, ...] = (
         tournament_id INTEGER NOT NULL,
         block_idx INTEGER NOT NULL,
         rotation INTEGER NOT NULL,
-        log_path TEXT NOT NULL,
         finished_at TEXT NOT NULL,
         UNIQUE (tournament_id, block_idx, rotation),
         FOREIGN KEY (tournament_id, block_idx) REFERENCES blocks (tournament_id, idx))""",
@@ -85,7 +91,56 @@ SCHEMA: tuple[str, ...] = (
     "CREATE INDEX faults_kind ON faults (kind, session_id)",
 )
 
+PACKED: tuple[str, ...] = (
+    """CREATE TABLE session_logs (
+        session_id INTEGER PRIMARY KEY REFERENCES sessions (id),
+        data BLOB NOT NULL)  -- the session's log: gzip-compressed JSON (tournaments.logfiles)""",
+    """CREATE TABLE block_seats (
+        tournament_id INTEGER NOT NULL,
+        block_idx INTEGER NOT NULL,
+        bot TEXT NOT NULL,
+        sessions INTEGER NOT NULL,
+        chips INTEGER NOT NULL,
+        wins INTEGER NOT NULL,  -- win shares in 1/420
+        PRIMARY KEY (tournament_id, block_idx, bot)) WITHOUT ROWID""",
+    """CREATE TABLE bot_totals (
+        tournament_id INTEGER NOT NULL,
+        bot TEXT NOT NULL,
+        sessions INTEGER NOT NULL, blocks INTEGER NOT NULL,
+        chips INTEGER NOT NULL, chips_sq INTEGER NOT NULL,
+        wins INTEGER NOT NULL, wins_sq INTEGER NOT NULL,
+        expected INTEGER NOT NULL, faults INTEGER NOT NULL, beats INTEGER NOT NULL,
+        pools INTEGER NOT NULL, pool_chips INTEGER NOT NULL, widows INTEGER NOT NULL,
+        widows_taken INTEGER NOT NULL, widows_taken_made INTEGER NOT NULL,
+        widows_peeked INTEGER NOT NULL, exchanged INTEGER NOT NULL,
+        PRIMARY KEY (tournament_id, bot)) WITHOUT ROWID""",
+    """CREATE TABLE pair_totals (
+        tournament_id INTEGER NOT NULL,
+        bot TEXT NOT NULL,
+        opponent TEXT NOT NULL,  -- bot < opponent
+        blocks INTEGER NOT NULL,
+        diff INTEGER NOT NULL,
+        diff_sq INTEGER NOT NULL,
+        meetings INTEGER NOT NULL,
+        PRIMARY KEY (tournament_id, bot, opponent)) WITHOUT ROWID""",
+    """CREATE TABLE contract_totals (
+        tournament_id INTEGER NOT NULL,
+        bot TEXT NOT NULL,
+        contract TEXT NOT NULL,
+        made INTEGER NOT NULL,
+        attempted INTEGER NOT NULL,
+        PRIMARY KEY (tournament_id, bot, contract)) WITHOUT ROWID""",
+    """CREATE TABLE tournament_totals (
+        tournament_id INTEGER PRIMARY KEY REFERENCES tournaments (id),
+        sessions INTEGER NOT NULL,
+        blocks INTEGER NOT NULL,
+        faults INTEGER NOT NULL)""",
+    "CREATE INDEX faults_bot_kind ON faults (bot, kind, session_id)",
+)
+"""What version 3 added: the packed logs and the standings' totals."""
+
 MIGRATIONS: dict[int, tuple[str, ...]] = {
+    3: PACKED,  # then the logs are read in and the totals computed (tournaments.store)
     2: (
         "ALTER TABLE declarations ADD COLUMN pool_chips INTEGER NOT NULL DEFAULT 0",
         "ALTER TABLE declarations ADD COLUMN widow_taken INTEGER CHECK (widow_taken IN (0, 1))",
@@ -95,42 +150,31 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
 }
 """The statements that bring a file from the version before each key up to that version."""
 
-FIND_SESSIONS = """
-    SELECT s.id, s.tournament_id, s.block_idx, s.rotation, b.board_seed, s.log_path,
-           s.finished_at
+SESSION_COLUMNS = """
+    SELECT s.id, s.tournament_id, s.block_idx, s.rotation, b.board_seed, s.finished_at
     FROM sessions s
     JOIN blocks b ON b.tournament_id = s.tournament_id AND b.idx = s.block_idx
-    WHERE (:session_id IS NULL OR s.id = :session_id)
-      AND (:tournament IS NULL OR s.tournament_id = :tournament)
-      AND (:bot IS NULL OR EXISTS (
-            SELECT 1 FROM seat_results r WHERE r.session_id = s.id AND r.bot = :bot
-              AND (:result IS NULL OR (r.win_share > 0) = (:result = 'win'))))
-      AND (:fault_kind IS NULL OR EXISTS (
-            SELECT 1 FROM faults f WHERE f.session_id = s.id AND f.kind = :fault_kind
-              AND (:bot IS NULL OR f.bot = :bot)))
-    ORDER BY s.tournament_id, s.block_idx, s.rotation
 """
 
 BOT_COLUMNS = "SELECT id, name, version, command, language, folder, content_hash, registered_at FROM bots"
 TOURNAMENT_COLUMNS = "SELECT id, name, config, seed, status, created_at, finished_at FROM tournaments"
 
-DECLARATIONS_OF_TOURNAMENT = """
+DECLARATIONS_OF_SESSIONS = """
     SELECT d.session_id, d.seat, d.contract, d.made, d.pool_chips, d.widow_taken, d.peeked, d.exchanged
-    FROM declarations d JOIN sessions s ON s.id = d.session_id
-    WHERE s.tournament_id = ? ORDER BY d.id
+    FROM declarations d WHERE d.session_id IN (SELECT id FROM sessions s WHERE {where}) ORDER BY d.id
 """
-FAULTS_OF_TOURNAMENT = """
+FAULTS_OF_SESSIONS = """
     SELECT f.session_id, f.kind, f.bot, f.seat, f.deal, f.decision, f.elapsed_ms, f.detail
-    FROM faults f JOIN sessions s ON s.id = f.session_id
-    WHERE s.tournament_id = ? ORDER BY f.id
+    FROM faults f WHERE f.session_id IN (SELECT id FROM sessions s WHERE {where}) ORDER BY f.id
 """
-SEATS_OF_TOURNAMENT = """
+SEATS_OF_SESSIONS = """
     SELECT r.session_id, r.seat, r.bot, r.chips, r.win_share, r.faults
-    FROM seat_results r JOIN sessions s ON s.id = r.session_id
-    WHERE s.tournament_id = ? ORDER BY r.session_id, r.seat
+    FROM seat_results r WHERE r.session_id IN (SELECT id FROM sessions s WHERE {where})
+    ORDER BY r.session_id, r.seat
 """
-SESSIONS_OF_TOURNAMENT = """
-    SELECT s.id, s.block_idx, s.rotation, b.board_seed
+SESSIONS_WHERE = """
+    SELECT s.id, s.tournament_id, s.block_idx, s.rotation, b.board_seed
     FROM sessions s JOIN blocks b ON b.tournament_id = s.tournament_id AND b.idx = s.block_idx
-    WHERE s.tournament_id = ? ORDER BY s.block_idx, s.rotation
+    WHERE {where} ORDER BY s.tournament_id, s.block_idx, s.rotation
 """
+"""The parts of sessions' results; ``{where}`` is a condition on ``sessions s`` (placeholders only)."""

@@ -5,10 +5,9 @@ bigger machine has more. A :class:`WorkerPool` starts ``workers`` processes (``p
 -m tournaments.workers``); each is a :class:`~tournaments.host.BlockHost` (a referee on
 127.0.0.1:0 and one process per bot entry) that plays the blocks the runner hands it,
 with :func:`~tournaments.blocks.run_block`: the same self-contained unit of work that a
-Ray worker runs (:mod:`tournaments.executors.ray`). A worker writes each finished
-session's log file, then sends the result; the runner alone writes to the store, so the
-store sees a session only once its log is on disk, and a killed tournament resumes
-exactly as with one process.
+Ray worker runs (:mod:`tournaments.executors.ray`). A worker sends each finished
+session's result with its log, encoded; the runner alone writes to the store, committing
+both in one transaction, so a killed tournament resumes exactly as with one process.
 
 The runner keeps up to ``per_worker`` blocks in flight on each worker (fewer when there
 are not enough blocks to go round evenly) and hands a worker its next block when one of
@@ -83,7 +82,7 @@ class WorkerPool:
         self._processes: list[asyncio.subprocess.Process] = []
 
     async def play(
-        self, runs: Sequence[BlockRun], deliver: Callable[[SessionResult, Path], None], *, per_worker: int
+        self, runs: Sequence[BlockRun], deliver: Callable[[SessionResult, bytes], None], *, per_worker: int
     ) -> None:
         """Play ``runs`` with at most ``per_worker`` blocks in flight on each; deliver each session.
 
@@ -141,7 +140,7 @@ class WorkerPool:
         process: asyncio.subprocess.Process,
         queue: Iterator[BlockRun],
         share: int,
-        deliver: Callable[[SessionResult, Path], None],
+        deliver: Callable[[SessionResult, bytes], None],
     ) -> None:
         """Keep ``share`` blocks in flight on one worker until the shared queue is empty."""
         stdin, stdout = process.stdin, process.stdout
@@ -159,7 +158,7 @@ class WorkerPool:
                 raise RunnerError(await self._died(number, process))
             kind = message[0]
             if kind == "session":
-                deliver(message[1], Path(message[2]))
+                deliver(message[1], message[2])
             elif kind == "block-done":
                 in_flight -= 1
                 following = next(queue, None)
@@ -229,8 +228,8 @@ async def _serve(output: BinaryIO) -> None:
         send("failed", str(exc))
         return
 
-    def delivered(result: SessionResult, path: Path) -> None:
-        send("session", result, str(path))
+    def delivered(result: SessionResult, log: bytes) -> None:
+        send("session", result, log)
 
     async def play(run: BlockRun) -> None:
         await host.play(run, delivered)

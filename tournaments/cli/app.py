@@ -6,52 +6,54 @@ error becomes a one-line message and a non-zero exit.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
+import importlib
 import json
 import logging
 import sys
 import textwrap
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 import click
 import structlog
 from rich.console import Console
 
-from referee.rules import DEFAULT_PROFILE, ProfileError, get_profile
-from referee.server import tune_collector
-from tournaments.bots import RunnerError
+from referee.rules import DEFAULT_PROFILE
 from tournaments.commands import DB_VARIABLE, DEFAULT_DB, DEFAULT_OUT
-from tournaments.config import TournamentConfig
-from tournaments.entrants import BuildError
-from tournaments.executors import recorded_usage
 from tournaments.logfiles import LogError
-from tournaments.match import MatchSummary, summarize
-from tournaments.outfolder import logs_root, point_latest, tournament_folder, write_index
-from tournaments.progress import standings_table, tournament_progress
-from tournaments.provenance import describe_tournament
-from tournaments.publish import match_lines, publish
-from tournaments.runner import RunOptions, RunStart, run_tournament
-from tournaments.scheduler import MIN_TABLE_SIZE, check_table_size
-from tournaments.session_pages import session_links
-from tournaments.standings import compute_standings
-from tournaments.store import Store, StoreError, TournamentRow
+from tournaments.store import Store, StoreError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
-
-    from referee.rules import Profile
-    from tournaments.bots import BotEntry
-    from tournaments.results import SessionResult
-    from tournaments.standings import Standings
+    from collections.abc import Callable, Iterator
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
-KNOWN_ERRORS: tuple[type[Exception], ...] = (StoreError, RunnerError, LogError, ValueError, OSError)
-"""Errors whose message is meant for the user (ManifestError, ProfileError, RecordError are ValueErrors)."""
+COMMANDS = {
+    "bot": "tournaments.cli.bots:bot",
+    "log": "tournaments.cli.logs:log",
+    "match": "tournaments.cli.match:match_command",
+    "rules": "tournaments.cli.rules:rules",
+    "serve": "tournaments.cli.serve:serve",
+    "standings": "tournaments.cli.tournament:standings_command",
+    "tournament": "tournaments.cli.tournament:tournament",
+}
+"""Each ``nap`` command and where it is defined: imported only when it runs (or for ``--help``),
+so that ``nap log list`` does not import the referee, gRPC and the runner."""
+
+
+def known_errors() -> tuple[type[Exception], ...]:
+    """Errors whose message is meant for the user (ManifestError, ProfileError, RecordError are ValueErrors).
+
+    Imported when an error is being reported, so that a command that never meets a bot
+    does not import the modules that run them.
+    """
+    from tournaments.bots import RunnerError  # noqa: PLC0415 - see above
+
+    return (StoreError, RunnerError, LogError, ValueError, OSError)
+
 
 console = Console()
 
@@ -66,13 +68,17 @@ def friendly(command: Callable[P, R]) -> Callable[P, R]:
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return command(*args, **kwargs)
-        except BuildError as exc:  # the compiler's own words are the explanation
-            message = (
-                f"bot {exc.bot}: build failed with status {exc.status}; its output:\n"
-                f"{textwrap.indent(exc.output, '  ')}"
-            )
-            raise click.ClickException(message) from None
-        except KNOWN_ERRORS as exc:
+        except Exception as exc:
+            from tournaments.entrants import BuildError  # noqa: PLC0415 - only when it failed
+
+            if isinstance(exc, BuildError):  # the compiler's own words are the explanation
+                message = (
+                    f"bot {exc.bot}: build failed with status {exc.status}; its output:\n"
+                    f"{textwrap.indent(exc.output, '  ')}"
+                )
+                raise click.ClickException(message) from None
+            if not isinstance(exc, known_errors()):
+                raise
             message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise click.ClickException(message) from None
 
@@ -117,7 +123,23 @@ def open_store(path: Path, *, must_exist: bool = True, writing: bool = False) ->
         yield store
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The ``nap`` group: its commands are imported when one runs (see :data:`COMMANDS`)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        where = COMMANDS.get(cmd_name)
+        if where is None:
+            return super().get_command(ctx, cmd_name)
+        module, name = where.split(":")
+        command = getattr(importlib.import_module(module), name)
+        assert isinstance(command, click.Command)  # noqa: S101 - COMMANDS names commands
+        return command
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="nap-arena")
 @click.option("--verbose", "-v", is_flag=True, help="Log the referee's and runner's progress (info level).")
 def main(*, verbose: bool) -> None:
@@ -192,158 +214,6 @@ out_option = click.option(
     type=click.Path(file_okay=False, path_type=Path),
     default=DEFAULT_OUT,
     show_default=True,
-    help="Output folder: each tournament's standings.md/.json/.html and logs in t<ID>/, "
-    "and latest, a link to the newest.",
+    help="Output folder: each tournament's standings.md/.json/.html, sessions list and bot output "
+    "in t<ID>/, and latest, a link to the newest.",
 )
-
-
-def stored_match(row: TournamentRow, results: Sequence[SessionResult]) -> MatchSummary | None:
-    """The summary of a stored match (None when the tournament is not a match)."""
-    plan = TournamentConfig.from_json(row.config).match
-    return None if plan is None else summarize(results, plan)
-
-
-def stored_standings(row: TournamentRow, results: Sequence[SessionResult]) -> Standings:
-    """The standings of ``row``'s sessions, told whether its profile has a pool.
-
-    A profile that no longer loads (a house-rules file moved away) counts as one without:
-    the declarers' pool records then show only where they are not all zeros.
-    """
-    try:
-        has_pool = get_profile(TournamentConfig.from_json(row.config).profile).has_pool
-    except ProfileError:
-        has_pool = False
-    return compute_standings(results, has_pool=has_pool)
-
-
-def planned_sessions(store: Store, tournament_id: int) -> int:
-    """The sessions a tournament schedules (a match may stop before)."""
-    return sum(len(block.bots) for block in store.blocks(tournament_id))
-
-
-def tournament_facts(store: Store, row: TournamentRow, results: Sequence[SessionResult]) -> dict[str, Any]:
-    """What ``row``'s tournament measured, for standings.json and ``status --json``."""
-    return describe_tournament(
-        row,
-        played=len(store.finished_keys(row.id)),
-        planned=planned_sessions(store, row.id),
-        blocks=len(store.blocks(row.id)),
-        faults=sum(len(result.faults) for result in results),
-        usage=recorded_usage(store.path, row.id),
-    )
-
-
-def print_standings(standings: Standings, *, title: str, match: MatchSummary | None) -> None:
-    """The standings table (and a match's summary) as ``tournament run`` and ``standings`` print them."""
-    console.print(standings_table(standings, title=title))
-    if match is not None:
-        for line in match_lines(match):
-            console.print(line, markup=False, highlight=False, soft_wrap=True)
-
-
-def publish_standings(
-    store: Store, tournament_id: int, out: Path, *, show: bool = True, screen: Console = console
-) -> Path:
-    """Write a tournament's standings into its folder ``<out>/t<N>``, point ``<out>/latest`` at it.
-
-    With ``show`` the standings table is printed first; what was written is said on
-    ``screen``. Returns the tournament's folder.
-    """
-    row = store.tournament(tournament_id)
-    results = store.session_results(tournament_id)
-    standings = stored_standings(row, results)
-    match = stored_match(row, results)
-    title = f"Tournament {row.id}: {row.name}"
-    if show:
-        print_standings(standings, title=title, match=match)
-    folder = tournament_folder(out, row.id)
-    publish(
-        standings,
-        folder,
-        title=title,
-        match=match,
-        about=tournament_facts(store, row, results),
-        sessions=session_links(store.find_sessions(tournament=row.id), results),
-        db=store.path,
-    )
-    point_latest(out, row.id)
-    write_index(out)
-    screen.print(
-        f"tournament {row.id} {row.status}, {len(store.finished_keys(row.id))} sessions: "
-        f"standings.md, .json and .html written to {folder}/ (its logs are there too)",
-        markup=False,
-        highlight=False,
-        soft_wrap=True,
-    )
-    return folder
-
-
-def announce_start(start: RunStart) -> None:
-    """Print the tournament's id and what is left to play, with the command that resumes it."""
-    left = start.sessions - start.recorded
-    sessions = f"{left} of {start.sessions} sessions left" if start.recorded else f"{left} sessions"
-    console.print(
-        f"tournament {start.tournament}: {start.name}, {sessions} (if it stops: {start.resume})",
-        markup=False,
-        highlight=False,
-        soft_wrap=True,
-    )
-
-
-def latest_tournament(store: Store) -> TournamentRow:
-    """The most recent tournament; StoreError when there is none."""
-    rows = store.tournaments()
-    if not rows:
-        msg = "the database holds no tournament yet (run 'nap tournament run')"
-        raise StoreError(msg)
-    return max(rows, key=lambda row: row.id)
-
-
-def seats_for(entrants: Sequence[BotEntry], table_size: int | None, profile: Profile | None = None) -> int:
-    """The table size asked for, or 4 (fewer with fewer entrants); RunnerError when they cannot fill it.
-
-    Fewer entrants than the smallest table are refused with how to enter a bot twice.
-    The default keeps within ``profile``'s table sizes (``min_players`` to
-    ``max_players``); a size asked for that the profile does not allow is a RunnerError.
-    """
-    fewest = MIN_TABLE_SIZE if profile is None else profile.min_players
-    if len(entrants) < fewest:
-        names = ", ".join(entry.name for entry in entrants) or "none"
-        first = entrants[0].name if entrants else "peel"
-        more = " ".join(f"--bot {first}{n}={first}" for n in range(2, 2 + fewest - len(entrants)))
-        msg = (
-            f"a tournament needs at least {fewest} entrants, got {len(entrants)} ({names}); "
-            f"ALIAS=BOT enters a bot again under another name: add {more}"
-        )
-        raise RunnerError(msg)
-    size = table_size or min(4, len(entrants))
-    if profile is not None:
-        if table_size is None:
-            size = max(profile.min_players, min(size, profile.max_players))
-        try:
-            check_table_size(size, profile)
-        except ValueError as exc:
-            raise RunnerError(str(exc)) from None
-    if len(entrants) < size:
-        msg = f"{len(entrants)} entrants cannot fill a table of {size}; add bots or lower --table-size"
-        raise RunnerError(msg)
-    return size
-
-
-def play_and_publish(
-    config: TournamentConfig, *, store: Store, out: Path, options: RunOptions | None = None
-) -> None:
-    """Run a tournament with a progress display, then print and publish its standings.
-
-    The progress display (a bar, or plain lines where there is no terminal) is this
-    command's own: it takes the place of any in ``options``.
-    """
-    tune_collector()  # for the referee, when it plays here (one worker, or remote bots)
-    with tournament_progress(console) as progress:
-        tournament_id = run_tournament(
-            config,
-            store=store,
-            logs_root=logs_root(out),
-            options=dataclasses.replace(options or RunOptions(), progress=progress, on_start=announce_start),
-        )
-    publish_standings(store, tournament_id, out)

@@ -17,7 +17,6 @@ from tournaments.cli.app import (
     echo_json,
     friendly,
     json_option,
-    main,
     open_store,
     profile_option,
 )
@@ -28,7 +27,7 @@ from tournaments.progress import tournament_progress
 from tournaments.store import Store
 
 
-@main.group()
+@click.group()
 def bot() -> None:
     """Write, check, submit and list bots."""
 

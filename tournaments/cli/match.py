@@ -18,12 +18,14 @@ from tournaments.cli.app import (
     db_option,
     decision_option,
     friendly,
-    main,
     margin_option,
     out_option,
     profile_option,
-    tournament_facts,
     workers_option,
+)
+from tournaments.cli.reports import (
+    session_pages,
+    tournament_facts,
 )
 from tournaments.config import TournamentConfig
 from tournaments.entrants import resolve, resolve_all
@@ -33,9 +35,8 @@ from tournaments.progress import tournament_progress
 from tournaments.publish import match_lines, publish
 from tournaments.runner import RunOptions, RunStart, run_tournament
 from tournaments.scheduler import check_table_size
-from tournaments.session_pages import session_links
 from tournaments.sprt import DEFAULT_MIN_BLOCKS, Sprt
-from tournaments.standings import compute_standings
+from tournaments.standings import standings_of
 from tournaments.store import Store
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ MATCH_CONCURRENCY = 4
 finish for nothing once the test has decided (a tournament's default is 512)."""
 
 
-@main.command("match")
+@click.command("match")
 @click.argument("candidate")
 @click.argument("baseline", required=False)
 @click.option(
@@ -210,15 +211,15 @@ def match_command(  # noqa: PLR0913, PLR0917 - one parameter per command-line op
                 logs_root=logs_root(out),
                 options=RunOptions(progress=progress, on_start=_announcer(screen, test)),
             )
-        results = store.session_results(tournament)
-        summary = summarize(results, MatchPlan(candidate=entry.name, sprt=test))
+        summary = summarize(store.session_results(tournament), MatchPlan(candidate=entry.name, sprt=test))
+        standings = standings_of(store.tally([tournament]), has_pool=get_profile(config.profile).has_pool)
         paths = publish(
-            compute_standings(results, has_pool=get_profile(config.profile).has_pool),
+            standings,
             tournament_folder(out, tournament),
             title=f"Match {tournament}: {config.name}",
             match=summary,
-            about=tournament_facts(store, store.tournament(tournament), results),
-            sessions=session_links(store.find_sessions(tournament=tournament), results),
+            about=tournament_facts(store, store.tournament(tournament)),
+            **session_pages(store, tournament, standings.sessions),
             db=store.path,
         )
         point_latest(out, tournament)

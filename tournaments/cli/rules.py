@@ -8,13 +8,13 @@ import click
 from rich.table import Table
 
 from referee.rules import CARDS, PROFILES, get_profile
-from tournaments.cli.app import console, friendly, main
+from tournaments.cli.app import console, friendly
 
 if TYPE_CHECKING:
     from referee.rules import Profile
 
 
-@main.group()
+@click.group()
 def rules() -> None:
     """The rules profiles (seed documents) and house rules."""
 

@@ -26,16 +26,17 @@ from tournaments.cli.app import (
     db_option,
     decision_option,
     friendly,
-    main,
     margin_option,
     out_option,
-    play_and_publish,
     profile_option,
+)
+from tournaments.cli.reports import (
+    play_and_publish,
     seats_for,
 )
 
 
-@main.command("serve")
+@click.command("serve")
 @click.option("--host", default="0.0.0.0", show_default=True, help="Address to listen on.")  # noqa: S104
 @click.option("--port", type=click.IntRange(0, 65535), default=50051, show_default=True)
 @click.option(

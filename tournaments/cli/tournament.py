@@ -12,7 +12,6 @@ from rich.table import Table
 from referee.match import TimeLimits
 from referee.rules import get_profile
 from tournaments.cli.app import (
-    announce_start,
     bank_option,
     connect_timeout_option,
     console,
@@ -21,21 +20,22 @@ from tournaments.cli.app import (
     echo_json,
     friendly,
     json_option,
-    latest_tournament,
-    main,
     margin_option,
     open_store,
     out_option,
-    planned_sessions,
+    profile_option,
+    workers_option,
+)
+from tournaments.cli.reports import (
+    announce_start,
+    latest_tournament,
     play_and_publish,
     print_standings,
-    profile_option,
     publish_standings,
     seats_for,
     stored_match,
     stored_standings,
     tournament_facts,
-    workers_option,
 )
 from tournaments.commands import resume_command
 from tournaments.config import TournamentConfig
@@ -62,7 +62,7 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-@main.group()
+@click.group()
 def tournament() -> None:
     """Run, resume and inspect tournaments, on this machine or on a Ray cluster."""
 
@@ -231,8 +231,7 @@ def tournament_list(db_path: Path, *, as_json: bool) -> None:
     """List the tournaments in the database."""
     with open_store(db_path) as store:
         rows = [
-            (row, len(store.finished_keys(row.id)), planned_sessions(store, row.id))
-            for row in store.tournaments()
+            (row, store.tally([row.id]).sessions, store.planned(row.id)[1]) for row in store.tournaments()
         ]
     if as_json:
         echo_json(
@@ -275,9 +274,8 @@ def tournament_status(tournament_id: int | None, db_path: Path, *, as_json: bool
     """Show a tournament's progress and what it measures (default: the latest)."""
     with open_store(db_path) as store:
         row = store.tournament(tournament_id) if tournament_id else latest_tournament(store)
-        results = store.session_results(row.id)
-        facts = tournament_facts(store, row, results)
-        match = stored_match(row, results)
+        facts = tournament_facts(store, row)
+        match = stored_match(store, row)
     if as_json:
         if match is not None:
             facts["match_summary"] = match.to_json()
@@ -345,7 +343,7 @@ def _when(stamp: str, *, zone: bool = True) -> str:
     return stamp[:19].replace("T", " ") + (" UTC" if zone else "")
 
 
-@main.command("standings")
+@click.command("standings")
 @click.argument("tournament_id", type=int, required=False)
 @db_option
 @click.option(
@@ -360,14 +358,11 @@ def standings_command(tournament_id: int | None, db_path: Path, out: Path | None
     """Print (and with --out, republish) the standings of a tournament (default: the latest)."""
     with open_store(db_path) as store:
         row = store.tournament(tournament_id) if tournament_id else latest_tournament(store)
-        results = store.session_results(row.id)
-        standings = stored_standings(row, results)
-        match = stored_match(row, results)
+        standings = stored_standings(store, row)
+        match = stored_match(store, row)
         title = f"Tournament {row.id}: {row.name}"
         if as_json:
-            echo_json(
-                to_json(standings, title=title, match=match, about=tournament_facts(store, row, results))
-            )
+            echo_json(to_json(standings, title=title, match=match, about=tournament_facts(store, row)))
         else:
             print_standings(standings, title=title, match=match)
         if out is not None:

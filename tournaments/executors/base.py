@@ -1,10 +1,10 @@
 """What every executor is: a way to play blocks that hands each finished session back to the runner.
 
 The runner owns the schedule, the store and the progress bar; an :class:`Executor` only
-plays the blocks it is given and calls ``deliver(result, log_path)`` for each finished
-session once the session's log is on the runner's disk. ``deliver`` commits the session:
-the runner's process alone writes the store, and a session is committed only after its
-log is written, whichever executor played it.
+plays the blocks it is given and calls ``deliver(result, log)`` for each finished
+session, ``log`` being the session's log encoded (:func:`tournaments.logfiles.encode_log`).
+``deliver`` commits the session with its log in one transaction: the runner's process
+alone writes the store, whichever executor played it.
 
 An executor is a frozen value, chosen for one run (``--executor``); :meth:`Executor.play`
 starts whatever it needs (processes, a Ray instance) and stops it again before it returns,
@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
-    from pathlib import Path
 
     from tournaments.blocks import BlockRun
     from tournaments.host import Hosting, WorkerSetup
@@ -66,7 +65,7 @@ class PlayContext:
 
 
 class Executor(Protocol):
-    """Plays blocks somewhere and hands each finished session, its log written, to ``deliver``."""
+    """Plays blocks somewhere and hands each finished session, with its log, to ``deliver``."""
 
     @property
     def name(self) -> str:
@@ -78,11 +77,11 @@ class Executor(Protocol):
     async def play(
         self,
         runs: Sequence[BlockRun],
-        deliver: Callable[[SessionResult, Path], None],
+        deliver: Callable[[SessionResult, bytes], None],
         *,
         context: PlayContext,
     ) -> None:
-        """Play every block of ``runs`` and deliver each session once, its log on the runner's disk.
+        """Play every block of ``runs`` and deliver each session once, with its log.
 
         Raises RunnerError (one line) when the blocks cannot be played (a bot that cannot
         start, workers that keep dying), and whatever ``deliver`` raises as it is; what was

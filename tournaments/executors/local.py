@@ -19,7 +19,6 @@ from tournaments.workers import WorkerPool
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
-    from pathlib import Path
 
     from tournaments.blocks import BlockRun
     from tournaments.results import SessionResult
@@ -48,7 +47,7 @@ class LocalExecutor:
     async def play(
         self,
         runs: Sequence[BlockRun],
-        deliver: Callable[[SessionResult, Path], None],
+        deliver: Callable[[SessionResult, bytes], None],
         *,
         context: PlayContext,
     ) -> None:

@@ -10,9 +10,8 @@ at once with :func:`~tournaments.blocks.run_block`: the unit a local worker proc
 
 What travels: each block out (a :class:`~tournaments.blocks.BlockRun`, a few hundred
 bytes), and back each session as it ends, its result and its log (gzip JSON, encoded on
-the worker). The runner writes the log file, then commits the session: one process
-writes the store and the logs, and a session is committed only once its log is on the
-runner's disk, as with local workers. Bot folders travel in Ray's runtime environment
+the worker). The runner commits the session with its log in one transaction: one process
+writes the store, as with local workers. Bot folders travel in Ray's runtime environment
 (:mod:`~tournaments.executors.shipping`).
 
 A Ray worker that dies or cannot be reached (its process killed, its node lost) costs
@@ -48,7 +47,6 @@ from tournaments.executors.local import default_workers
 from tournaments.executors.ray_worker import BlockWorker, WorkerInfo
 from tournaments.executors.shipping import portable_bots
 from tournaments.host import WorkerSetup, first_failure
-from tournaments.logfiles import write_encoded_log
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -108,7 +106,7 @@ class RayExecutor:
     async def play(
         self,
         runs: Sequence[BlockRun],
-        deliver: Callable[[SessionResult, Path], None],
+        deliver: Callable[[SessionResult, bytes], None],
         *,
         context: PlayContext,
     ) -> None:
@@ -292,7 +290,7 @@ class _RayRun:
         ray: ModuleType,
         setup: WorkerSetup,
         runs: Sequence[BlockRun],
-        deliver: Callable[[SessionResult, Path], None],
+        deliver: Callable[[SessionResult, bytes], None],
         *,
         report: Callable[[int, int], None],
         workers: int,
@@ -350,30 +348,9 @@ class _RayRun:
             task.cancel()
 
     async def _commit(self) -> None:
-        """Write the logs of the sessions that came back, then commit them: the runner's part."""
-        root, tournament = self._setup.logs_root, self._setup.tournament
-        while True:
-            batch = [await self._sessions.get()]
-            while not self._sessions.empty():
-                batch.append(self._sessions.get_nowait())
-            sessions = [session for session in batch if session is not None]
-            paths = await asyncio.gather(
-                *(
-                    asyncio.to_thread(
-                        write_encoded_log,
-                        root,
-                        tournament=tournament,
-                        block=result.block,
-                        rotation=result.rotation,
-                        data=data,
-                    )
-                    for result, data in sessions
-                )
-            )
-            for (result, _), path in zip(sessions, paths, strict=True):
-                self._deliver(result, path)
-            if None in batch:
-                return
+        """Commit the sessions that came back, with their logs: the runner's part."""
+        while (session := await self._sessions.get()) is not None:
+            self._deliver(*session)
 
     async def _place(self, place: int) -> None:
         """Keep a Ray worker playing in this place until every block is played, replacing lost ones."""

@@ -5,8 +5,8 @@ actor of, one per CPU of the cluster by default. It is a local worker process's
 counterpart: a :class:`~tournaments.host.BlockHost` (a referee on 127.0.0.1:0 and one
 process per bot entry, each serving many tables) playing blocks with
 :func:`~tournaments.blocks.run_block`. It writes nothing the runner needs: each finished
-session goes back as its result and its log file's bytes
-(:func:`~tournaments.logfiles.encode_log`), and the runner writes the log, then commits.
+session goes back as its result and its log's bytes
+(:func:`~tournaments.logfiles.encode_log`), which the runner commits together.
 
 Its bots' own logs stay on its node: under the runner's ``logs`` folder when that path
 can be made there (the runner's own machine, or a shared file system), else under the

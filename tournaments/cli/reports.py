@@ -1,0 +1,196 @@
+"""What several ``nap`` commands print and publish: standings, a tournament's facts, its pages.
+
+Kept apart from :mod:`tournaments.cli.app` so that the commands that only read (``nap log
+list``) start without importing the runner and the referee.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+from referee.rules import ProfileError, get_profile
+from referee.server import tune_collector
+from tournaments.bots import RunnerError
+from tournaments.cli.app import console
+from tournaments.config import TournamentConfig
+from tournaments.executors import recorded_usage
+from tournaments.match import MatchSummary, summarize
+from tournaments.outfolder import logs_root, point_latest, tournament_folder, write_index
+from tournaments.progress import standings_table, tournament_progress
+from tournaments.provenance import describe_tournament
+from tournaments.publish import match_lines, publish
+from tournaments.runner import RunOptions, RunStart, run_tournament
+from tournaments.scheduler import MIN_TABLE_SIZE, check_table_size
+from tournaments.session_pages import LISTED_LIMIT, session_links
+from tournaments.standings import standings_of
+from tournaments.store import Store, StoreError, TournamentRow
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from referee.rules import Profile
+    from tournaments.bots import BotEntry
+    from tournaments.standings import Standings
+
+
+def stored_match(store: Store, row: TournamentRow) -> MatchSummary | None:
+    """The summary of a stored match (None when the tournament is not a match)."""
+    plan = TournamentConfig.from_json(row.config).match
+    return None if plan is None else summarize(store.session_results(row.id), plan)
+
+
+def stored_standings(store: Store, row: TournamentRow) -> Standings:
+    """The standings of ``row``'s sessions (from the store's totals), told whether its profile has a pool.
+
+    A profile that no longer loads (a house-rules file moved away) counts as one without:
+    the declarers' pool records then show only where they are not all zeros.
+    """
+    try:
+        has_pool = get_profile(TournamentConfig.from_json(row.config).profile).has_pool
+    except ProfileError:
+        has_pool = False
+    return standings_of(store.tally([row.id]), has_pool=has_pool)
+
+
+def tournament_facts(store: Store, row: TournamentRow) -> dict[str, Any]:
+    """What ``row``'s tournament measured, for standings.json and ``status --json``."""
+    tally = store.tally([row.id])
+    blocks, planned = store.planned(row.id)
+    return describe_tournament(
+        row,
+        played=tally.sessions,
+        planned=planned,
+        blocks=blocks,
+        faults=tally.faults,
+        usage=recorded_usage(store.path, row.id),
+    )
+
+
+def session_pages(store: Store, tournament_id: int, total: int) -> dict[str, Any]:
+    """What :func:`~tournaments.publish.publish` needs for the sessions list and replays (of ``total``)."""
+    rows = store.sessions_to_list(tournament_id, limit=LISTED_LIMIT)
+    results = store.results_of(row.id for row in rows)
+    return {
+        "sessions": session_links(rows, list(results.values())),
+        "log": store.log,
+        "sessions_total": total,
+    }
+
+
+def print_standings(standings: Standings, *, title: str, match: MatchSummary | None) -> None:
+    """The standings table (and a match's summary) as ``tournament run`` and ``standings`` print them."""
+    console.print(standings_table(standings, title=title))
+    if match is not None:
+        for line in match_lines(match):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def publish_standings(
+    store: Store, tournament_id: int, out: Path, *, show: bool = True, screen: Console = console
+) -> Path:
+    """Write a tournament's standings into its folder ``<out>/t<N>``, point ``<out>/latest`` at it.
+
+    With ``show`` the standings table is printed first; what was written is said on
+    ``screen``. Returns the tournament's folder.
+    """
+    row = store.tournament(tournament_id)
+    standings = stored_standings(store, row)
+    match = stored_match(store, row)
+    title = f"Tournament {row.id}: {row.name}"
+    if show:
+        print_standings(standings, title=title, match=match)
+    folder = tournament_folder(out, row.id)
+    publish(
+        standings,
+        folder,
+        title=title,
+        match=match,
+        about=tournament_facts(store, row),
+        **session_pages(store, row.id, standings.sessions),
+        db=store.path,
+    )
+    point_latest(out, row.id)
+    write_index(out)
+    screen.print(
+        f"tournament {row.id} {row.status}, {standings.sessions} sessions: "
+        f"standings.md, .json and .html written to {folder}/",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+    return folder
+
+
+def announce_start(start: RunStart) -> None:
+    """Print the tournament's id and what is left to play, with the command that resumes it."""
+    left = start.sessions - start.recorded
+    sessions = f"{left} of {start.sessions} sessions left" if start.recorded else f"{left} sessions"
+    console.print(
+        f"tournament {start.tournament}: {start.name}, {sessions} (if it stops: {start.resume})",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def latest_tournament(store: Store) -> TournamentRow:
+    """The most recent tournament; StoreError when there is none."""
+    rows = store.tournaments()
+    if not rows:
+        msg = "the database holds no tournament yet (run 'nap tournament run')"
+        raise StoreError(msg)
+    return max(rows, key=lambda row: row.id)
+
+
+def seats_for(entrants: Sequence[BotEntry], table_size: int | None, profile: Profile | None = None) -> int:
+    """The table size asked for, or 4 (fewer with fewer entrants); RunnerError when they cannot fill it.
+
+    Fewer entrants than the smallest table are refused with how to enter a bot twice.
+    The default keeps within ``profile``'s table sizes (``min_players`` to
+    ``max_players``); a size asked for that the profile does not allow is a RunnerError.
+    """
+    fewest = MIN_TABLE_SIZE if profile is None else profile.min_players
+    if len(entrants) < fewest:
+        names = ", ".join(entry.name for entry in entrants) or "none"
+        first = entrants[0].name if entrants else "peel"
+        more = " ".join(f"--bot {first}{n}={first}" for n in range(2, 2 + fewest - len(entrants)))
+        msg = (
+            f"a tournament needs at least {fewest} entrants, got {len(entrants)} ({names}); "
+            f"ALIAS=BOT enters a bot again under another name: add {more}"
+        )
+        raise RunnerError(msg)
+    size = table_size or min(4, len(entrants))
+    if profile is not None:
+        if table_size is None:
+            size = max(profile.min_players, min(size, profile.max_players))
+        try:
+            check_table_size(size, profile)
+        except ValueError as exc:
+            raise RunnerError(str(exc)) from None
+    if len(entrants) < size:
+        msg = f"{len(entrants)} entrants cannot fill a table of {size}; add bots or lower --table-size"
+        raise RunnerError(msg)
+    return size
+
+
+def play_and_publish(
+    config: TournamentConfig, *, store: Store, out: Path, options: RunOptions | None = None
+) -> None:
+    """Run a tournament with a progress display, then print and publish its standings.
+
+    The progress display (a bar, or plain lines where there is no terminal) is this
+    command's own: it takes the place of any in ``options``.
+    """
+    tune_collector()  # for the referee, when it plays here (one worker, or remote bots)
+    with tournament_progress(console) as progress:
+        tournament_id = run_tournament(
+            config,
+            store=store,
+            logs_root=logs_root(out),
+            options=dataclasses.replace(options or RunOptions(), progress=progress, on_start=announce_start),
+        )
+    publish_standings(store, tournament_id, out)
