@@ -283,7 +283,7 @@ class _LosingExecutor:
     async def play(
         self,
         runs: Sequence[BlockRun],
-        deliver: Callable[[SessionResult, Path], None],
+        deliver: Callable[[SessionResult, bytes], None],
         *,
         context: PlayContext,
     ) -> None:

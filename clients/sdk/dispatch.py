@@ -267,9 +267,10 @@ class Dispatcher:
         clock = self._clock
         decode = self._decode_request
         bots = self._bots
-        flush_at = clock() + self._flush_after
+        now = clock()
+        flush_at = now + self._flush_after
         for request in answering.requests[first:] if first else answering.requests:
-            started = clock()
+            started = now  # one clock reading per decision: the last one ended when this starts
             legal: tuple[Action, ...] = ()
             try:
                 view = decode(request)
@@ -290,7 +291,8 @@ class Dispatcher:
             elif inspect.isawaitable(action):
                 self._start(answering, self._settle(answering, request, legal, action, started))
                 tasks += 1
-                if clock() >= flush_at:
+                now = clock()
+                if now >= flush_at:
                     break
                 continue
             else:

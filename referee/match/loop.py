@@ -61,6 +61,10 @@ if TYPE_CHECKING:
 
 _ACTION_OF_TEXT: Final[dict[str, Action]] = {card.text: card for card in CARDS}
 _ACTION_OF_TEXT.update({name: Bid(name) for name in BID_NAMES})
+_TEXT_OF_ACTION: Final[dict[Action, str]] = {action: text for text, action in _ACTION_OF_TEXT.items()}
+"""A card's or a bid's text (``str(action)`` without a call)."""
+_new_decision: Final = tuple.__new__
+"""Builds a :class:`Decision` from its fields' tuple without the named tuple's Python-level ``__new__``."""
 
 
 class Match:
@@ -127,7 +131,8 @@ class Match:
             return out
         self.asked = None
         seat = asked.seat
-        if asked.bot in self._disqualified:  # while it was thinking
+        disqualified = self._disqualified
+        if disqualified and asked.bot in disqualified:  # while it was thinking
             self._play(seat, self._fallback(), elapsed_ms, DISQUALIFIED, out)
         else:
             self._clocks.charge(seat, elapsed_ms)
@@ -144,14 +149,16 @@ class Match:
             self._fault(asked, FaultKind.LATE, self._no_answer(asked, away=False), asked.late_ms, "", out)
             return
         action = _ACTION_OF_TEXT.get(text)
+        played = text  # the canonical text: what the decision records
         if action is None:
             try:
                 action = parse_action(text)
             except ValueError as exc:
                 self._fault(asked, FaultKind.MALFORMED, str(exc), elapsed_ms, text, out)
                 return
+            played = str(action)
         if action in asked.view.legal_actions:
-            self._play(asked.seat, action, elapsed_ms, None, out)
+            self._apply((asked.seat, played, elapsed_ms, None, False), action, out)
         else:
             self._fault(
                 asked, FaultKind.ILLEGAL, self._illegal(action, text, asked.seat), elapsed_ms, text, out
@@ -207,7 +214,9 @@ class Match:
                 legal = deal.legal_actions()
                 if len(legal) == 1:
                     action = legal[0]
-                    self._apply((seat, str(action), 0.0, None, True), action, out)
+                    self._apply(
+                        (seat, _TEXT_OF_ACTION.get(action) or str(action), 0.0, None, True), action, out
+                    )
                     continue
             clocks = self._clocks
             deadline = clocks.deadline_ms(seat)
@@ -233,13 +242,15 @@ class Match:
         self, decision: tuple[int, str, float, str | None, bool], action: Action, out: list[Output]
     ) -> None:
         session = self._session
-        deal_number = len(session.deals) - 1
+        deals = session.deals
+        deal_number = len(deals) - 1
+        deal = deals[deal_number]
         events = session.apply(action)
         decisions = self._decisions
         decisions[deal_number].append(decision)
-        if session.deals[deal_number].over:
+        if deal.over:
             self._settled.extend(e for e in events if e.__class__ is DealSettled)
-            if len(session.deals) > len(decisions):
+            if len(deals) > len(decisions):
                 decisions.append([])
         if self._listening:
             self._tell(events, deal_number, out)
@@ -258,7 +269,9 @@ class Match:
         outcome = SessionOutcome(
             record=record_of(self._session),
             decisions=tuple(
-                tuple(Decision(*decision) for decision in deal) for deal in self._decisions if deal
+                tuple([_new_decision(Decision, decision) for decision in deal])
+                for deal in self._decisions
+                if deal
             ),
             faults=tuple(self._faults),
             disqualified=tuple(seats),

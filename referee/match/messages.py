@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from referee.match.clock import TimeLimits
 
@@ -43,14 +43,16 @@ class SessionSpec:
     ask_forced: bool = True
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(NamedTuple):
     """One action of a deal, as the referee decided it.
 
     ``action`` is its text; ``latency_ms`` how long the bot took; ``fault`` the fault kind
     when the referee substituted or penalized it (or ``"disqualified"``), else None;
     ``forced`` True when it was the seat's only legal action and the referee played it
     without asking (latency 0).
+
+    A named tuple rather than a frozen dataclass: a session makes one per decision, and
+    ``tuple.__new__(Decision, fields)`` costs a fraction of a dataclass's ``__init__``.
     """
 
     seat: int

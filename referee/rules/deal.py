@@ -22,9 +22,10 @@ draw from the top.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import Enum
 from itertools import combinations
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Final, NoReturn, TypeVar
 
 from referee.rules.actions import (
@@ -36,7 +37,6 @@ from referee.rules.actions import (
     Action,
     Bid,
     Exchange,
-    Peep,
     Penalty,
     TakeWidow,
 )
@@ -95,22 +95,44 @@ _ZEROS: Final = tuple((0,) * size for size in range(53))
 _EMPTIES: Final = tuple(((),) * size for size in range(53))
 """``((),) * n`` for each table size: per-seat cards before anything happened."""
 
-# Events are values, so the ones that carry no history are made once and shared.
-_CARD_PLAYED: Final = tuple(tuple(CardPlayed(seat, card) for card in CARDS) for seat in range(10))
-_TRUMP_CHOSEN: Final = tuple(TrumpChosen(suit) for suit in Suit)
-_BID_MADE: Final = tuple({Bid(name): BidMade(seat, Bid(name)) for name in BID_NAMES} for seat in range(10))
+# Events are values, so the ones that carry no history are made once and shared, each in
+# a tuple of its own: all the events of most plays and bids.
+_CARD_PLAYED: Final = tuple(tuple((CardPlayed(seat, card),) for card in CARDS) for seat in range(10))
+_TRUMP_CHOSEN: Final = tuple((TrumpChosen(suit),) for suit in Suit)
+_BID_MADE: Final = tuple({Bid(name): (BidMade(seat, Bid(name)),) for name in BID_NAMES} for seat in range(10))
 
 
 class IllegalActionError(ValueError):
     """An action that the rules forbid here; the message says exactly why."""
 
 
-class _Ladder:
-    """A profile's auction and pack precomputed: the legal bids for each current highest bid."""
+_Taker = Callable[[tuple[Card, ...]], tuple[Card, ...]]
+_Seating = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[_Taker, ...]]
 
-    __slots__ = ("after", "by_bid", "contracts", "first_phase", "pack", "pack_cards")
+
+class _Ladder:
+    """What a profile's deals have in common, worked out once.
+
+    The pack, the legal bids after each highest bid, the events that end an auction, and
+    how each seating deals the cards.
+    """
+
+    __slots__ = (
+        "after",
+        "auction_won",
+        "by_bid",
+        "contracts",
+        "deal_pattern",
+        "first_phase",
+        "pack",
+        "pack_cards",
+        "seatings",
+    )
 
     def __init__(self, profile: Profile) -> None:
+        self.deal_pattern = tuple(profile.deal_pattern)
+        self.seatings: dict[tuple[int, tuple[int, ...] | None, int], _Seating] = {}
+        """:func:`_seating` for each dealer, seats in play and table size met so far."""
         self.first_phase = _EXCHANGE if profile.exchange_max else _BIDDING
         self.pack = pack_of(profile.pack_size)
         self.pack_cards = frozenset(self.pack)
@@ -124,6 +146,9 @@ class _Ladder:
             ]
             after.append((PASS, *allowed))
         self.after = tuple(after)
+        names = [c.name for c in self.contracts]
+        self.auction_won = tuple(tuple(AuctionWon(seat, name) for name in names) for seat in range(10))
+        """The event for each declarer seat and rank on the ladder (events are values: made once)."""
 
 
 _LADDERS: dict[int, tuple[Profile, _Ladder]] = {}
@@ -137,20 +162,14 @@ def _ladder(profile: Profile) -> _Ladder:
     return found[1]
 
 
-_SEATINGS: dict[
-    tuple[int, tuple[int, ...] | None, int],
-    tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]],
-] = {}
+def _seating(ladder: _Ladder, dealer: int, seats: Sequence[int] | None, table_size: int) -> _Seating:
+    """Seats in play (sorted), their clockwise order from the dealer's left, each one's next seat, and more.
 
-
-def _seating(
-    dealer: int,
-    seats: Sequence[int] | None,
-    table_size: int,
-) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
-    """Seats in play (sorted), their clockwise order from the dealer's left, and each one's next seat."""
+    The last: per table seat, a function from the deck to the cards it is dealt by the
+    profile's deal pattern (none for a seat not in play).
+    """
     key = (dealer, None if seats is None else tuple(seats), table_size)
-    found = _SEATINGS.get(key)
+    found = ladder.seatings.get(key)
     if found is None:
         in_play = tuple(sorted(range(table_size) if seats is None else set(seats)))
         if not in_play or not set(in_play) <= set(range(table_size)):
@@ -163,8 +182,21 @@ def _seating(
         nxt = list(range(table_size))
         for i, seat in enumerate(order):
             nxt[seat] = order[(i + 1) % len(order)]
-        found = _SEATINGS[key] = (in_play, order, tuple(nxt))
-    return found[0], found[1], found[2]
+        dealt: list[list[int]] = [[] for _ in range(table_size)]
+        top = 0
+        for count in ladder.deal_pattern:
+            for seat in order:
+                dealt[seat] += range(top, top + count)
+                top += count
+        found = ladder.seatings[key] = (in_play, order, tuple(nxt), tuple(map(_taker, dealt)))
+    return found
+
+
+def _taker(spots: list[int]) -> _Taker:
+    """The function from a deck to its cards at ``spots``, in C when there are two or more."""
+    if len(spots) > 1:
+        return itemgetter(*spots)
+    return lambda deck: tuple(deck[spot] for spot in spots)
 
 
 def _refuse_table(profile: Profile, table_size: int) -> NoReturn:
@@ -205,6 +237,8 @@ _COPIED: Final = (
     "_next",
     "_ladder",
     "_in_play",
+    "_legal",
+    "over",
     "_phase",
     "_to_act",
     "_speakers_left",
@@ -246,6 +280,7 @@ class Deal:
         "_in_play",
         "_ladder",
         "_led",
+        "_legal",
         "_next",
         "_payments",
         "_peeked",
@@ -263,6 +298,7 @@ class Deal:
         "deck",
         "hands",
         "order",
+        "over",
         "profile",
         "seats",
         "table_size",
@@ -295,22 +331,15 @@ class Deal:
         ladder = _ladder(profile)
         if table_size < 2 or table_size * profile.hand_size + profile.widow > len(ladder.pack):
             _refuse_table(profile, table_size)
-        if len(deck) != len(ladder.pack) or set(deck) != ladder.pack_cards:
+        if len(deck) != len(ladder.pack) or ladder.pack_cards.difference(deck):  # all there, so each once
             _refuse_deck(profile, deck)
         self.profile = profile
         self.table_size = table_size
         self.dealer = dealer
         self.deck = deck = tuple(deck)
-        self.seats, self.order, self._next = _seating(dealer, seats, table_size)
-        hands: list[list[Card]] = [[] for _ in range(table_size)]
-        top = 0
-        for count in profile.deal_pattern:
-            for seat in self.order:
-                hands[seat] += deck[top : top + count]
-                top += count
-        for hand in hands:
-            hand.sort(key=_BY_INDEX)
-        self.hands = hands
+        self.seats, self.order, self._next, dealt = _seating(ladder, dealer, seats, table_size)
+        self.hands = [sorted(take(deck), key=_BY_INDEX) for take in dealt]
+        top = len(self.order) * profile.hand_size
         self.widow: Card | None = None
         """The widow card in a profile with one (face down: only views decide who sees it)."""
         if profile.widow:
@@ -329,6 +358,10 @@ class Deal:
         self._widow_taken: bool | None = None
         self._ladder = ladder
         self._phase = ladder.first_phase
+        self.over = False
+        """Whether the deal has ended (settled)."""
+        self._legal: tuple[Action, ...] | None = None
+        """``legal_actions()`` once asked for, until the next action."""
         self._to_act: int | None = self.order[0]
         self._speakers_left = self._in_play = len(self.order)
         # What only grows during a deal is kept in tuples, replaced on each change: a view
@@ -406,11 +439,6 @@ class Deal:
     def phase(self) -> Phase:
         """Exchange, bidding, widow, play, or over."""
         return self._phase
-
-    @property
-    def over(self) -> bool:
-        """Whether the deal has ended (settled)."""
-        return self._phase is _OVER
 
     @property
     def to_act(self) -> int | None:
@@ -517,7 +545,27 @@ class Deal:
         peep and can pay. Play: cards by suit and rank. Exchange: declining first, then
         every set of cards it may give up, fewest first, each set and the sets of one size
         in pack order. Widow: declining first, then giving up each card of the hand.
+
+        Asked again before the next action, it gives the same tuple without working it out.
         """
+        legal = self._legal
+        if legal is None:
+            if self._phase is _PLAY:
+                hand = self.hands[self._to_act]  # type: ignore[index]
+                led = self._led
+                follow = []
+                if led is not None:
+                    for card in hand:  # a comprehension costs twice this (a function and a cell per call)
+                        if card.suit is led:
+                            follow.append(card)  # noqa: PERF401
+                legal = tuple(follow or hand)
+            else:
+                legal = self._choices()
+            self._legal = legal
+        return legal
+
+    def _choices(self) -> tuple[Action, ...]:
+        """The legal actions outside the play."""
         seat = self._to_act
         if seat is None:
             return ()
@@ -527,15 +575,7 @@ class Deal:
             if self.widow is not None and self._may_peep(seat):
                 return (*bids, PEEP)
             return bids
-        if phase is not _PLAY:
-            return self._exchanges(seat) if phase is _EXCHANGE else self._widow_choices(seat)
-        hand = self.hands[seat]
-        led = self._led
-        if led is not None:
-            follow = [card for card in hand if card.suit is led]
-            if follow:
-                return tuple(follow)
-        return tuple(hand)
+        return self._exchanges(seat) if phase is _EXCHANGE else self._widow_choices(seat)
 
     def _may_peep(self, seat: int) -> bool:
         if seat in self._peeked:
@@ -678,24 +718,30 @@ class Deal:
 
     # ----------------------------------------------------------------- the transition
 
-    def apply(self, action: Action) -> tuple[Event, ...]:  # noqa: PLR0911 - one return per kind of action
-        """Check ``action`` for the seat to act (or a referee's penalty), apply it, return the events."""
+    def apply(self, action: Action) -> tuple[Event, ...]:
+        """Check ``action`` for the seat to act (or a referee's penalty), apply it, return the events.
+
+        One of the legal actions last asked for needs no other check. It is found by
+        identity: telling two cards apart with ``==`` goes through their Python ordering
+        methods, many times slower; an equal action that is not identical is checked.
+        """
+        legal = self._legal
+        self._legal = None
+        for offered in legal or ():
+            if offered is action:
+                break
+        else:
+            self.check(action)
+            if action.__class__ is Penalty:
+                return self._penalize(action.seat)
         phase = self._phase
-        if phase is _PLAY and action.__class__ is Card:
-            return self._play(action)
-        if phase is _BIDDING and action in self._ladder.after[self._high + 1]:
-            return self._bid(action)
-        self.check(action)
-        kind = action.__class__
-        if kind is Penalty:
-            return self._penalize(action.seat)  # type: ignore[union-attr]
-        if kind is Exchange:
+        if phase is _PLAY:
+            return self._play(action)  # type: ignore[arg-type]
+        if phase is _BIDDING:
+            return self._peep() if action is PEEP else self._bid(action)  # type: ignore[arg-type]
+        if phase is _EXCHANGE:
             return self._exchange(action)  # type: ignore[arg-type]
-        if kind is Peep:
-            return self._peep()
-        if kind is TakeWidow:
-            return self._take_widow(action)  # type: ignore[arg-type]
-        return self._bid(action)  # type: ignore[arg-type]
+        return self._take_widow(action)  # type: ignore[arg-type]
 
     def _pay(self, seat: int, amount: int) -> ChipsPaid:
         fees = list(self._fees)
@@ -772,37 +818,33 @@ class Deal:
         self._speakers_left -= 1
         if self._speakers_left:
             self._to_act = self._next[seat]
-            return (made,)
+            return made
         if self._declarer is None:
-            return (made, AllPassed(), self._settle_zero())
+            return (*made, AllPassed(), self._settle_zero())
         self._phase = _PLAY if self.widow is None else _WIDOW
         self._to_act = self._declarer
-        return (made, AuctionWon(self._declarer, self._contract.name))  # type: ignore[union-attr]
+        return (*made, self._ladder.auction_won[self._declarer][self._high])
 
     def _play(self, card: Card) -> tuple[Event, ...]:
         seat: int = self._to_act  # type: ignore[assignment]
         hand = self.hands[seat]
-        led = self._led
-        if led is not None and card.suit is not led and any(c.suit is led for c in hand):
-            self._check_card(card)
-        try:
-            hand.remove(card)
-        except ValueError:
-            self._check_card(card)
-            raise
+        position = 0
+        while hand[position] is not card:  # by identity, as in apply (list.remove uses ==)
+            position += 1
+        del hand[position]
         self._actions.append(card)
         self._trick = trick = (*self._trick, (seat, card))
         played = _CARD_PLAYED[seat][card.index]
-        if led is None:
+        if self._led is None:
             self._led = card.suit
             if not self._tricks and not self._contract.misere:  # type: ignore[union-attr]
                 self._trump = card.suit
                 self._to_act = self._next[seat]
-                return (played, _TRUMP_CHOSEN[card.suit])
+                return played + _TRUMP_CHOSEN[card.suit]
         elif len(trick) == self._in_play:
-            return (played, *self._finish_trick())
+            return played + self._finish_trick()
         self._to_act = self._next[seat]
-        return (played,)
+        return played
 
     def _finish_trick(self) -> tuple[Event, ...]:
         trick = self._trick
@@ -857,6 +899,7 @@ class Deal:
 
     def _settle_zero(self) -> DealSettled:
         self._phase = _OVER
+        self.over = True
         self._to_act = None
         self._payments = (0,) * self.table_size
         return DealSettled(None, None, 0, None, self._payments)
@@ -871,6 +914,7 @@ class Deal:
         payments: tuple[int, ...],
     ) -> DealSettled:
         self._phase = _OVER
+        self.over = True
         self._to_act = None
         self._payments = payments
         return DealSettled(declarer, contract.name, tricks, made, payments)

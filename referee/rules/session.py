@@ -31,7 +31,7 @@ from referee.rules.events import (
     SeatRebought,
     SessionOver,
 )
-from referee.rules.view import SeatEvent, SeatView, ViewFields, seat_events, view_fields
+from referee.rules.view import SeatEvent, SeatView, ViewFields, fields_of, seat_events
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -97,6 +97,9 @@ class Session:
         self.in_play = list(range(table_size))
         self.deals: list[Deal] = []
         self.winners: tuple[int, ...] = ()
+        """The seats that won, once the session has ended (ties share the win)."""
+        self.over = False
+        """Whether the session has ended."""
         self._tie_break = False
         self.opening = self._next_deal(self.first_dealer, tuple(self.in_play))
         """The events of the first deal's start (the later ones come from :meth:`apply`)."""
@@ -105,11 +108,6 @@ class Session:
     def deal(self) -> Deal:
         """The current (or, once the session is over, the last) deal."""
         return self.deals[-1]
-
-    @property
-    def over(self) -> bool:
-        """Whether the session has ended."""
-        return bool(self.winners)
 
     @property
     def to_act(self) -> int | None:
@@ -139,14 +137,14 @@ class Session:
         ``legal_actions``: the seat's legal actions when the caller has them already.
         """
         deals = self.deals
-        return view_fields(
+        return fields_of(
             deals[-1],
             seat,
-            deal_number=len(deals) - 1,
-            deals_in_session=self.profile.deals_per_session + self._tie_break,
-            balances=self.balances,
-            pool=self.pool,
-            legal_actions=legal_actions,
+            len(deals) - 1,
+            self.profile.deals_per_session + self._tie_break,
+            self.balances,
+            self.pool,
+            legal_actions,
         )
 
     def tell(self, seat: int, events: Sequence[Event], *, deal: int) -> tuple[SeatEvent, ...]:
@@ -265,6 +263,7 @@ class Session:
             self.pool_paid = (0,) * self.table_size
         best = max(self.balances[seat] for seat in contenders)
         self.winners = tuple(seat for seat in contenders if self.balances[seat] == best)
+        self.over = True
         return (*events, SessionOver(self.balances, self.winners))
 
     def __repr__(self) -> str:

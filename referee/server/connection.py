@@ -19,7 +19,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from referee.wire.fastcodec import bank_field, batch_message, deadline_field
+from referee.wire.fastcodec import batch_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -136,10 +136,12 @@ class BotLink:
 
     def _drain(self, now_ms: float) -> list[bytes]:
         encoders = self._encoders
-        requests: list[bytes] = []
-        for ask, deadline_ms in self._arbiter.take(self.name, now_ms):
-            head, tail = encoders[ask.table].request_of(ask.view, request_id=ask.request_id)
-            requests.append(b"".join((head, deadline_field(deadline_ms), tail, bank_field(ask.bank_ms))))
+        requests = [
+            encoders[ask.table].batch_entry(
+                ask.view, request_id=ask.request_id, deadline_ms=deadline_ms, bank_ms=ask.bank_ms
+            )
+            for ask, deadline_ms in self._arbiter.take(self.name, now_ms)
+        ]
         if requests:
             self._sent()
         notices = self._notices
@@ -149,7 +151,7 @@ class BotLink:
             notices = []
         out: list[bytes] = []
         if requests or self._events or inside:
-            out.append(batch_message(requests, self._events, inside))
+            out.append(batch_of(requests, self._events, inside))
             self._events = []
         if notices:
             out.extend(notice.alone for notice in notices)

@@ -22,7 +22,8 @@ written only when one is set, so a view of any other profile costs what it did b
 existed (a few identity and truth tests).
 
 The transport's other messages are built here too, already serialized: a Batch
-(:func:`batch_message`) and the notices that go alone or inside one (:class:`Notice`,
+(:func:`batch_message`, or :func:`batch_of` from :meth:`RequestEncoder.batch_entry`
+entries) and the notices that go alone or inside one (:class:`Notice`,
 :func:`fault_notice`, :func:`closed_notice`).
 """
 
@@ -47,6 +48,7 @@ __all__ = [
     "RequestEncoder",
     "bank_field",
     "batch_message",
+    "batch_of",
     "closed_notice",
     "deadline_field",
     "encode_request",
@@ -167,6 +169,7 @@ _REQUEST_SEAT: Final = tuple(_uint(_REQUEST_SEAT_TAG, seat) for seat in range(_S
 """DecisionRequest.seat, by seat."""
 _VIEW_SEAT: Final = tuple(_uint(_VIEW_SEAT_TAG, seat) for seat in range(_SEATS))
 """SeatView.seat, by seat."""
+_PLAY: Final = Phase.PLAY
 _PHASE_WIRE: Final = {
     Phase.EXCHANGE: nap_pb2.PHASE_EXCHANGE,
     Phase.BIDDING: nap_pb2.PHASE_BIDDING,
@@ -176,24 +179,15 @@ _PHASE_WIRE: Final = {
 }
 
 
-def _phase_number(phase: Phase) -> int:
-    """A small number per phase, ``_STATE``'s key; by identity (hashing an Enum is a Python call)."""
-    if phase is Phase.PLAY:
-        return 2
-    if phase is Phase.BIDDING:
-        return 1
-    return 3 if phase is Phase.OVER else 4 if phase is Phase.EXCHANGE else 5
-
-
 _STATE: Final = {
-    (_phase_number(phase), to_act): _uint(_VIEW_PHASE, number)
-    + (b"" if to_act is None else _VIEW_TO_ACT + varint(to_act))
+    phase: {
+        to_act: _uint(_VIEW_PHASE, number) + (b"" if to_act is None else _VIEW_TO_ACT + varint(to_act))
+        for to_act in (None, *range(_SEATS))
+    }
     for phase, number in _PHASE_WIRE.items()
-    for to_act in (None, *range(_SEATS))
 }
-"""SeatView.phase and to_act, by :func:`_phase_number` and seat to act."""
-_CONTRACT: dict[tuple[int | None, str | None, Suit | None], bytes] = {}
-"""SeatView.declarer, contract and trump."""
+"""SeatView.phase and to_act, by phase, then by seat to act (an encoder keeps its phase's entry:
+hashing an Enum is a Python call)."""
 _COUNTS: dict[tuple[int, ...], bytes] = {}
 """SeatView.tricks_won, packed."""
 _BALANCES: dict[tuple[int, ...], bytes] = {}
@@ -204,15 +198,12 @@ _BALANCES_CAP: Final = 50_000
 
 
 def _contract(declarer: int | None, contract: str | None, trump: Suit | None) -> bytes:
-    key = (declarer, contract, trump)
-    found = _CONTRACT.get(key)
-    if found is None:
-        found = b"" if declarer is None else _VIEW_DECLARER + varint(declarer)
-        if contract:
-            found += _string(_VIEW_CONTRACT, contract)
-        if trump is not None:
-            found += _string(_VIEW_TRUMP, trump.letter)
-        _CONTRACT[key] = found
+    """SeatView.declarer, contract and trump."""
+    found = b"" if declarer is None else _VIEW_DECLARER + varint(declarer)
+    if contract:
+        found += _string(_VIEW_CONTRACT, contract)
+    if trump is not None:
+        found += _string(_VIEW_TRUMP, trump.letter)
     return found
 
 
@@ -300,6 +291,8 @@ class RequestEncoder:
     __slots__ = (
         "_bids",
         "_bids_bytes",
+        "_contract",
+        "_contract_key",
         "_current",
         "_current_key",
         "_deal",
@@ -307,7 +300,9 @@ class RequestEncoder:
         "_exchanged",
         "_exchanged_bytes",
         "_hands",
+        "_phase",
         "_request_table",
+        "_states",
         "_totals",
         "_totals_key",
         "_trick",
@@ -322,12 +317,18 @@ class RequestEncoder:
         self._request_table = _string(_REQUEST_TABLE, table)
         self._deal_key: tuple[int, str, int, int, int] | None = None
         self._deal = b""
+        self._phase: Phase | None = None
+        self._states: dict[int | None, bytes] = {}
+        """``_STATE``'s entry of ``_phase``."""
         self._hands: dict[int, tuple[tuple[Card, ...], bytes]] = {}
         self._bids: tuple[tuple[int, Bid], ...] = ()
         self._bids_bytes = b""
+        self._contract_key: tuple[int | None, str | None, Suit | None] = (None, None, None)
+        self._contract = b""
         self._trick: tuple[tuple[int, Card], ...] = ()
         self._trick_plays = b""
-        self._current_key: tuple[tuple[tuple[int, Card], ...], int | None] | None = None
+        self._current_key: int | None = -1
+        """The seat to act when ``_current`` was encoded (its leader while the trick is empty)."""
         self._current = b""
         self._tricks: tuple[TrickWon, ...] = ()
         self._tricks_bytes = b""
@@ -370,9 +371,16 @@ class RequestEncoder:
             widow_taken,
             _,  # the legal actions: the request's, not the view's
         ) = fields
-        deal = (size, profile, number, deals, dealer)
-        if deal != self._deal_key:
-            self._deal_key = deal
+        key = self._deal_key
+        if (
+            key is None
+            or number != key[2]
+            or dealer != key[4]
+            or deals != key[3]
+            or profile != key[1]
+            or size != key[0]
+        ):
+            self._deal_key = (size, profile, number, deals, dealer)
             self._deal = b"".join(
                 (
                     _uint(_VIEW_SIZE, size),
@@ -382,23 +390,31 @@ class RequestEncoder:
                     _uint(_VIEW_DEALER, dealer),
                 )
             )
-        state = _STATE[_phase_number(phase), to_act]
+        if phase is not self._phase:
+            self._phase = phase
+            self._states = _STATE[phase]
+        state = self._states[to_act]
         held = self._hands.get(seat)
         if held is None or held[0] != hand:
             held = self._hands[seat] = (hand, b"".join([_HAND[card] for card in hand]))
         if bids is not self._bids:
             self._bid_bytes(bids)
-        settled = (
-            b""
-            if declarer is None and contract is None and trump is None
-            else _contract(declarer, contract, trump)
-        )
-        current = self._current_bytes(trick, to_act) if phase is Phase.PLAY else b""
+        settled = self._contract_key
+        if declarer != settled[0] or contract is not settled[1] or trump is not settled[2]:
+            self._contract_key = (declarer, contract, trump)
+            self._contract = _contract(declarer, contract, trump)
+        current = self._current_bytes(trick, to_act) if phase is _PLAY else b""
         if tricks is not self._tricks:
             self._trick_bytes(tricks)
-        totals = (tricks_won, balances, seats, size)
-        if totals != self._totals_key:
-            self._totals_key = totals
+        totals = self._totals_key
+        if (
+            totals is None
+            or tricks_won is not totals[0]
+            or balances is not totals[1]
+            or seats is not totals[2]
+            or size != totals[3]
+        ):
+            totals = self._totals_key = (tricks_won, balances, seats, size)
             self._totals = _totals(*totals)
         if exchanged is not self._exchanged:  # the same tuple all deal long until a seat exchanges
             self._exchanged = exchanged
@@ -426,7 +442,7 @@ class RequestEncoder:
                 state,
                 held[1],
                 self._bids_bytes,
-                settled,
+                self._contract,
                 current,
                 self._tricks_bytes,
                 self._totals,
@@ -446,9 +462,8 @@ class RequestEncoder:
         self._bids = bids
 
     def _current_bytes(self, trick: tuple[tuple[int, Card], ...], to_act: int | None) -> bytes:
-        """SeatView.current_trick; while a lead is awaited, its leader is the seat to act."""
-        key = (trick, to_act)
-        if key == self._current_key:
+        """SeatView.current_trick, extended by a card played; awaiting a lead, the seat to act leads."""
+        if to_act == self._current_key and trick == self._trick:
             return self._current
         known = self._trick
         if trick and trick[:-1] == known:
@@ -457,7 +472,7 @@ class RequestEncoder:
         else:
             plays = _plays(trick)
         leader = _LEADER[trick[0][0] if trick else to_act or 0]
-        self._trick, self._trick_plays, self._current_key = trick, plays, key
+        self._trick, self._trick_plays, self._current_key = trick, plays, to_act
         self._current = encoded = length_delimited(_VIEW_CURRENT, leader + plays)
         return encoded
 
@@ -489,8 +504,19 @@ class RequestEncoder:
             actions = b"".join([_LEGAL[action] for action in legal])
         except KeyError:
             actions = _legal_with_exchanges(legal)
-        tail = length_delimited(_REQUEST_VIEW, self.view_of(fields)) + actions
-        return head, tail
+        view = self.view_of(fields)
+        return head, b"".join((_REQUEST_VIEW, varint(len(view)), view, actions))
+
+    def batch_entry(self, fields: ViewFields, *, request_id: int, deadline_ms: int, bank_ms: int) -> bytes:
+        """The request for the view with these fields as one Batch.requests entry (for :func:`batch_of`).
+
+        ``deadline_ms`` and ``bank_ms`` are what the request carries (see :meth:`request`).
+        """
+        head, tail = self.request_of(fields, request_id=request_id)
+        deadline = deadline_field(deadline_ms)
+        bank = bank_field(bank_ms)
+        size = len(head) + len(deadline) + len(tail) + len(bank)
+        return b"".join((_BATCH_REQUESTS, varint(size), head, deadline, tail, bank))
 
 
 _DEADLINES: dict[int, bytes] = {}
@@ -540,8 +566,15 @@ def batch_message(requests: list[bytes], events: list[bytes], notices: Sequence[
     batch, in the order they came: a list of them, or those bytes already joined into one
     (the Batch.closed and Batch.faults entries may come in any order).
     """
-    parts = [length_delimited(_BATCH_REQUESTS, request) for request in requests]
-    parts += [length_delimited(_BATCH_EVENTS, event) for event in events]
+    return batch_of([length_delimited(_BATCH_REQUESTS, request) for request in requests], events, notices)
+
+
+def batch_of(entries: list[bytes], events: list[bytes], notices: Sequence[bytes] | bytes = ()) -> bytes:
+    """:func:`batch_message` of requests already framed as Batch.requests entries.
+
+    ``entries`` are :meth:`RequestEncoder.batch_entry` results; the list is not changed.
+    """
+    parts = entries + [length_delimited(_BATCH_EVENTS, event) for event in events]
     if isinstance(notices, bytes):
         parts.append(notices)
     else:
