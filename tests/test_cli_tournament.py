@@ -100,6 +100,9 @@ def test_list_status_standings_and_log_commands(played: tuple[Path, Path], tmp_p
     code, out = nap("log", "list", "--db", str(db), "--bot", "peel")
     assert code == 0
     assert "sessions 1-12 of those matching" in out
+    code, out = nap("log", "list", "--db", str(db), "--bot", "peel", "--fault", "late")
+    assert code == 0
+    assert out.strip() == "no session matches"
     code, out = nap("log", "show", "1", "--db", str(db), "--seat", "2")
     assert code == 0
     assert "as seat 2" in out

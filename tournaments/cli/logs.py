@@ -110,6 +110,9 @@ def log_list(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
         ]
         echo_json({"format": "nap-arena-sessions/2", "offset": offset, "more": more, "sessions": sessions})
         return
+    if not shown:
+        console.print("no session matches" + (f" past the first {offset}" if offset else ""), markup=False)
+        return
     table = Table("session", "tournament", "block", "rotation", "bots by seat", "finished (UTC)")
     for row in shown:
         table.add_row(
@@ -121,10 +124,12 @@ def log_list(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
             row.finished_at[:19].replace("T", " "),
         )
     console.print(table)
-    first = f"{offset + 1}-{offset + len(shown)}" if shown else "none"
     following = f"; more match: --offset {offset + len(shown)} shows the next page" if more else ""
     console.print(
-        f"sessions {first} of those matching{following}", markup=False, highlight=False, soft_wrap=True
+        f"sessions {offset + 1}-{offset + len(shown)} of those matching{following}",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
     )
 
 
