@@ -6,7 +6,12 @@ tables that version had in another shape put back as they were.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tournaments import store_schema
+
+if TYPE_CHECKING:
+    import sqlite3
 
 V1_DECLARATIONS = """CREATE TABLE declarations (
         id INTEGER PRIMARY KEY,
@@ -35,13 +40,13 @@ OLD_TABLES: dict[int, dict[str, str]] = {
 """The tables each version had in another shape than today's."""
 
 
-def old_schema(version: int) -> list[str]:
-    """The statements that make an empty database of schema ``version`` (1 or 2)."""
+def create_old_database(conn: sqlite3.Connection, version: int) -> None:
+    """Make ``conn``'s empty database one of schema ``version`` (1 or 2), marked as ours."""
     tables = OLD_TABLES[version]
-    return [
-        next(
-            (old for name, old in tables.items() if statement.lstrip().startswith(f"CREATE TABLE {name} ")),
-            statement,
+    for statement in store_schema.SCHEMA:
+        old = (
+            text for name, text in tables.items() if statement.lstrip().startswith(f"CREATE TABLE {name} ")
         )
-        for statement in store_schema.SCHEMA
-    ]
+        conn.execute(next(old, statement))
+    conn.execute(f"PRAGMA application_id = {store_schema.APPLICATION_ID}")
+    conn.execute(f"PRAGMA user_version = {version}")

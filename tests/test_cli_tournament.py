@@ -159,6 +159,28 @@ def test_log_verify_catches_a_tampered_database(played: tuple[Path, Path], tmp_p
     assert "session 1: database chips" in out
 
 
+@pytest.mark.slow
+def test_a_log_lost_before_the_upgrade_is_reported_and_the_others_still_verify_and_export(
+    played: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A session without its log (gone before the upgrade): one line for it, and the rest go on."""
+    db, _ = played
+    copy = tmp_path / db.name
+    copy_database(db, copy)
+    with closing(sqlite3.connect(copy)) as conn, conn:
+        conn.execute("DELETE FROM session_logs WHERE session_id = 3")
+    result = invoke("log", "verify", "--db", copy)
+    assert result.exit_code == 1
+    assert "session 3: session 3 has no log in" in result.stdout
+    assert "verified 12 sessions: 11 match, 1 mismatch" in result.stdout
+    exported = tmp_path / "exported"
+    result = invoke("log", "export", "--db", copy, "--to", exported)
+    assert result.exit_code == 1
+    assert result.stderr.startswith("session 3 has no log in ")
+    assert "exported 11 session logs" in result.stdout
+    assert len(list(exported.glob("t1/*.json.gz"))) == 11
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -29,7 +29,7 @@ from referee.rules import (
     WidowTaken,
     get_profile,
 )
-from tests.old_schemas import old_schema
+from tests.old_schemas import create_old_database
 from tournaments import store_schema
 from tournaments.blocks import BlockRun, play_block_in_process
 from tournaments.cli import main
@@ -189,12 +189,8 @@ def pooled_session(tournament: int, *, block: int = 0) -> SessionResult:
 
 def write_version_1(db: Path) -> None:
     """A database as schema version 1 left it: one session of a tournament, its declarations."""
-    schema = old_schema(1)
     with closing(sqlite3.connect(db)) as conn:
-        for statement in schema:
-            conn.execute(statement)
-        conn.execute(f"PRAGMA application_id = {store_schema.APPLICATION_ID}")
-        conn.execute("PRAGMA user_version = 1")
+        create_old_database(conn, 1)
         conn.execute(
             "INSERT INTO tournaments (id, name, config, seed, status, created_at)"
             " VALUES (1, 'old', '{}', 7, 'finished', '2026-01-01T00:00:00.000+00:00')"

@@ -23,9 +23,8 @@ from typing import TYPE_CHECKING, Literal
 
 import pytest
 
-from tests.old_schemas import old_schema
+from tests.old_schemas import create_old_database
 from tournaments import store as store_module
-from tournaments import store_schema
 from tournaments.locks import TournamentBusyError, lock_path, tournament_lock
 from tournaments.logfiles import decode_log, encode_log, write_encoded_log
 from tournaments.results import Declaration, FaultRecord, SeatResult, SessionResult
@@ -814,12 +813,8 @@ def write_version_2(
     log_paths: dict[int, str],
 ) -> None:
     """A database as schema version 2 left it: ``played``'s sessions, their logs named by ``log_paths``."""
-    schema = old_schema(2)
     with closing(sqlite3.connect(db)) as conn:
-        for statement in schema:
-            conn.execute(statement)
-        conn.execute(f"PRAGMA application_id = {store_schema.APPLICATION_ID}")
-        conn.execute("PRAGMA user_version = 2")
+        create_old_database(conn, 2)
         for tournament in played.tournaments:
             conn.execute(
                 "INSERT INTO tournaments (id, name, config, seed, status, created_at)"

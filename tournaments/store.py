@@ -173,20 +173,28 @@ def _needs_schema(conn: sqlite3.Connection, name: str) -> bool:
     return False
 
 
-def _create_schema(conn: sqlite3.Connection, name: str) -> None:
-    """Create the schema under the write lock, unless another process won the race."""
+@contextmanager
+def _write_locked(conn: sqlite3.Connection) -> Iterator[None]:
+    """Run the body as one transaction that takes the write lock first; roll it back on any error."""
     conn.execute("BEGIN IMMEDIATE")
     try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            with suppress(sqlite3.Error):  # the first error says more than a failed rollback
+                conn.execute("ROLLBACK")
+        raise
+
+
+def _create_schema(conn: sqlite3.Connection, name: str) -> None:
+    """Create the schema under the write lock, unless another process won the race."""
+    with _write_locked(conn):
         if _needs_schema(conn, name):
             for statement in (*sql.SCHEMA, *sql.PACKED):
                 conn.execute(statement)
             conn.execute(f"PRAGMA application_id = {sql.APPLICATION_ID}")
             conn.execute(f"PRAGMA user_version = {sql.SCHEMA_VERSION}")
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
 
 
 def _migrate(conn: sqlite3.Connection, folder: Path) -> None:
@@ -200,8 +208,7 @@ def _migrate(conn: sqlite3.Connection, folder: Path) -> None:
     """
     if conn.execute("PRAGMA user_version").fetchone()[0] >= sql.SCHEMA_VERSION:
         return
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with _write_locked(conn):
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         for step in range(version + 1, sql.SCHEMA_VERSION + 1):
             for statement in sql.MIGRATIONS[step]:
@@ -210,11 +217,6 @@ def _migrate(conn: sqlite3.Connection, folder: Path) -> None:
                 _pack_logs(conn, folder)
                 _record_totals(conn)
             conn.execute(f"PRAGMA user_version = {step}")
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
 
 
 def _pack_logs(conn: sqlite3.Connection, folder: Path) -> None:
@@ -413,8 +415,6 @@ class Store:
         self._name = str(path)
         self.path = path
         """The database file, as given to :meth:`open`."""
-        self._folder = path.absolute().parent
-        """The database's folder (where an older version's log files were named from)."""
         self._scales: dict[int, int] = {}
         """Each tournament's units (its blocks never change), read once."""
 
@@ -494,21 +494,12 @@ class Store:
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        """Run the body as one write transaction, taking the write lock up front."""
+        """Run the body as one write transaction, taking the write lock up front (errors in one line)."""
         try:
-            self._conn.execute("BEGIN IMMEDIATE")
+            with _write_locked(self._conn):
+                yield self._conn
         except sqlite3.Error as exc:
             raise _translate(exc, self._name) from exc
-        try:
-            yield self._conn
-            self._conn.execute("COMMIT")
-        except BaseException as exc:
-            if self._conn.in_transaction:
-                with suppress(sqlite3.Error):  # the first error says more than a failed rollback
-                    self._conn.execute("ROLLBACK")
-            if isinstance(exc, sqlite3.Error):
-                raise _translate(exc, self._name) from exc
-            raise
 
     # Bots
 
