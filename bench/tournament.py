@@ -1,9 +1,9 @@
-"""Benchmark of whole tournaments: four random-bot processes at 4-seat tables, over gRPC.
+"""Benchmark of whole tournaments: four random bots at 4-seat tables, over gRPC.
 
-Runs a real tournament (worker processes, one per core by default, each a referee on
-127.0.0.1:0 with its own process per bot; a SQLite store, logs included, in a temporary
-folder) and prints sessions/s, decisions/s and the CPU time per decision of the runner
-and of the workers with their bots (with ``--workers 1``: of the referee, in this
+Runs a real tournament (worker processes, one per core by default, each a referee on a
+Unix-domain socket with its own process per bot and rotation, 16 in all; a SQLite store,
+logs included, in a temporary folder) and prints sessions/s, decisions/s and the CPU time
+per decision of the runner and of the workers with their bots (with ``--workers 1``: of the referee, in this
 process, and of the bot processes), twice: with forced moves played by the referee
 without asking (the tournament default) and with every decision asked. Then it plays
 the same blocks with the same bots called in-process (no referee, no gRPC, no store)
@@ -14,6 +14,10 @@ cProfile, and prints where its time goes. The target is 10,000 sessions in under
     python bench/tournament.py [--sessions 2000] [--workers 2] [--concurrency 128] [--profile]
     python bench/tournament.py --sessions 10000 --forced skip --skip-in-process
     python bench/tournament.py --sessions 10000 --forced skip --skip-in-process --executor ray
+    python bench/tournament.py --sessions 2000 --forced skip --skip-in-process --sandbox both
+
+``--sandbox`` isolates the bots as ``nap tournament run --sandbox`` does (``auto`` by
+default); ``both`` plays without isolation, then with it, to show what it costs.
 
 ``--executor ray`` plays the blocks on Ray workers (a local Ray instance started for the
 run, or the cluster at ``--ray-address``; docs/scaling.md). With either executor the CPU
@@ -32,6 +36,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import itertools
 import os
 import pstats
 import resource
@@ -189,6 +194,7 @@ def over_grpc(  # noqa: PLR0913 - the options
     store_dir: str | None,
     workers: int,
     executor: Executor,
+    sandbox: str,
 ) -> None:
     on_ray = isinstance(executor, RayExecutor)
     config = TournamentConfig(
@@ -201,6 +207,7 @@ def over_grpc(  # noqa: PLR0913 - the options
         ask_forced=ask_forced,
         time_limits=TimeLimits(decision_ms=5000),
         workers=workers,
+        sandbox=sandbox,
     )
     with tempfile.TemporaryDirectory(prefix="nap-bench-", dir=store_dir) as folder:
         root = Path(folder)
@@ -240,7 +247,7 @@ def over_grpc(  # noqa: PLR0913 - the options
     print(
         f"over gRPC, forced moves {mode}: {n:,} sessions, {decisions:,} decisions "
         f"({asked:,} asked), concurrency {concurrency}, {workers} {executor.name} worker(s), "
-        f"{faults} faults"
+        f"--sandbox {sandbox}, {faults} faults"
     )
     print(
         f"  whole run (bots start, play, stop): {total:6.1f} s  {n / total:8.1f} sessions/s  "
@@ -257,7 +264,7 @@ def over_grpc(  # noqa: PLR0913 - the options
         _print_driver(n, driver_cpu=referee_cpu, store=store)
         return
     here, children = (
-        ("referee", "four bot processes")
+        ("referee", "bot processes")
         if workers == 1
         else ("runner (store, progress)", "workers (referees) and their bot processes")
     )
@@ -394,11 +401,20 @@ def main() -> None:
     parser.add_argument(
         "--ray-address", default=None, help="with --executor ray: the cluster to join (default: a local one)"
     )
+    parser.add_argument(
+        "--sandbox",
+        choices=("auto", "on", "off", "both"),
+        default="auto",
+        help="isolate the bots (as nap tournament run --sandbox); both: off, then on",
+    )
     args = parser.parse_args()
     executor: Executor = (
         LocalExecutor() if args.executor == "local" else RayExecutor(address=args.ray_address)
     )
-    for ask_forced in {"skip": (False,), "ask": (True,), "both": (False, True)}[args.forced]:
+    sandboxes = ("off", "on") if args.sandbox == "both" else (args.sandbox,)
+    for ask_forced, sandbox in itertools.product(
+        {"skip": (False,), "ask": (True,), "both": (False, True)}[args.forced], sandboxes
+    ):
         over_grpc(
             args.sessions,
             seed=args.seed,
@@ -408,6 +424,7 @@ def main() -> None:
             store_dir=args.store_dir,
             workers=1 if args.profile else args.workers,
             executor=executor,
+            sandbox=sandbox,
         )
     if not args.skip_in_process:
         in_process(args.sessions, seed=args.seed)

@@ -54,6 +54,7 @@ def c_bot(tmp_path_factory: pytest.TempPathFactory) -> BotEntry:
     if shutil.which(build[0]) is None:
         _skip(f"no C compiler: {build[0]!r} is not on PATH (the C bot cannot be built)")
     folder = tmp_path_factory.mktemp("c-bot")
+    folder.chmod(0o755)  # pytest makes it 0700: a sandbox run by root starts bots as another user
     shutil.copy2(manifest.folder / "bot.c", folder / "bot.c")
     done = subprocess.run(build, cwd=folder, capture_output=True, text=True, check=False, timeout=120)
     assert done.returncode == 0, f"{' '.join(build)} failed:\n{done.stdout}{done.stderr}"

@@ -57,8 +57,12 @@ FOUR = tuple(
 )
 
 
-def config(bots: tuple[BotEntry, ...], *, sessions: int, seed: int, table_size: int = 4) -> TournamentConfig:
-    return TournamentConfig(name="ray", bots=bots, table_size=table_size, sessions=sessions, seed=seed)
+def config(
+    bots: tuple[BotEntry, ...], *, sessions: int, seed: int, table_size: int = 4, sandbox: str = "auto"
+) -> TournamentConfig:
+    return TournamentConfig(
+        name="ray", bots=bots, table_size=table_size, sessions=sessions, seed=seed, sandbox=sandbox
+    )
 
 
 @pytest.fixture
@@ -150,10 +154,10 @@ class TestSameResults:
         assert str(usage) == "ray, 2 Ray workers on a local Ray instance with 2 CPUs"
         bots = tmp_path / "ray" / "logs" / "t1" / "bots"
         assert {p.name for p in bots.glob("peel*.log")} == {
-            "peel-ray1.log",
-            "peel-ray2.log",
-            "peel-2-ray1.log",
-            "peel-2-ray2.log",
+            f"{bot}-ray{worker}-r{rotation}.log"
+            for bot in ("peel", "peel-2")
+            for worker in (1, 2)
+            for rotation in range(4)
         }
 
 
@@ -211,9 +215,10 @@ class TestBotFolders:
     def test_bot_folders_are_shipped_and_built_once_per_node(self, tmp_path: Path, ray_folder: Path) -> None:
         """The C and Node.js examples, copied out of the checkout and never built here, play on Ray.
 
-        Each folder is built on the node once (the C bot's build counts itself) and plays on
-        both workers; the Node.js bot, away from the checkout's proto/, loads the nap.proto
-        shipped with it.
+        Each folder is built on the node once (the C bot's build counts itself, in a file
+        beside its folder: so its build runs unsandboxed, which would hide that file) and
+        plays on both workers; the Node.js bot, away from the checkout's proto/, loads the
+        nap.proto shipped with it.
         """
         for tool in ("cc", "node", "npm"):
             if shutil.which(tool) is None:
@@ -235,7 +240,8 @@ class TestBotFolders:
             entry_from_manifest(read_manifest(node)),
             example_bot("random"),
         )
-        with play(on_ray(ray_folder), config(bots, sessions=12, seed=2, table_size=3), tmp_path) as store:
+        setup = config(bots, sessions=12, seed=2, table_size=3, sandbox="off")
+        with play(on_ray(ray_folder), setup, tmp_path) as store:
             assert store.tournament(1).status == "finished"
             results = store.session_results(1)
         assert len(results) == 12
@@ -244,8 +250,8 @@ class TestBotFolders:
         assert not (node / "node_modules").exists()
         assert len(builds.read_text().split()) == 1  # two Ray workers on one node, one build
         for worker in (1, 2):
-            assert (tmp_path / "logs" / "t1" / "bots" / f"node-ray{worker}.log").is_file()
-            log = tmp_path / "logs" / "t1" / "bots" / f"c-bot-ray{worker}.log"
+            assert (tmp_path / "logs" / "t1" / "bots" / f"node-ray{worker}-r0.log").is_file()
+            log = tmp_path / "logs" / "t1" / "bots" / f"c-bot-ray{worker}-r0.log"
             assert "clients.stdio.bridge --decisions exchange,peep,widow -- ./bot" in log.read_text()
 
 

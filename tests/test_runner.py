@@ -80,7 +80,7 @@ class TestTournament:
             decisions = log["decisions"]
             assert isinstance(decisions, list)
             assert sum(len(deal) for deal in decisions) == sum(len(d.actions) for d in record.deals)
-            assert (tmp_path / "logs" / f"t{tournament}" / "bots" / "peel.log").exists()
+            assert (tmp_path / "logs" / f"t{tournament}" / "bots" / "peel-r0.log").exists()
 
     def test_identical_deterministic_bots_total_zero_over_each_block(self, tmp_path: Path) -> None:
         """Duplicate: four copies of peel hold every hand once, so each nets exactly zero."""
@@ -201,7 +201,11 @@ class TestBotProcesses:
         )
 
     def test_crashed_bot_is_restarted_and_the_tournament_goes_on(self, tmp_path: Path) -> None:
-        """A bot that exits mid-tournament is relaunched; its later sessions play cleanly."""
+        """A bot that exits mid-tournament is relaunched; its later sessions play cleanly.
+
+        Its processes (one per rotation) share a marker file, so the bot runs unsandboxed:
+        the first to start crashes, once.
+        """
         marker = tmp_path / "crashed"
         os.environ["CRASH_MARKER"] = str(marker)
         os.environ["CRASH_AFTER"] = "60"
@@ -210,7 +214,7 @@ class TestBotProcesses:
             bots = (*entrants(("peel", "peel"), ("random", "random")), crashy)
             with Store.open(tmp_path / "nap.db") as store:
                 tournament = run_tournament(  # one worker: one crashy process to count
-                    config(bots, sessions=24, table_size=3, concurrency=2, workers=1),
+                    config(bots, sessions=24, table_size=3, concurrency=2, workers=1, sandbox="off"),
                     store=store,
                     logs_root=tmp_path / "logs",
                 )
@@ -219,7 +223,9 @@ class TestBotProcesses:
         finally:
             del os.environ["CRASH_MARKER"], os.environ["CRASH_AFTER"]
         assert marker.exists()
-        assert len(marker.with_suffix(".starts").read_text().split()) == 2
+        assert (
+            len(marker.with_suffix(".starts").read_text().split()) == 3 + 1
+        )  # a process per rotation, a restart
         assert len(results) == 24
         faulty = [r for r in results if r.faults]
         assert len(faulty) <= 4  # only the sessions in flight when it crashed
@@ -255,10 +261,10 @@ class TestWorkers:
         assert results[1] == results[2]
         bots = tmp_path / "logs2" / "t1" / "bots"
         assert {p.name for p in bots.glob("peel*.log")} == {
-            "peel.log",
-            "peel-w2.log",
-            "peel-2.log",
-            "peel-2-w2.log",
+            f"{bot}{worker}-r{rotation}.log"
+            for bot in ("peel", "peel-2")
+            for worker in ("", "-w2")
+            for rotation in range(4)
         }
 
     def test_a_killed_worker_stops_the_tournament_with_its_sessions_kept(self, tmp_path: Path) -> None:
@@ -353,7 +359,9 @@ class TestWorkerProcess:
         loud = subprocess.run(
             [*command[:3], "-v", *command[3:]], capture_output=True, text=True, check=True, timeout=120
         )
-        assert loud.stderr.count("bot started") == 8  # 4 bots in each of the 2 workers
+        assert (
+            loud.stderr.count("bot started") == 32
+        )  # 4 bots, one process per rotation, in each of 2 workers
 
     def test_a_worker_started_by_hand_says_who_starts_it(self) -> None:
         """`python -m tournaments.workers` at a terminal: a one-line error, not a wait for input."""

@@ -1,14 +1,13 @@
 """One duplicate block, played on a referee or in process: the unit of work of a tournament.
 
-:func:`run_block` plays a block's rotations one after another (so no bot ever holds two
-hands of one board set at once) on a given referee and hands over each session's
-:class:`FinishedSession` as it ends: the :class:`~tournaments.results.SessionResult` and
-the log payload. It is a function of its :class:`BlockRun` and a referee only, so a worker
-elsewhere (Ray) can run it with its own referee and bot processes, with no change to
-scheduling or storage. :func:`play_block_in_process` plays the same block on the
-referee's match core in process (:class:`referee.match.Simulation`), with the bots'
-policies called directly and no gRPC: the same tables, clocks, faults and policies, for
-comparison.
+:class:`BlockRun` is a block to play, self-contained, so that any worker with a referee
+and bot processes plays it (:meth:`tournaments.host.BlockHost.play_block`: its rotations
+one after another, so no bot ever holds two hands of one board set at once);
+:func:`finish_session` turns each played session into a :class:`FinishedSession`, the
+:class:`~tournaments.results.SessionResult` and the log payload.
+:func:`play_block_in_process` plays the same block on the referee's match core in
+process (:class:`referee.match.Simulation`), with the bots' policies called directly and
+no gRPC: the same tables, clocks, faults and policies, for comparison.
 """
 
 from __future__ import annotations
@@ -21,15 +20,14 @@ from referee.match import SessionSpec, Simulation, TimeLimits
 from referee.rules import PoolClaimed, fresh_session
 from referee.server import ServerLimits
 from tournaments.results import Declaration, FaultRecord, SeatResult, SessionResult
-from tournaments.scheduler import BlockSpec
+from tournaments.scheduler import BlockSpec, derive_seed
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
     from clients.sdk.bot import Bot
     from referee.match import Decision, Fault, SessionOutcome
     from referee.rules import FaultPolicy, Profile, SessionRecord
-    from referee.server import Referee
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,8 +54,14 @@ class BlockRun:
         return BlockSpec(index=self.index, board_seed=self.board_seed, bots=self.bots)
 
     def table(self, rotation: int) -> str:
-        """The referee's table id for one rotation: unique across tournaments and blocks."""
-        return f"t{self.tournament}-b{self.index}-r{rotation}"
+        """The table id of one rotation, which the bots see: 16 hex digits that say nothing.
+
+        Derived from the board seed (itself from the tournament's seed and the block's
+        place), so it is the same on every run of the tournament and unique among its
+        tables, yet names neither the block nor the rotation: two rotations of one board
+        cannot be matched by their ids without the seed.
+        """
+        return f"{derive_seed(self.board_seed, 'table', rotation):016x}"
 
     def session(self, rotation: int) -> SessionSpec:
         """The session one rotation plays."""
@@ -78,21 +82,6 @@ class FinishedSession:
 
     result: SessionResult
     log: dict[str, Any]
-
-
-async def run_block(
-    spec: BlockRun, referee: Referee, on_session: Callable[[FinishedSession], Awaitable[None]]
-) -> None:
-    """Play the block's remaining rotations one after another on ``referee``.
-
-    ``on_session`` is awaited with each session as soon as it is over, before the next
-    rotation starts: the tournament commits there, so a crash loses at most the sessions in
-    flight. Nothing of a finished session is kept here meanwhile: with hundreds of blocks
-    in flight, what they held would be a large part of what the garbage collector walks.
-    Every bot of ``spec.bots`` must be registered with ``referee``.
-    """
-    for rotation in spec.rotations:
-        await on_session(finish_session(spec, rotation, await referee.play_session(spec.session(rotation))))
 
 
 def _fault_record(fault: Fault, seating: Sequence[str]) -> FaultRecord:

@@ -1,9 +1,12 @@
 """Bot entries and their processes: launch, watch, restart after a crash, stop cleanly.
 
 A :class:`BotEntry` says how to start a bot (an argv and a folder); a :class:`BotProcess`
-runs one entry for the length of a tournament. The process finds the referee through the
-environment (``NAP_REFEREE=host:port``, ``NAP_TOKEN=<token>``), serves every table it is
-seated at over one stream, and has its stdout and stderr captured to a bounded log file.
+runs one entry for the length of a tournament (a host runs several per entry, one per
+rotation: :mod:`tournaments.host`), as a plain process or in a sandbox
+(:mod:`tournaments.sandbox`). The process finds the referee through the environment
+(``NAP_REFEREE``, a gRPC target such as ``unix:/run/nap/referee.sock``; ``NAP_TOKEN``, its
+secret), serves every table it is seated at over one stream, and has its stdout and
+stderr captured to a bounded log file.
 
 A process that exits while the tournament still needs it is restarted, up to
 ``max_restarts`` times; after that it stays down and the referee records its seats'
@@ -26,17 +29,40 @@ import sys
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 import structlog
+
+from tournaments.errors import RunnerError
+from tournaments.sandbox import (
+    ADDRESS_ENV,
+    NAP_PROTO,
+    TOKEN_ENV,
+    explain_exit,
+    limit_reached,
+    this_machine_proto,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from clients.sdk.bot import Bot
+    from tournaments.sandbox import Sandbox
 
-ADDRESS_ENV = "NAP_REFEREE"
-TOKEN_ENV = "NAP_TOKEN"  # noqa: S105 - the variable's name, not a secret
+__all__ = [
+    "ADDRESS_ENV",
+    "BUILTIN_BOTS",
+    "EXIT_MARK",
+    "NAP_PROTO",
+    "TOKEN_ENV",
+    "BotEntry",
+    "BotProcess",
+    "RunnerError",
+    "example_bot",
+    "new_token",
+    "this_machine_proto",
+]
+
 
 _LOG_LIMIT_BYTES = 1 << 20
 """Each bot's captured output is cut off past this many bytes (the pipe is still drained)."""
@@ -50,10 +76,6 @@ _RESTART_DELAY_S = 0.2
 """Pause before restarting a crashed bot, so a bot that dies at once cannot spin."""
 
 _log = structlog.get_logger("nap.runner")
-
-
-class RunnerError(Exception):
-    """A tournament cannot run (or go on) as asked; ``str()`` is one clear line."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,10 +195,13 @@ class Referee(Protocol):
 
 
 class BotProcess:
-    """One bot entry's process for the length of a tournament.
+    """One process of a bot entry for the length of a tournament.
 
     Use :meth:`start` (which waits until the bot connects), then :meth:`stop`. In between,
     a watcher restarts the process whenever it exits, at most ``max_restarts`` times.
+    ``identity`` is its name at the referee (the entry's name by default); ``address``
+    the referee's gRPC target. With ``sandbox`` the process runs isolated and ``address``
+    must be a Unix-domain socket (``unix:PATH``), which the sandbox shows it.
     """
 
     def __init__(  # noqa: PLR0913 - one keyword per setting, all needed
@@ -188,8 +213,12 @@ class BotProcess:
         log_path: Path,
         max_restarts: int = 3,
         log_limit_bytes: int = _LOG_LIMIT_BYTES,
+        identity: str | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.entry = entry
+        self.identity = identity or entry.name
+        self.sandbox = sandbox
         self.address = address
         self.token = token
         self.log_path = log_path
@@ -205,7 +234,8 @@ class BotProcess:
         self._stopping = False
         self._written = 0
         self._tail: deque[str] = deque(maxlen=_TAIL_LINES)
-        self._log = _log.bind(bot=entry.name)
+        self._limit_said = False
+        self._log = _log.bind(bot=self.identity)
 
     @property
     def name(self) -> str:
@@ -254,16 +284,36 @@ class BotProcess:
             raise
         self._watcher = asyncio.create_task(self._watch(referee, connect_timeout), name=f"watch {self.name}")
 
+    def _command(self) -> tuple[tuple[str, ...], dict[str, str], Path | None]:
+        """The argv, environment and working folder that start the bot (in its sandbox, if any)."""
+        entry = self.entry
+        if self.sandbox is None:
+            env = dict(os.environ)
+            env[ADDRESS_ENV] = self.address
+            env[TOKEN_ENV] = self.token
+            env.setdefault("PYTHONUNBUFFERED", "1")
+            return entry.command, env, entry.cwd
+        argv, env = self.sandbox.bot(
+            entry.command,
+            name=entry.name,
+            folder=entry.cwd,
+            socket=Path(self.address.removeprefix("unix:")),
+            token=self.token,
+        )
+        return tuple(argv), env, None
+
+    def explain(self, status: int) -> str:
+        """``status``, and why the process exited when its last lines or status say: for one-line reports."""
+        why = explain_exit(status, self._tail, None if self.sandbox is None else self.sandbox.limits)
+        return f"{status}: {why}" if why else str(status)
+
     async def _launch(self) -> None:
         entry = self.entry
-        env = dict(os.environ)
-        env[ADDRESS_ENV] = self.address
-        env[TOKEN_ENV] = self.token
-        env.setdefault("PYTHONUNBUFFERED", "1")
+        argv, env, cwd = self._command()
         try:
             process = await asyncio.create_subprocess_exec(
-                *entry.command,
-                cwd=entry.cwd,
+                *argv,
+                cwd=cwd,
                 env=env,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
@@ -280,8 +330,10 @@ class BotProcess:
             msg = f"bot {entry.name}: cannot start {' '.join(entry.command)!r}: {reason}"
             raise RunnerError(msg) from None
         self._process = process
+        self._limit_said = False
         with self.log_path.open("ab") as file:
-            file.write(f"--- {' '.join(entry.command)} (pid {process.pid})\n".encode())
+            where = "" if self.sandbox is None else "in a sandbox: "
+            file.write(f"--- {where}{' '.join(entry.command)} (pid {process.pid})\n".encode())
         self._pump = asyncio.create_task(self._capture(process), name=f"log {self.name}")
         self._log.info("bot started", pid=process.pid)
 
@@ -298,6 +350,7 @@ class BotProcess:
                 text = line.decode(errors="replace").rstrip()
                 if text:
                     self._tail.append(text)
+                    self._watch_limits(text, file)
                 room = self.log_limit_bytes - self._written
                 if room <= 0:
                     continue
@@ -307,17 +360,32 @@ class BotProcess:
                 file.flush()
                 self._written += len(line)
 
+    def _watch_limits(self, text: str, file: BinaryIO) -> None:
+        """Say once, in the log and as a warning, when a sandboxed bot's output shows it reached a limit.
+
+        The bot may live on (a Python bot's ``MemoryError`` in a decision is caught by the
+        SDK, which answers for it); the line says why it then played badly or died.
+        """
+        if self.sandbox is None or self._limit_said:
+            return
+        reached = limit_reached((text,), self.sandbox.limits)
+        if reached:
+            self._limit_said = True
+            self._log.warning(f"bot {self.name}: {reached}", last_output=text)
+            file.write(f"--- {reached}\n".encode())
+
     async def _wait_connected(self, referee: Referee, *, within_s: float) -> None:
         process = self._process
         assert process is not None  # noqa: S101 - launched just before
         loop = asyncio.get_running_loop()
         give_up = loop.time() + within_s
-        while not referee.is_connected(self.name):
+        while not referee.is_connected(self.identity):
             if process.returncode is not None:
                 await self._drained()
                 said = self.last_output()
                 detail = f": {said}" if said else ""
-                msg = f"bot {self.name} exited with status {process.returncode} before connecting{detail}"
+                status = self.explain(process.returncode)
+                msg = f"bot {self.name} exited with status {status} before connecting{detail}"
                 raise RunnerError(msg)
             if loop.time() >= give_up:
                 msg = (
@@ -343,18 +411,21 @@ class BotProcess:
             await self._drained()
             self.exits.append(code)
             with contextlib.suppress(OSError), self.log_path.open("ab") as file:
-                file.write(f"{EXIT_MARK}{code}\n".encode())
+                file.write(f"{EXIT_MARK}{self.explain(code)}\n".encode())
             if self.restarts >= self.max_restarts:
                 self._log.error(
                     "bot exited; no restart left",
-                    status=code,
+                    status=self.explain(code),
                     restarts=self.restarts,
                     last_output=self.last_output(),
                 )
                 return
             self.restarts += 1
             self._log.warning(
-                "bot exited; restarting", status=code, restart=self.restarts, last_output=self.last_output()
+                "bot exited; restarting",
+                status=self.explain(code),
+                restart=self.restarts,
+                last_output=self.last_output(),
             )
             await asyncio.sleep(_RESTART_DELAY_S)
             if self._stopping:

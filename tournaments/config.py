@@ -15,6 +15,7 @@ from referee.match import TimeLimits
 from referee.rules import DEFAULT_PROFILE, FaultPolicy
 from tournaments.bots import BotEntry, RunnerError
 from tournaments.match import MatchPlan
+from tournaments.sandbox import SANDBOX_MODES, BotLimits
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -45,6 +46,8 @@ class TournamentConfig:
     the candidate with ``table_size - 1`` of the other entrants, and a sequential test,
     if it has one, ends the tournament as soon as it decides; ``sessions`` is then the
     most it may play.
+    ``sandbox`` says whether the bot processes run isolated (:mod:`tournaments.sandbox`:
+    ``auto``, ``on`` or ``off``) and ``bot_limits`` what each may use there.
     """
 
     name: str
@@ -61,8 +64,13 @@ class TournamentConfig:
     ask_forced: bool = False
     workers: int | None = None
     match: MatchPlan | None = None
+    sandbox: str = "auto"
+    bot_limits: BotLimits = field(default_factory=BotLimits)
 
     def __post_init__(self) -> None:
+        if self.sandbox not in SANDBOX_MODES:
+            msg = f"sandbox must be one of {', '.join(SANDBOX_MODES)}, got {self.sandbox!r}"
+            raise RunnerError(msg)
         if self.workers is not None and self.workers < 1:
             msg = f"workers must be at least 1, got {self.workers}"
             raise RunnerError(msg)
@@ -108,6 +116,7 @@ _WRITE: Final[Mapping[str, Callable[[Any], object]]] = {
     },
     "fault_policy": lambda policy: None if policy is None else policy.value,
     "match": lambda plan: None if plan is None else plan.to_json(),
+    "bot_limits": lambda limits: limits.to_json(),
 }
 """How a field that is not plain JSON is written (the others are written as they are)."""
 
@@ -126,5 +135,7 @@ _READ: Final[Mapping[str, Callable[[Any], Any]]] = {
     "ask_forced": bool,
     "workers": _optional(int),
     "match": _optional(MatchPlan.from_json),
+    "sandbox": str,
+    "bot_limits": BotLimits.from_json,
 }
 """How each field is read back from JSON; every field of :class:`TournamentConfig` has one."""

@@ -19,6 +19,7 @@ from tournaments.manifest import Manifest, content_hash, read_manifest
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from tournaments.sandbox import Sandbox
     from tournaments.store import BotRow, Store
 
 DEFAULT_ENTRANTS = ("peel", "random", "peel-2=peel", "random-2=random")
@@ -50,15 +51,25 @@ def entry_from_row(row: BotRow) -> BotEntry:
     )
 
 
-def build(manifest: Manifest) -> None:
-    """Run the manifest's build command once in its folder; BuildError with all its output on failure."""
+def build(manifest: Manifest, *, sandbox: Sandbox | None = None) -> None:
+    """Run the manifest's build command once in its folder; BuildError with all its output on failure.
+
+    With ``sandbox`` the build runs in it: its folder writable, the network reachable, and
+    nothing else of nap's in view (not the database, not other bots).
+    """
     argv = manifest.build_argv()
     if argv is None:
         return
+    env: dict[str, str] | None = None
+    cwd: Path | None = manifest.folder
+    if sandbox is not None:
+        wrapped, env = sandbox.build(argv, name=manifest.name, folder=manifest.folder)
+        argv, cwd = tuple(wrapped), None
     try:
         done = subprocess.run(  # noqa: S603 - the bot author's own build command, no shell
             argv,
-            cwd=manifest.folder,
+            cwd=cwd,
+            env=env,
             capture_output=True,
             text=True,
             check=False,
@@ -90,18 +101,20 @@ class BuildError(RunnerError):
         self.output = output
 
 
-def resolve(spec: str, *, store: Store | None) -> BotEntry:
-    """One entrant from its command-line form (see the module docstring)."""
+def resolve(spec: str, *, store: Store | None, sandbox: Sandbox | None = None) -> BotEntry:
+    """One entrant from its command-line form (see the module docstring); a folder is built in ``sandbox``."""
     alias, sep, target = spec.partition("=")
     if not sep:
         alias, target = "", spec
-    entry = _resolve_target(target.strip(), store=store)
+    entry = _resolve_target(target.strip(), store=store, sandbox=sandbox)
     return entry.renamed(alias.strip()) if alias.strip() else entry
 
 
-def resolve_all(specs: Sequence[str], *, store: Store | None) -> tuple[BotEntry, ...]:
+def resolve_all(
+    specs: Sequence[str], *, store: Store | None, sandbox: Sandbox | None = None
+) -> tuple[BotEntry, ...]:
     """Every entrant, with a clear error for an unknown bot or two entrants of one name."""
-    entries = tuple(resolve(spec, store=store) for spec in specs)
+    entries = tuple(resolve(spec, store=store, sandbox=sandbox) for spec in specs)
     seen: set[str] = set()
     for entry in entries:
         if entry.name in seen:
@@ -111,11 +124,11 @@ def resolve_all(specs: Sequence[str], *, store: Store | None) -> tuple[BotEntry,
     return entries
 
 
-def _resolve_target(target: str, *, store: Store | None) -> BotEntry:
+def _resolve_target(target: str, *, store: Store | None, sandbox: Sandbox | None) -> BotEntry:
     path = Path(target)
     if path.is_dir():
         manifest = read_manifest(path)
-        build(manifest)
+        build(manifest, sandbox=sandbox)
         return entry_from_manifest(manifest)
     if target in BUILTIN_BOTS:
         return BUILTIN_BOTS[target]

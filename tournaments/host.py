@@ -1,40 +1,56 @@
 """A referee and its bot processes, playing blocks: one process's share of a tournament.
 
-A :class:`BlockHost` starts a referee, registers every bot entry with a fresh token,
-launches one process per local entry (each serving many tables at once) and plays
-blocks with :func:`~tournaments.blocks.run_block`. For each finished session it encodes
-the log (:func:`~tournaments.logfiles.encode_log`) and hands the result and the log's
-bytes to ``deliver``: the runner commits both to the store in one transaction in the same
+A :class:`BlockHost` starts a referee on a Unix-domain socket of its own, and for each
+local bot entry one process per rotation of a block (``table_size`` of them, each
+serving many tables at once), every process with a fresh token; then it plays blocks
+(:meth:`BlockHost.play_block`): a block's rotations one after another, rotation ``r``
+by each bot's process ``r``. So no bot process ever sees a board twice: every dealt card
+is shown by the end of a deal, and a process that played a board's rotation 0 would
+know every hand of its rotation 1. Each process's Welcome names it after its bot, so
+nothing it receives tells it which rotation it plays. With a sandbox
+(:mod:`tournaments.sandbox`) each process runs isolated and reaches the referee through
+the socket bound into its sandbox.
+
+For each finished session the host encodes the log
+(:func:`~tournaments.logfiles.encode_log`) and hands the result and the log's bytes to
+``deliver``: the runner commits both to the store in one transaction in the same
 process, a worker process sends them to the runner (:mod:`tournaments.workers`).
 
-:class:`Hosting` says where the referee listens and which tokens the remote bots (entries
-without a command, :func:`remote_bot`) connect with.
+:class:`Hosting` says where the referee also listens on TCP and which tokens the remote
+bots (entries without a command, :func:`remote_bot`) connect with: a remote bot is one
+connection, which plays every rotation.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
+import os
+import shutil
 import sys
+import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import structlog
 
 from referee.rules import get_profile
 from referee.server import Referee
-from tournaments.blocks import BlockRun, FinishedSession, run_block
+from tournaments.blocks import BlockRun, FinishedSession, finish_session
 from tournaments.bots import BotEntry, BotProcess, RunnerError, new_token
 from tournaments.logfiles import encode_log
+from tournaments.sandbox import Sandbox
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
-    from pathlib import Path
+    from collections.abc import Awaitable, Callable, Mapping, Sequence
 
-    from referee.server import ServerLimits
+    from referee.server import ServerLimits, SessionOutcome, SessionSpec
     from tournaments.config import TournamentConfig
     from tournaments.results import SessionResult
+    from tournaments.sandbox import SandboxSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +82,8 @@ class WorkerSetup:
     limits: ServerLimits
     log_level: int = 0
     """The runner's structlog level, which the worker's own log lines follow."""
+    sandbox: SandboxSpec | None = None
+    """How the bots are isolated (None: they run as plain processes)."""
 
 
 def first_failure(group: BaseExceptionGroup[BaseException]) -> BaseException:
@@ -99,12 +117,12 @@ def quiet_logger() -> Any:  # noqa: ANN401 - a structlog bound logger
 
 
 class BlockHost:
-    """One referee and one process per local bot entry of ``config``'s tournament.
+    """One referee and, per local bot entry of ``config``'s tournament, one process per rotation.
 
-    ``hosting`` says where the referee listens (127.0.0.1, any free port, by default)
-    and gives the tokens of entries without a command (remote bots, which connect by
-    themselves). ``bot_log_suffix`` tells apart the bot logs of several hosts of one
-    tournament.
+    ``hosting`` says where the referee also listens on TCP (for remote bots: none by
+    default) and gives the tokens of entries without a command (remote bots, which
+    connect by themselves). ``bot_log_suffix`` tells apart the bot logs of several hosts
+    of one tournament. ``sandbox`` isolates the bot processes (None: plain processes).
     """
 
     def __init__(  # noqa: PLR0913 - keywords
@@ -116,6 +134,7 @@ class BlockHost:
         limits: ServerLimits,
         hosting: Hosting | None = None,
         bot_log_suffix: str = "",
+        sandbox: SandboxSpec | None = None,
     ) -> None:
         self.config = config
         self.tournament = tournament
@@ -127,43 +146,72 @@ class BlockHost:
         )
         self._hosting = hosting
         self._suffix = bot_log_suffix
+        self._sandbox = sandbox
+        self._folder: Path | None = None
+        self._bots: dict[str, str] = {}
+        """Each referee identity's bot: ``peel#2`` is peel's process for rotation 2."""
+        self._laned: set[str] = set()
+        """The bots with one process per rotation (every local bot)."""
         self.processes: list[BotProcess] = []
 
     async def start(self) -> int:
-        """Start the referee and every bot; all must connect. Returns the referee's port.
+        """Start the referee and every bot process; all must connect. Returns the TCP port (0: none).
 
-        Raises RunnerError (one line) when a bot cannot start or connect; whatever was
-        started is stopped again.
+        Raises RunnerError (one line) when the sandbox cannot be made or a bot cannot
+        start or connect; whatever was started is stopped again.
         """
         referee, config, hosting = self.referee, self.config, self._hosting
-        port = await (
-            referee.start() if hosting is None else referee.start(host=hosting.host, port=hosting.port)
-        )
+        sandbox = None if self._sandbox is None else Sandbox(self._sandbox)
+        self._folder = Path(tempfile.mkdtemp(prefix="nap-referee-", dir=_short_temp()))
+        socket = self._folder / "referee.sock"
+        try:
+            port = await referee.start(
+                host=None if hosting is None else hosting.host,
+                port=0 if hosting is None else hosting.port,
+                unix_socket=socket,
+            )
+        except BaseException:
+            self._remove_folder()
+            raise
         remote: dict[str, str] = {}
+        bots = self.logs_root / f"t{self.tournament}" / "bots"
         for entry in config.bots:
             if not entry.command:
                 given = None if hosting is None else hosting.tokens.get(entry.name)
                 remote[entry.name] = given or new_token()
                 referee.add_bot(name=entry.name, token=remote[entry.name])
+                self._bots[entry.name] = entry.name
                 continue
-            token = new_token()
-            referee.add_bot(name=entry.name, token=token)
-            self.processes.append(
-                BotProcess(
-                    entry,
-                    address=f"127.0.0.1:{port}",
-                    token=token,
-                    log_path=(
-                        self.logs_root / f"t{self.tournament}" / "bots" / f"{entry.name}{self._suffix}.log"
-                    ),
-                    max_restarts=config.max_restarts,
+            self._laned.add(entry.name)
+            for lane in range(config.table_size):
+                identity = _identity(entry.name, lane)
+                token = new_token()
+                referee.add_bot(name=identity, token=token, shown_as=entry.name)
+                self._bots[identity] = entry.name
+                self.processes.append(
+                    BotProcess(
+                        entry,
+                        identity=identity,
+                        address=f"unix:{socket}",
+                        token=token,
+                        log_path=bots / f"{entry.name}{self._suffix}-r{lane}.log",
+                        max_restarts=config.max_restarts,
+                        sandbox=sandbox,
+                    )
                 )
-            )
         if hosting is not None and hosting.announce is not None:
             hosting.announce(port, remote)
         seconds = config.connect_timeout_s
+        starting = asyncio.Semaphore(_STARTING_AT_ONCE)
+
+        async def start(process: BotProcess) -> None:
+            async with (
+                starting
+            ):  # each start gets its share of the CPU: its timeout measures it, not the others
+                await process.start(referee, connect_timeout=seconds)
+
         results = await asyncio.gather(
-            *(p.start(referee, connect_timeout=seconds) for p in self.processes),
+            *(start(p) for p in self.processes),
             *(self._await_remote(name, seconds) for name in remote),
             return_exceptions=True,
         )
@@ -183,6 +231,35 @@ class BlockHost:
             msg = f"remote bot {name} did not connect within {seconds:g} s"
             raise RunnerError(msg) from None
 
+    async def play_block(
+        self, run: BlockRun, on_session: Callable[[FinishedSession], Awaitable[None]]
+    ) -> None:
+        """Play the block's remaining rotations one after another, rotation ``r`` by each bot's process ``r``.
+
+        ``on_session`` is awaited with each session as soon as it is over, before the next
+        rotation starts: the tournament commits there, so a crash loses at most the
+        sessions in flight. Nothing of a finished session is kept here meanwhile: with
+        hundreds of blocks in flight, what they held would be a large part of what the
+        garbage collector walks.
+        """
+        for rotation in run.rotations:
+            outcome = await self.referee.play_session(self._seated(run.session(rotation), rotation))
+            await on_session(finish_session(run, rotation, self._named(outcome)))
+
+    def _seated(self, spec: SessionSpec, rotation: int) -> SessionSpec:
+        """The session with each local bot's seat given to its process for ``rotation``."""
+        laned = self._laned
+        seats = tuple(_identity(bot, rotation) if bot in laned else bot for bot in spec.seats)
+        return dataclasses.replace(spec, seats=seats)
+
+    def _named(self, outcome: SessionOutcome) -> SessionOutcome:
+        """The outcome with each fault's process named after its bot."""
+        bots = self._bots
+        faults = tuple(
+            dataclasses.replace(fault, bot=bots.get(fault.bot, fault.bot)) for fault in outcome.faults
+        )
+        return dataclasses.replace(outcome, faults=faults)
+
     async def play(self, run: BlockRun, deliver: Callable[[SessionResult, bytes], None]) -> None:
         """Play the block's rotations; deliver each session with its log, encoded."""
 
@@ -191,7 +268,7 @@ class BlockHost:
             data = encode_log(session.log, tournament=self.tournament, block=key.block, rotation=key.rotation)
             deliver(session.result, data)
 
-        await run_block(run, self.referee, finished)
+        await self.play_block(run, finished)
 
     async def play_all(
         self, runs: Sequence[BlockRun], deliver: Callable[[SessionResult, bytes], None], *, concurrency: int
@@ -215,7 +292,31 @@ class BlockHost:
             raise first_failure(failed) from None
 
     async def stop(self) -> None:
-        """Stop the bots first (so none is restarted), then the referee."""
+        """Stop the bots first (so none is restarted), then the referee; remove its socket."""
         await asyncio.gather(*(p.stop() for p in self.processes), return_exceptions=True)
         with contextlib.suppress(Exception):
             await self.referee.stop(grace=0.5)
+        self._remove_folder()
+
+    def _remove_folder(self) -> None:
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+            self._folder = None
+
+
+def _identity(bot: str, rotation: int) -> str:
+    """The referee's identity for ``bot``'s process that plays ``rotation`` (never shown to the bot)."""
+    return f"{bot}#{rotation}"
+
+
+_STARTING_AT_ONCE = max(2, os.cpu_count() or 1)
+"""Bot processes a host starts at once: a Python bot needs about half a second of CPU to start,
+and dozens started together on a small machine would each take long enough to time out."""
+_SOCKET_PATH_MAX = 100
+"""Longer Unix socket paths do not fit ``sockaddr_un`` (108 bytes on Linux, 104 on macOS)."""
+
+
+def _short_temp() -> str | None:
+    """The temporary folder for the referee's socket: the usual one, or ``/tmp`` where that is too long."""
+    usual = tempfile.gettempdir()
+    return usual if len(usual) + 40 < _SOCKET_PATH_MAX else "/tmp"  # noqa: S108 - a private folder in it

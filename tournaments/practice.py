@@ -24,6 +24,7 @@ from tournaments.bots import BUILTIN_BOTS, RunnerError
 from tournaments.config import TournamentConfig
 from tournaments.logfiles import decode_log
 from tournaments.runner import RunOptions, TournamentInterrupted, run_tournament
+from tournaments.sandbox import BotLimits
 from tournaments.stats import Estimate, estimate
 from tournaments.store import Store
 
@@ -86,6 +87,8 @@ class CheckReport:
     exits: tuple[int, ...] = ()
     last_output: tuple[str, ...] = ()
     baseline: BaselineScore | None = None
+    exit_reasons: tuple[str, ...] = ()
+    """Why each exit happened, where its status or last lines said (a limit reached): "" otherwise."""
 
     @property
     def passed(self) -> bool:
@@ -106,6 +109,7 @@ class CheckReport:
             "error": self.error,
             "opponents": list(self.opponents),
             "exits": list(self.exits),
+            "exit_reasons": list(self.exit_reasons),
             "last_output": list(self.last_output),
             "baseline": None if self.baseline is None else self.baseline.to_json(),
         }
@@ -121,12 +125,15 @@ def check_bot(  # noqa: PLR0913 - keyword options of `nap bot check`
     decision_ms: int = 1000,
     baseline: str | None = BASELINE,
     progress: Any = None,  # noqa: ANN401 - a rich Progress, owned by the CLI
+    sandbox: str = "auto",
+    bot_limits: BotLimits | None = None,
 ) -> CheckReport:
     """Play practice sessions with ``entry`` seated at every table; report its behaviour.
 
     With ``baseline`` (a built-in bot), the same sessions are played again with that bot
     in ``entry``'s seat, against the same opponents on the same deals, and the report
-    gives both scores and their difference.
+    gives both scores and their difference. ``sandbox`` and ``bot_limits`` isolate the bots
+    as in a tournament (:class:`~tournaments.config.TournamentConfig`).
     """
     opponents = [BUILTIN_BOTS[name] for name in OPPONENTS if name != entry.name]
     while len(opponents) < table_size - 1:
@@ -143,6 +150,8 @@ def check_bot(  # noqa: PLR0913 - keyword options of `nap bot check`
         concurrency=4,
         max_restarts=0,
         time_limits=TimeLimits(decision_ms=decision_ms),
+        sandbox=sandbox,
+        bot_limits=bot_limits or BotLimits(),
     )
     with tempfile.TemporaryDirectory(prefix="nap-check-") as scratch:
         root = Path(scratch)
@@ -182,12 +191,16 @@ def _practice(
                 opponents=opponents,
                 exits=said.exits,
                 last_output=said.last_lines,
+                exit_reasons=said.reasons,
             )
             return failed, []
         report = _report(bot, store, tournament)
         results = store.session_results(tournament)
     said = bot_output(logs.glob("t*/bots"), bot)
-    return replace(report, opponents=opponents, exits=said.exits, last_output=said.last_lines), results
+    report = replace(
+        report, opponents=opponents, exits=said.exits, last_output=said.last_lines, exit_reasons=said.reasons
+    )
+    return report, results
 
 
 def _compare(

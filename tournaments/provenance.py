@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from tournaments.executors import Usage
     from tournaments.store import TournamentRow
 
-__all__ = ["TOURNAMENT_FORMAT", "arena_version", "describe_tournament", "profile_record"]
+__all__ = ["TOURNAMENT_FORMAT", "arena_version", "describe_tournament", "profile_record", "shown_seed"]
 
 TOURNAMENT_FORMAT = "nap-arena-tournament/1"
 """Identifies the layout of :func:`describe_tournament`'s data; bumped whenever a key changes
@@ -49,6 +49,15 @@ def profile_record(profile: str) -> dict[str, Any]:
     return {"given": profile, "name": rules.name, "source": rules.source, "parameters": rules.parameters()}
 
 
+def shown_seed(row: TournamentRow) -> int | None:
+    """The tournament's seed once it has finished; None before: the seed gives every card away.
+
+    While a tournament may still be played (running, or interrupted and resumable), a
+    bot that learned its seed would know every deal to come.
+    """
+    return row.seed if row.status == "finished" else None
+
+
 def describe_tournament(  # noqa: PLR0913 - each a separate fact from the store
     row: TournamentRow,
     *,
@@ -74,7 +83,7 @@ def describe_tournament(  # noqa: PLR0913 - each a separate fact from the store
         "status": row.status,
         "started_at": row.created_at,
         "finished_at": row.finished_at,
-        "seed": row.seed,
+        "seed": shown_seed(row),
         "table_size": config.get("table_size"),
         "sessions": {"played": played, "planned": planned},
         "blocks": blocks,

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import shutil
 import signal
 from dataclasses import dataclass, field
@@ -44,6 +45,7 @@ from tournaments.locks import tournament_lock
 from tournaments.logfiles import LogError
 from tournaments.match import MatchMonitor
 from tournaments.progress import standings_printer
+from tournaments.sandbox import INSTALL_BWRAP, SandboxSpec, choose_sandbox
 from tournaments.scheduler import BlockSpec, check_table_size, match_schedule, schedule
 from tournaments.standings import Standings, standings_of
 from tournaments.store import StoreError
@@ -179,6 +181,7 @@ async def run_tournament_async(
     """
     profile = _validate(config)
     _check_commands(config.bots)
+    choose_sandbox(config.sandbox)  # --sandbox on where it cannot be: refused before anything is stored
     names = [bot.name for bot in config.bots]
     size, sessions, seed = config.table_size, config.sessions, config.seed
     try:
@@ -220,19 +223,21 @@ async def run_tournament_async(
     return tournament
 
 
-async def resume_tournament_async(
+async def resume_tournament_async(  # noqa: PLR0913 - keywords, each a part of the run
     tournament: int,
     *,
     store: Store,
     logs_root: Path,
     options: RunOptions | None = None,
     bots: Sequence[BotEntry] | None = None,
+    sandbox: str | None = None,
 ) -> int:
     """Play the sessions of a stored tournament that are not recorded yet; return its id.
 
     The blocks (and so the board seeds) come from the store. ``bots`` replaces the stored
-    bot entries by name (say, to fix a command); the names must be the same set. A
-    tournament that another live process is playing is refused with
+    bot entries by name (say, to fix a command); the names must be the same set.
+    ``sandbox`` replaces the stored ``--sandbox`` mode (say, ``off`` on a machine without
+    bubblewrap). A tournament that another live process is playing is refused with
     :class:`~tournaments.locks.TournamentBusyError` before anything is touched.
     """
     store.tournament(tournament)
@@ -244,7 +249,10 @@ async def resume_tournament_async(
                 msg = "the bots given to resume must have the names of the stored entries"
                 raise RunnerError(msg)
             config = TournamentConfig.from_json({**config.to_json(), "bots": [b.to_json() for b in bots]})
+        if sandbox is not None:
+            config = dataclasses.replace(config, sandbox=sandbox)
         _check_commands(config.bots)
+        choose_sandbox(config.sandbox)
         blocks = [
             BlockSpec(index=b.index, board_seed=b.board_seed, bots=b.bots) for b in store.blocks(tournament)
         ]
@@ -270,17 +278,20 @@ def run_tournament(
     return asyncio.run(run_tournament_async(config, store=store, logs_root=logs_root, options=options))
 
 
-def resume_tournament(
+def resume_tournament(  # noqa: PLR0913 - as resume_tournament_async
     tournament: int,
     *,
     store: Store,
     logs_root: Path,
     options: RunOptions | None = None,
     bots: Sequence[BotEntry] | None = None,
+    sandbox: str | None = None,
 ) -> int:
     """:func:`resume_tournament_async` in a fresh event loop (for the CLI and scripts)."""
     return asyncio.run(
-        resume_tournament_async(tournament, store=store, logs_root=logs_root, options=options, bots=bots)
+        resume_tournament_async(
+            tournament, store=store, logs_root=logs_root, options=options, bots=bots, sandbox=sandbox
+        )
     )
 
 
@@ -397,7 +408,12 @@ async def _run_blocks(  # noqa: PLR0913 - the pieces of one run
     """
     context = PlayContext(
         setup=WorkerSetup(
-            config, tournament, logs_root, options.limits, log_level=_log.bind().get_effective_level()
+            config,
+            tournament,
+            logs_root,
+            options.limits,
+            log_level=_log.bind().get_effective_level(),
+            sandbox=_isolate(tournament, config, store=store, logs_root=logs_root),
         ),
         hosting=options.hosting,
         report=lambda usage: record_usage(store.path, tournament, usage),
@@ -408,6 +424,28 @@ async def _run_blocks(  # noqa: PLR0913 - the pieces of one run
     if unplayed > 0 and (commit.monitor is None or not commit.monitor.decided):
         msg = f"the {options.executor.name} executor returned with {unplayed} sessions unplayed"
         raise RunnerError(msg)
+
+
+def _isolate(
+    tournament: int, config: TournamentConfig, *, store: Store, logs_root: Path
+) -> SandboxSpec | None:
+    """How this run isolates the bots (None: it does not); a run that does not says so, and the store why.
+
+    Remote bots run elsewhere: they are never isolated, whatever the mode.
+    """
+    problem = choose_sandbox(config.sandbox)
+    remote = [bot.name for bot in config.bots if not bot.command]
+    reasons = [
+        *([] if problem is None else [problem]),
+        *([f"remote bots cannot be isolated: {', '.join(remote)}"] if remote else []),
+    ]
+    if reasons:
+        store.mark_unisolated(tournament, "; ".join(reasons))
+    if problem is not None and problem != "--sandbox off":
+        _log.warning(f"bots not isolated: {problem}; {INSTALL_BWRAP} (docs/security.md)")
+    if problem is not None:
+        return None
+    return SandboxSpec(limits=config.bot_limits, hidden=(store.path, logs_root))
 
 
 async def _until_decided(play: Coroutine[Any, Any, None], commit: _Committer) -> None:

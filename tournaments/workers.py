@@ -3,8 +3,8 @@
 One referee is one Python interpreter, so it runs on one core while a tournament on a
 bigger machine has more. A :class:`WorkerPool` starts ``workers`` processes (``python
 -m tournaments.workers``); each is a :class:`~tournaments.host.BlockHost` (a referee on
-127.0.0.1:0 and one process per bot entry) that plays the blocks the runner hands it,
-with :func:`~tournaments.blocks.run_block`: the same self-contained unit of work that a
+a Unix-domain socket and, per bot entry, one process per rotation) that plays the blocks the runner hands it,
+with :meth:`~tournaments.host.BlockHost.play_block`: the same self-contained unit of work that a
 Ray worker runs (:mod:`tournaments.executors.ray`). A worker sends each finished
 session's result with its log, encoded; the runner alone writes to the store, committing
 both in one transaction, so a killed tournament resumes exactly as with one process.
@@ -221,6 +221,7 @@ async def _serve(output: BinaryIO) -> None:
         logs_root=setup.logs_root,
         limits=setup.limits,
         bot_log_suffix=suffix,
+        sandbox=setup.sandbox,
     )
     try:
         await host.start()

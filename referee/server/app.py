@@ -12,6 +12,7 @@ the core what the streams bring.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +46,7 @@ from referee.wire.stream import missing_decisions, welcome_message
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
+    from pathlib import Path
 
     from referee.match import Output
     from referee.server.connection import StreamState
@@ -58,6 +60,21 @@ _KEEPALIVE_TIMEOUT_MS = 5_000
 """A ping unanswered this long drops the connection."""
 _FAULTS_KEPT = 1_000
 """Faults of bots at no table kept in :attr:`Referee.faults` (the latest; memory stays bounded)."""
+
+
+def _listen(server: grpc.aio.Server, address: str) -> int:
+    """Add ``address`` to ``server``'s ports; the port bound (1 for a Unix socket). OSError when it cannot."""
+    try:
+        bound: int = server.add_insecure_port(address)
+    except RuntimeError as exc:
+        bound = 0
+        cause: Exception | None = exc
+    else:
+        cause = None
+    if not bound:
+        msg = f"cannot listen on {address} (in use?)"
+        raise OSError(msg) from cause
+    return bound
 
 
 class Referee:
@@ -87,6 +104,7 @@ class Referee:
             max_unknown_answers=limits.max_unknown_answers,
         )
         self._links: dict[str, BotLink] = {}
+        self._shown: dict[str, str] = {}
         self._by_token: dict[str, BotLink] = {}
         self._encoders: dict[str, RequestEncoder] = {}
         self._sessions: dict[str, asyncio.Future[SessionOutcome]] = {}
@@ -98,8 +116,13 @@ class Referee:
         self._service = PlayService(self, logger=self._log)
         self._server: grpc.aio.Server | None = None
 
-    def add_bot(self, *, name: str, token: str) -> None:
-        """Register a bot entry: ``token`` is its secret, ``name`` its identity."""
+    def add_bot(self, *, name: str, token: str, shown_as: str | None = None) -> None:
+        """Register a bot entry: ``token`` is its secret, ``name`` its identity.
+
+        ``shown_as`` is the id its Welcome tells the bot (``name`` by default): several
+        identities (a bot's processes, one per rotation of a block) may show one name,
+        so that nothing the bot receives tells them apart.
+        """
         if name in self._links or token in self._by_token:
             msg = f"bot {name!r} or its token is already registered"
             raise ValueError(msg)
@@ -113,11 +136,19 @@ class Referee:
         )
         self._links[name] = link
         self._by_token[token] = link
+        self._shown[name] = shown_as or name
 
     # -- the server ------------------------------------------------------------------------
 
-    async def start(self, *, host: str = "127.0.0.1", port: int = 0) -> int:
-        """Start serving; return the bound port. OSError when the address cannot be bound."""
+    async def start(
+        self, *, host: str | None = "127.0.0.1", port: int = 0, unix_socket: Path | None = None
+    ) -> int:
+        """Start serving on ``host:port`` and/or a Unix-domain socket; return the TCP port (0: none).
+
+        ``host`` None serves no TCP port at all: only processes that can reach the
+        ``unix_socket`` file (created here, mode 0666: keep it in a folder only its users
+        can enter) can connect. OSError when an address cannot be bound.
+        """
         size = self.limits.max_message_bytes
         server = grpc.aio.server(
             options=[
@@ -140,22 +171,20 @@ class Referee:
         reflection.enable_server_reflection(
             (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
         )
-        address = f"{host}:{port}"
-        try:
-            bound: int = server.add_insecure_port(address)
-        except RuntimeError as exc:
-            bound = 0
-            cause: Exception | None = exc
-        else:
-            cause = None
-        if not bound:
-            msg = f"cannot listen on {address} (in use?)"
-            raise OSError(msg) from cause
+        bound = 0 if host is None else _listen(server, f"{host}:{port}")
+        if unix_socket is not None:
+            _listen(server, f"unix:{unix_socket}")
         await server.start()
+        if unix_socket is not None:
+            os.chmod(unix_socket, 0o666)  # noqa: PTH101, S103 - a sandboxed bot may run as another user
         await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
         await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
         self._server = server
-        self._log.info("referee listening", address=f"{host}:{bound}")
+        self._log.info(
+            "referee listening",
+            address=None if host is None else f"{host}:{bound}",
+            socket=None if unix_socket is None else str(unix_socket),
+        )
         return bound
 
     async def stop(self, grace: float = 1.0) -> None:
@@ -233,7 +262,7 @@ class Referee:
     def welcome(self, link: BotLink) -> bytes:
         """The Welcome message for ``link``'s bot: who it is here, the rules and clocks announced."""
         return welcome_message(
-            bot_id=link.name,
+            bot_id=self._shown[link.name],
             profile=self.profile,
             time_limits=self.time_limits,
             max_outstanding=link.state.max_outstanding,

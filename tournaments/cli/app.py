@@ -10,6 +10,7 @@ import functools
 import importlib
 import json
 import logging
+import secrets
 import sys
 import textwrap
 from contextlib import contextmanager
@@ -23,6 +24,7 @@ from rich.console import Console
 from referee.rules import DEFAULT_PROFILE
 from tournaments.commands import DB_VARIABLE, DEFAULT_DB, DEFAULT_OUT
 from tournaments.logfiles import LogError
+from tournaments.sandbox import SANDBOX_MODES, BotLimits, Sandbox, SandboxSpec, sandbox_for
 from tournaments.store import Store, StoreError
 
 if TYPE_CHECKING:
@@ -217,3 +219,69 @@ out_option = click.option(
     help="Output folder: each tournament's standings.md/.json/.html, sessions list and bot output "
     "in t<ID>/, and latest, a link to the newest.",
 )
+
+
+seed_option = click.option(
+    "--seed",
+    type=click.IntRange(0, 2**63 - 1),
+    default=None,
+    help="The seed of every deal, for a run that anyone can reproduce; anyone who knows the seed knows "
+    "every card. Default: a secret random seed, stored (a resume deals the same) and shown once finished.",
+)
+
+
+def secret_seed() -> int:
+    """A fresh random seed in ``[0, 2**63)``, from the system's secure source: no bot can guess the deals."""
+    return secrets.randbits(63)
+
+
+def build_sandbox(mode: str, limits: BotLimits, *, hidden: tuple[Path, ...]) -> Sandbox | None:
+    """The sandbox a build runs in under ``--sandbox mode`` (None: none); ``hidden`` stays out of sight."""
+    return sandbox_for(mode, SandboxSpec(limits=limits, hidden=hidden))
+
+
+def isolation_options(command: Callable[..., R]) -> Callable[..., R]:
+    """``--sandbox`` and the bot limits, handed to ``command`` as ``sandbox`` and ``bot_limits``."""
+
+    @functools.wraps(command)
+    def wrapper(*args: object, bot_memory: int, bot_processes: int, bot_files: int, **kwargs: object) -> R:
+        limits = BotLimits(memory_mb=bot_memory, processes=bot_processes, open_files=bot_files)
+        return command(*args, bot_limits=limits, **kwargs)
+
+    default = BotLimits()
+    options = (
+        click.option(
+            "--sandbox",
+            type=click.Choice(SANDBOX_MODES),
+            default="auto",
+            show_default=True,
+            help="Run each bot process isolated with bubblewrap: no network, no other process, nothing "
+            "of nap's but its own folder (docs/security.md). auto: where bwrap works, else with a warning.",
+        ),
+        click.option(
+            "--bot-memory",
+            type=click.IntRange(64),
+            default=default.memory_mb,
+            show_default=True,
+            metavar="MIB",
+            help="Memory each isolated bot process may allocate, in MiB.",
+        ),
+        click.option(
+            "--bot-processes",
+            type=click.IntRange(8),
+            default=default.processes,
+            show_default=True,
+            help="Processes and threads each isolated bot process may run at once.",
+        ),
+        click.option(
+            "--bot-files",
+            type=click.IntRange(32),
+            default=default.open_files,
+            show_default=True,
+            help="Files each isolated bot process may hold open.",
+        ),
+    )
+    decorated: Callable[..., R] = wrapper
+    for option in reversed(options):
+        decorated = option(decorated)
+    return decorated

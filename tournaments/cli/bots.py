@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -11,20 +12,27 @@ from rich.table import Table
 from referee.rules import DEFAULT_PROFILE
 from tournaments.bots import BUILTIN_BOTS, RunnerError
 from tournaments.cli.app import (
+    build_sandbox,
     console,
     db_option,
     decision_option,
     echo_json,
     friendly,
+    isolation_options,
     json_option,
     open_store,
     profile_option,
+    secret_seed,
+    seed_option,
 )
 from tournaments.entrants import build, entry_from_manifest
 from tournaments.manifest import content_hash, read_manifest, scaffold
 from tournaments.practice import BASELINE, CheckReport, check_bot
 from tournaments.progress import tournament_progress
 from tournaments.store import Store
+
+if TYPE_CHECKING:
+    from tournaments.sandbox import BotLimits
 
 
 @click.group()
@@ -62,6 +70,8 @@ def bot_new(name: str, parent: Path) -> None:
     help="Play the same deals again with this built-in bot in your bot's seat, to compare scores.",
 )
 @click.option("--no-baseline", is_flag=True, help="Skip the baseline (half the time).")
+@seed_option
+@isolation_options
 @json_option
 @friendly
 def bot_check(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
@@ -72,6 +82,9 @@ def bot_check(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
     decision_ms: int,
     baseline: str,
     no_baseline: bool,  # noqa: FBT001 - a click flag
+    seed: int | None,
+    sandbox: str,
+    bot_limits: BotLimits,
     as_json: bool,  # noqa: FBT001 - a click flag
 ) -> None:
     """Play practice sessions against the built-in bots; report faults and latency, with a verdict.
@@ -87,6 +100,8 @@ def bot_check(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
         decision_ms=decision_ms,
         baseline=None if no_baseline else baseline,
         screen=Console(stderr=True) if as_json else console,
+        seed=secret_seed() if seed is None else seed,
+        isolation=(sandbox, bot_limits),
     )
     if as_json:
         echo_json(report.to_json())
@@ -108,8 +123,9 @@ def bot_check(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
     show_default=True,
     help="Practice sessions to play before registering.",
 )
+@isolation_options
 @friendly
-def bot_submit(folder: Path, db_path: Path, sessions: int) -> None:
+def bot_submit(folder: Path, db_path: Path, sessions: int, sandbox: str, bot_limits: BotLimits) -> None:
     """Validate, check, and register a bot folder as a new version (by content hash)."""
     manifest = read_manifest(folder)
     report = _check(
@@ -120,6 +136,9 @@ def bot_submit(folder: Path, db_path: Path, sessions: int) -> None:
         decision_ms=1000,
         baseline=None,
         screen=console,
+        seed=secret_seed(),
+        isolation=(sandbox, bot_limits),
+        hidden=(db_path,),
     )
     for line in check_lines(report):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
@@ -152,9 +171,14 @@ def _check(  # noqa: PLR0913 - the options of `nap bot check`
     decision_ms: int,
     baseline: str | None,
     screen: Console,
+    seed: int,
+    isolation: tuple[str, BotLimits],
+    hidden: tuple[Path, ...] = (),
 ) -> CheckReport:
+    """Build the bot (in the sandbox ``isolation`` asks for) and play its practice sessions there."""
+    sandbox, limits = isolation
     manifest = read_manifest(folder)
-    build(manifest)
+    build(manifest, sandbox=build_sandbox(sandbox, limits, hidden=hidden))
     entry = entry_from_manifest(manifest)
     with tournament_progress(screen, transient=True) as progress:
         return check_bot(
@@ -165,6 +189,9 @@ def _check(  # noqa: PLR0913 - the options of `nap bot check`
             decision_ms=decision_ms,
             baseline=baseline,
             progress=progress,
+            seed=seed,
+            sandbox=sandbox,
+            bot_limits=limits,
         )
 
 
@@ -184,13 +211,19 @@ def check_lines(report: CheckReport) -> list[str]:
         ]
         lines += _baseline_lines(report)
     if report.exits:
-        statuses = ", ".join(str(code) for code in report.exits)
+        statuses = ", ".join(_exit(report, number) for number in range(len(report.exits)))
         lines.append(f"  its process exited on its own, with status {statuses}")
     if report.last_output and (report.exits or report.faults or report.error):
         lines.append("  its last output lines:")
         lines += [f"    | {line}" for line in report.last_output]
     lines.append(f"  verdict: {'PASS' if report.passed else 'FAIL'}{_reasons(report)}")
     return lines
+
+
+def _exit(report: CheckReport, number: int) -> str:
+    """The ``number``-th exit's status, with why it exited when that is known."""
+    why = report.exit_reasons[number] if number < len(report.exit_reasons) else ""
+    return f"{report.exits[number]} ({why})" if why else str(report.exits[number])
 
 
 def _baseline_lines(report: CheckReport) -> list[str]:
@@ -220,7 +253,7 @@ def _reasons(report: CheckReport) -> str:
     if report.error:
         reasons.append("it could not play")
     if report.exits:
-        reasons.append(f"its process exited with status {report.exits[0]}")
+        reasons.append(f"its process exited with status {_exit(report, 0)}")
     if report.faults:
         reasons.append(f"{sum(report.faults.values())} faults")
     if not reasons:

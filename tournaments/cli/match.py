@@ -13,14 +13,18 @@ from referee.rules import get_profile
 from tournaments.bots import RunnerError
 from tournaments.cli.app import (
     bank_option,
+    build_sandbox,
     connect_timeout_option,
     console,
     db_option,
     decision_option,
     friendly,
+    isolation_options,
     margin_option,
     out_option,
     profile_option,
+    secret_seed,
+    seed_option,
     workers_option,
 )
 from tournaments.cli.reports import (
@@ -45,6 +49,7 @@ if TYPE_CHECKING:
 
     from referee.rules import Profile
     from tournaments.bots import BotEntry
+    from tournaments.sandbox import BotLimits
 
 FIXED_SESSIONS = 200
 """Sessions a match plays without ``--sprt``."""
@@ -114,7 +119,7 @@ finish for nothing once the test has decided (a tournament's default is 512)."""
     help=f"Sessions to play, rounded up to whole blocks (default: {FIXED_SESSIONS}); with --sprt, "
     f"the most to play (default: {SPRT_MAX_SESSIONS}).",
 )
-@click.option("--seed", type=int, default=1, show_default=True, help="Match seed: same seed, same deals.")
+@seed_option
 @profile_option
 @click.option(
     "--concurrency",
@@ -129,6 +134,7 @@ finish for nothing once the test has decided (a tournament's default is 512)."""
 @bank_option
 @margin_option
 @connect_timeout_option
+@isolation_options
 @click.option("--name", default=None, help="A name for the match.")
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the result as JSON on stdout (progress goes to stderr)."
@@ -146,7 +152,7 @@ def match_command(  # noqa: PLR0913, PLR0917 - one parameter per command-line op
     min_blocks: int,
     table_size: int | None,
     sessions: int | None,
-    seed: int,
+    seed: int | None,
     profile: str,
     concurrency: int,
     workers: int | None,
@@ -154,6 +160,8 @@ def match_command(  # noqa: PLR0913, PLR0917 - one parameter per command-line op
     bank_ms: int,
     margin_ms: int,
     connect_timeout: float,
+    sandbox: str,
+    bot_limits: BotLimits,
     name: str | None,
     as_json: bool,  # noqa: FBT001 - a click flag
     db_path: Path,
@@ -176,12 +184,13 @@ def match_command(  # noqa: PLR0913, PLR0917 - one parameter per command-line op
     )
     rules = get_profile(profile)
     size = _table_size(table_size, rules)
+    builds = build_sandbox(sandbox, bot_limits, hidden=(db_path, out))
     with Store.open(db_path) as store:
-        entry = resolve(candidate, store=store)
+        entry = resolve(candidate, store=store, sandbox=builds)
         opponents = (
-            resolve_all(pool, store=store)
+            resolve_all(pool, store=store, sandbox=builds)
             if pool
-            else _copies(resolve(str(baseline), store=store), size - 1, taken=entry.name)
+            else _copies(resolve(str(baseline), store=store, sandbox=builds), size - 1, taken=entry.name)
         )
         if entry.name in {opponent.name for opponent in opponents}:
             msg = f"the candidate and an opponent are both named {entry.name}; enter one as ALIAS=BOT"
@@ -195,13 +204,15 @@ def match_command(  # noqa: PLR0913, PLR0917 - one parameter per command-line op
             bots=(entry, *opponents),
             table_size=size,
             sessions=sessions or (SPRT_MAX_SESSIONS if test else FIXED_SESSIONS),
-            seed=seed,
+            seed=secret_seed() if seed is None else seed,
             profile=profile,
             concurrency=concurrency,
             time_limits=TimeLimits(decision_ms=decision_ms, session_bank_ms=bank_ms, margin_ms=margin_ms),
             connect_timeout_s=connect_timeout,
             workers=workers,
             match=MatchPlan(candidate=entry.name, sprt=test),
+            sandbox=sandbox,
+            bot_limits=bot_limits,
         )
         screen = Console(stderr=True) if as_json else console
         with tournament_progress(screen) as progress:

@@ -20,15 +20,21 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from pathlib import Path
 
+    from tournaments.sandbox import BotLimits
+
 from tournaments.cli.app import (
     bank_option,
+    build_sandbox,
     console,
     db_option,
     decision_option,
     friendly,
+    isolation_options,
     margin_option,
     out_option,
     profile_option,
+    secret_seed,
+    seed_option,
 )
 from tournaments.cli.reports import (
     play_and_publish,
@@ -64,7 +70,7 @@ from tournaments.cli.reports import (
     help="Seats per table, as the profile allows (3-7 in Nap; default: 4, or fewer with fewer entrants).",
 )
 @click.option("--sessions", "-n", type=click.IntRange(1), default=40, show_default=True)
-@click.option("--seed", type=int, default=1, show_default=True)
+@seed_option
 @profile_option
 @decision_option
 @bank_option
@@ -76,6 +82,7 @@ from tournaments.cli.reports import (
     show_default=True,
     help="Seconds to wait for every remote bot to connect.",
 )
+@isolation_options
 @db_option
 @out_option
 @friendly
@@ -86,20 +93,25 @@ def serve(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
     bots: tuple[str, ...],
     table_size: int | None,
     sessions: int,
-    seed: int,
+    seed: int | None,
     profile: str,
     decision_ms: int,
     bank_ms: int,
     margin_ms: int,
     wait: float,
+    sandbox: str,
+    bot_limits: BotLimits,
     db_path: Path,
     out: Path,
 ) -> None:
     """Run the referee on a port for remote bots and play a tournament among them.
 
     Remote bots connect to HOST:PORT with their token (in any language; see
-    docs/protocol.md); local entrants (--bot) are started as processes as usual. The
-    sessions are stored and published like those of 'nap tournament run'.
+    docs/protocol.md); local entrants (--bot) are started as processes as usual,
+    isolated (--sandbox). A remote bot cannot be isolated, nor split into one process per
+    rotation: the standings watch its results on boards it has seen played before
+    (docs/security.md). The sessions are stored and published like those of 'nap
+    tournament run'.
     """
     if port_in_use(host, port):
         msg = f"cannot listen on {host}:{port}: the port is in use"
@@ -110,17 +122,20 @@ def serve(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
     if table_size is not None:  # refused before the database is opened, so nothing is stored
         check_table_size(table_size, rules)
     with Store.open(db_path) as store:
-        entrants = (*(remote_bot(name) for name in tokens), *resolve_all(bots, store=store))
+        builds = build_sandbox(sandbox, bot_limits, hidden=(db_path, out))
+        entrants = (*(remote_bot(name) for name in tokens), *resolve_all(bots, store=store, sandbox=builds))
         size = seats_for(entrants, table_size, rules)
         config = TournamentConfig(
             name=f"served on port {port}: {', '.join(e.name for e in entrants)}",
             bots=entrants,
             table_size=size,
             sessions=sessions,
-            seed=seed,
+            seed=secret_seed() if seed is None else seed,
             profile=profile,
             time_limits=TimeLimits(decision_ms=decision_ms, session_bank_ms=bank_ms, margin_ms=margin_ms),
             connect_timeout_s=wait,
+            sandbox=sandbox,
+            bot_limits=bot_limits,
         )
         hosting = Hosting(
             host=host,

@@ -13,17 +13,21 @@ from referee.match import TimeLimits
 from referee.rules import get_profile
 from tournaments.cli.app import (
     bank_option,
+    build_sandbox,
     connect_timeout_option,
     console,
     db_option,
     decision_option,
     echo_json,
     friendly,
+    isolation_options,
     json_option,
     margin_option,
     open_store,
     out_option,
     profile_option,
+    secret_seed,
+    seed_option,
     workers_option,
 )
 from tournaments.cli.reports import (
@@ -50,13 +54,17 @@ from tournaments.executors import (
 )
 from tournaments.outfolder import logs_root
 from tournaments.progress import tournament_progress
+from tournaments.provenance import shown_seed
 from tournaments.publish import to_json
 from tournaments.runner import RunOptions, resume_tournament
+from tournaments.sandbox import SANDBOX_MODES
 from tournaments.scheduler import check_table_size
 from tournaments.store import Store
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from tournaments.sandbox import BotLimits
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -123,9 +131,7 @@ def chosen_executor(executor: str, ray_address: str | None) -> Executor:
     show_default=True,
     help="Sessions to play (rounded up to whole duplicate blocks).",
 )
-@click.option(
-    "--seed", type=int, default=1, show_default=True, help="Tournament seed: same seed, same deals."
-)
+@seed_option
 @profile_option
 @click.option(
     "--concurrency",
@@ -139,6 +145,7 @@ def chosen_executor(executor: str, ray_address: str | None) -> Executor:
 @bank_option
 @margin_option
 @connect_timeout_option
+@isolation_options
 @click.option("--name", default=None, help="A name for the tournament.")
 @click.option(
     "--live",
@@ -156,7 +163,7 @@ def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line o
     bots: tuple[str, ...],
     table_size: int | None,
     sessions: int,
-    seed: int,
+    seed: int | None,
     profile: str,
     concurrency: int | None,
     workers: int | None,
@@ -164,6 +171,8 @@ def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line o
     bank_ms: int,
     margin_ms: int,
     connect_timeout: float,
+    sandbox: str,
+    bot_limits: BotLimits,
     name: str | None,
     live: float | None,
     executor: str,
@@ -171,13 +180,19 @@ def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line o
     db_path: Path,
     out: Path,
 ) -> None:
-    """Run a round robin of duplicate sessions between bot processes and print the standings."""
+    """Run a round robin of duplicate sessions between bot processes and print the standings.
+
+    Without --seed the deals come from a secret random seed, stored with the tournament
+    (a resume deals the same cards) and shown once it has finished: a bot that knows the
+    seed knows every card.
+    """
     chosen = chosen_executor(executor, ray_address)  # before anything is stored
     rules = get_profile(profile)
     if table_size is not None:  # refused before the database is opened, so nothing is stored
         check_table_size(table_size, rules)
+    builds = build_sandbox(sandbox, bot_limits, hidden=(db_path, out))
     with Store.open(db_path) as store:
-        entrants = resolve_all(bots or DEFAULT_ENTRANTS, store=store)
+        entrants = resolve_all(bots or DEFAULT_ENTRANTS, store=store, sandbox=builds)
         size = seats_for(entrants, table_size, rules)
         options: dict[str, Any] = {"concurrency": concurrency} if concurrency else {}
         config = TournamentConfig(
@@ -185,11 +200,13 @@ def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line o
             bots=entrants,
             table_size=size,
             sessions=sessions,
-            seed=seed,
+            seed=secret_seed() if seed is None else seed,
             profile=profile,
             time_limits=TimeLimits(decision_ms=decision_ms, session_bank_ms=bank_ms, margin_ms=margin_ms),
             connect_timeout_s=connect_timeout,
             workers=workers,
+            sandbox=sandbox,
+            bot_limits=bot_limits,
             **options,
         )
         play_and_publish(
@@ -200,11 +217,17 @@ def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line o
 @tournament.command("resume")
 @click.argument("tournament_id", type=int)
 @executor_options
+@click.option(
+    "--sandbox",
+    type=click.Choice(SANDBOX_MODES),
+    default=None,
+    help="Isolate the bots as this says instead of as the tournament was run (see tournament run).",
+)
 @db_option
 @out_option
 @friendly
-def tournament_resume(
-    tournament_id: int, executor: str, ray_address: str | None, db_path: Path, out: Path
+def tournament_resume(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
+    tournament_id: int, executor: str, ray_address: str | None, sandbox: str | None, db_path: Path, out: Path
 ) -> None:
     """Play the sessions an interrupted tournament has left (same deals), then print standings.
 
@@ -219,6 +242,7 @@ def tournament_resume(
                 store=store,
                 logs_root=logs_root(out),
                 options=RunOptions(progress=progress, on_start=announce_start, executor=chosen),
+                sandbox=sandbox,
             )
         publish_standings(store, tournament_id, out)
 
@@ -243,7 +267,7 @@ def tournament_list(db_path: Path, *, as_json: bool) -> None:
                         "name": row.name,
                         "status": row.status,
                         "sessions": {"played": done, "planned": planned},
-                        "seed": row.seed,
+                        "seed": shown_seed(row),
                         "started_at": row.created_at,
                         "finished_at": row.finished_at,
                     }
@@ -259,7 +283,7 @@ def tournament_list(db_path: Path, *, as_json: bool) -> None:
             row.name,
             row.status,
             f"{done}/{planned}",
-            str(row.seed),
+            _seed(shown_seed(row)),
             _when(row.created_at, zone=False),
         )
     console.print(table)
@@ -322,7 +346,7 @@ def status_lines(facts: dict[str, Any]) -> list[str]:
         ),
         f"  started {_when(facts['started_at'])}{finished}",
         (
-            f"  {facts['table_size']} seats, seed {facts['seed']}, "
+            f"  {facts['table_size']} seats, seed {_seed(facts['seed'])}, "
             f"rules {profile.get('name', profile['given'])}: {profile.get('source', profile.get('error'))}"
         ),
         f"  bots: {bots}",
@@ -336,6 +360,11 @@ def status_lines(facts: dict[str, Any]) -> list[str]:
             f"{facts['max_restarts']} times, {facts['connect_timeout_s']:g} s to connect"
         ),
     ]
+
+
+def _seed(seed: int | None) -> str:
+    """A seed as shown: its number once the tournament has finished, ``secret`` before."""
+    return "secret until finished" if seed is None else str(seed)
 
 
 def _when(stamp: str, *, zone: bool = True) -> str:

@@ -74,6 +74,7 @@ class LocalExecutor:
             logs_root=setup.logs_root,
             limits=setup.limits,
             hosting=context.hosting,
+            sandbox=setup.sandbox,
         )
         try:
             await host.start()

@@ -6,7 +6,7 @@ run joins that cluster (``ray start --head`` on one machine, ``ray start --addre
 on the others) and leaves it running. There is one Ray worker per CPU of the cluster
 (``--workers`` to choose), each an actor (:class:`~tournaments.executors.ray_worker.BlockWorker`)
 that hosts a referee and one process per bot entry and plays up to ``concurrency`` blocks
-at once with :func:`~tournaments.blocks.run_block`: the unit a local worker process plays.
+at once with :meth:`~tournaments.host.BlockHost.play_block`: the unit a local worker process plays.
 
 What travels: each block out (a :class:`~tournaments.blocks.BlockRun`, a few hundred
 bytes), and back each session as it ends, its result and its log (gzip JSON, encoded on

@@ -2,9 +2,9 @@
 
 :class:`BlockWorker` is what the Ray executor (:mod:`tournaments.executors.ray`) makes an
 actor of, one per CPU of the cluster by default. It is a local worker process's
-counterpart: a :class:`~tournaments.host.BlockHost` (a referee on 127.0.0.1:0 and one
-process per bot entry, each serving many tables) playing blocks with
-:func:`~tournaments.blocks.run_block`. It writes nothing the runner needs: each finished
+counterpart: a :class:`~tournaments.host.BlockHost` (a referee on a Unix-domain socket and,
+per bot entry, one process per rotation, each serving many tables) playing blocks with
+:meth:`~tournaments.host.BlockHost.play_block`. It writes nothing the runner needs: each finished
 session goes back as its result and its log's bytes
 (:func:`~tournaments.logfiles.encode_log`), which the runner commits together.
 
@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING
 import structlog
 
 from referee.server import tune_collector
-from tournaments.blocks import run_block
 from tournaments.executors.shipping import NAP_PROTO, local_bots, shipped_proto
 from tournaments.host import BlockHost
 from tournaments.logfiles import encode_log
+from tournaments.sandbox import Sandbox
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -84,7 +84,8 @@ class BlockWorker:
         proto = shipped_proto(shipped)
         if proto is not None:  # this process is the Ray worker's own: its bots inherit it
             os.environ.setdefault(NAP_PROTO, str(proto))
-        bots = await asyncio.to_thread(local_bots, setup.config.bots, shipped)
+        sandbox = None if setup.sandbox is None else Sandbox(setup.sandbox)
+        bots = await asyncio.to_thread(local_bots, setup.config.bots, shipped, sandbox=sandbox)
         logs_root = await asyncio.to_thread(_bot_logs_root, setup)
         host = BlockHost(
             dataclasses.replace(setup.config, bots=bots),
@@ -92,6 +93,7 @@ class BlockWorker:
             logs_root=logs_root,
             limits=setup.limits,
             bot_log_suffix=f"-ray{self._number}",
+            sandbox=setup.sandbox,
         )
         await host.start()
         self._host = host
@@ -120,7 +122,7 @@ class BlockWorker:
 
         async def play_block() -> None:
             try:
-                await run_block(run, host.referee, finished)
+                await host.play_block(run, finished)
             finally:
                 sessions.put_nowait(None)
 

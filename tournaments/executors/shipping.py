@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import dataclasses
 import fcntl
-import os
 import shutil
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tournaments.bots import NAP_PROTO, this_machine_proto
 from tournaments.entrants import build
 from tournaments.manifest import MANIFEST, read_manifest
 
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from tournaments.bots import BotEntry
+    from tournaments.sandbox import Sandbox
 
 __all__ = ["NAP_PROTO", "PYTHON", "build_once", "local_bots", "portable_bots", "shipped_proto"]
 
@@ -45,12 +46,8 @@ _NOT_SHIPPED = shutil.ignore_patterns(
 """What a bot folder leaves behind: the folders its content hash skips (its build makes them again)."""
 _BUILT = ".nap-built"
 _LOCK = ".nap-build.lock"
-NAP_PROTO = "NAP_PROTO"
-"""The environment variable that tells a bot where ``nap.proto`` is (docs/writing-a-bot.md)."""
 _PROTO = "nap.proto"
 """The shipped protocol's name in the staging folder (a bot folder's is ``<n>-<name>``)."""
-_CHECKOUT_PROTO = Path(__file__).resolve().parents[2] / "proto" / "nap" / "v1" / "nap.proto"
-"""Where the protocol is in a checkout of this repository (an installed wheel has none)."""
 
 
 def portable_bots(bots: Sequence[BotEntry], stage: Path) -> tuple[BotEntry, ...]:
@@ -71,7 +68,7 @@ def portable_bots(bots: Sequence[BotEntry], stage: Path) -> tuple[BotEntry, ...]
             cwd = folders[source]
         command = tuple(PYTHON if part == sys.executable else part for part in entry.command)
         portable.append(dataclasses.replace(entry, command=command, cwd=cwd))
-    proto = _this_machine_proto()
+    proto = this_machine_proto()
     if folders and proto is not None:
         shutil.copy2(proto, stage / _PROTO)
     return tuple(portable)
@@ -83,39 +80,32 @@ def shipped_proto(root: Path) -> Path | None:
     return path if path.is_file() else None
 
 
-def _this_machine_proto() -> Path | None:
-    """The ``nap.proto`` a bot folder finds here: ``$NAP_PROTO``, else this checkout's (none in a wheel)."""
-    for candidate in (os.environ.get(NAP_PROTO), _CHECKOUT_PROTO):
-        if candidate and Path(candidate).is_file():
-            return Path(candidate)
-    return None
-
-
-def local_bots(bots: Sequence[BotEntry], root: Path) -> tuple[BotEntry, ...]:
+def local_bots(bots: Sequence[BotEntry], root: Path, *, sandbox: Sandbox | None) -> tuple[BotEntry, ...]:
     """On a Ray worker: the entries with this interpreter and their folders under ``root``, built.
 
-    Each folder's manifest build runs once per node (:func:`build_once`); a failed build
-    is a RunnerError naming the bot.
+    Each folder's manifest build runs once per node (:func:`build_once`, in ``sandbox``); a
+    failed build is a RunnerError naming the bot.
     """
     local = []
     for entry in bots:
         cwd = None if entry.cwd is None else root / entry.cwd
         if cwd is not None:
-            build_once(cwd)
+            build_once(cwd, sandbox=sandbox)
         command = tuple(sys.executable if part == PYTHON else part for part in entry.command)
         local.append(dataclasses.replace(entry, command=command, cwd=cwd))
     return tuple(local)
 
 
-def build_once(folder: Path) -> None:
+def build_once(folder: Path, *, sandbox: Sandbox | None = None) -> None:
     """Run the folder's manifest build unless it ran already here; concurrent callers wait for the first.
 
-    A folder without a manifest, or whose manifest has no build, needs nothing.
+    A folder without a manifest, or whose manifest has no build, needs nothing. With
+    ``sandbox`` the build runs in it.
     """
     with (folder / _LOCK).open("a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         if (folder / _BUILT).exists():
             return
         if (folder / MANIFEST).is_file():
-            build(read_manifest(folder))
+            build(read_manifest(folder), sandbox=sandbox)
         (folder / _BUILT).touch()
