@@ -24,8 +24,9 @@ instance ``--extra '--sandbox on'`` once the harness has that option).
     python bench/fairplay.py [--blocks 40] [--cheaters memory,seed,dbreader] [--seed N]
                              [--extra ARGS] [--no-probe] [--keep-memory] [--workdir DIR]
 
-Before a ``memory`` run its shared files (``/tmp/nap-cheat-memory/``, ``memory.jsonl`` in
-its folder) are removed unless ``--keep-memory``: a fresh cheater. (Kept, they hold the
+Each cheater's folder is staged in the work folder with the shared modules beside its bot
+(a sandboxed bot sees only its folder). Before a ``memory`` run its shared files
+(``/tmp/nap-cheat-memory/``) are removed unless ``--keep-memory``: a fresh cheater. (Kept, they hold the
 boards of earlier tournaments with the same seed, which today's default seed repeats.)
 
 Measured on 2026-12-01 at the branch ``cheaters`` (before any defence: no sandbox, the
@@ -68,8 +69,10 @@ ROOT = Path(__file__).resolve().parent
 CHEATERS = ROOT / "cheaters"
 NAP = Path(sys.executable).parent / "nap"
 OPPONENTS = ("peel", "pimc")
+SHARED = ("_perfect.py", "_snoop.py")
+"""The modules every cheater's folder gets a copy of (:func:`staged`)."""
 TABLE_SIZE = 3
-MEMORY_FILES = (Path("/tmp/nap-cheat-memory"), CHEATERS / "memory" / "memory.jsonl")  # noqa: S108 - the memory cheater's
+MEMORY_FILES = (Path("/tmp/nap-cheat-memory"),)  # noqa: S108 - the memory cheater's (its folder is staged afresh)
 KNEW = re.compile(r"^cheat: knew (\d+) of (\d+) decisions", re.MULTILINE)
 PROBED = re.compile(r"^probe: (\d+) of (\d+) attempts open", re.MULTILINE)
 
@@ -145,9 +148,22 @@ def play(command: list[str], *, where: Path, label: str) -> Run:
     return Run(db, out, argv, seconds)
 
 
+def staged(name: str, where: Path) -> Path:
+    """The cheater's folder as it is entered: a copy with the shared modules beside its bot.
+
+    A sandboxed bot sees its own folder only, so what it imports must be in it.
+    """
+    folder = where / "bots" / name
+    shutil.rmtree(folder, ignore_errors=True)
+    shutil.copytree(CHEATERS / name, folder, ignore=shutil.ignore_patterns("__pycache__", "memory.jsonl"))
+    for shared in SHARED:
+        shutil.copy2(CHEATERS / shared, folder / shared)
+    return folder
+
+
 def measure(name: str, *, blocks: int, seed: int | None, extra: list[str], where: Path) -> Outcome:
     """Play the cheater's tournament and its control; compare them block by block."""
-    folder = CHEATERS / name
+    folder = staged(name, where)
     sessions = ["-k", str(TABLE_SIZE), "-n", str(TABLE_SIZE * blocks)]
     others = [part for bot in OPPONENTS for part in ("--bot", bot)]
     seeded = [] if seed is None else ["--seed", str(seed)]

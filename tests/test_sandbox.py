@@ -15,6 +15,7 @@ import json
 import re
 import shutil
 import socket
+import subprocess
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -380,3 +381,26 @@ def test_without_a_seed_each_run_deals_its_own_secret_cards_and_resumes_them(
             played = {r.board_seed for r in store.session_results(tournament)}
             assert played == set(boards[tournament])
             assert len(store.session_results(tournament)) == 6
+
+
+@pytest.mark.slow
+def test_the_sandboxs_first_program_sets_the_limits_then_starts_the_bot() -> None:
+    """sandbox_init.py: the limits it is given are the bot's; a command it cannot start is one line, 127."""
+    init = str(Path(sandboxing.__file__).with_name("sandbox_init.py"))
+    kinds = "r.RLIMIT_DATA, r.RLIMIT_NPROC, r.RLIMIT_NOFILE"
+    report = f"import resource as r; print([r.getrlimit(k)[0] for k in ({kinds})])"
+    done = subprocess.run(
+        [PYTHON, init, str(512 << 20), "300", "100", "-1", "--", PYTHON, "-c", report],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, str([512 << 20, 300, 100]))
+    missing = subprocess.run(
+        [PYTHON, init, str(512 << 20), "300", "100", "-1", "--", "no-such-nap-bot"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert missing.returncode == 127
+    assert missing.stderr == "nap sandbox: cannot start no-such-nap-bot: No such file or directory\n"

@@ -12,9 +12,8 @@ moved round, so the hand a cheater holds now is the hand some seat held in anoth
 rotation. A match must agree with the view (table size, dealer, seats in play, every card
 played so far), else the cheater plays honestly.
 
-This file is copied into each cheater's folder by the folder's build step
-(``bench/cheaters/build.py``, run by ``nap tournament run --bot FOLDER``), so that a bot
-folder is self-contained: at run time it may be read-only and see nothing beside it.
+This file is copied into each cheater's folder when bench/fairplay.py stages it, so that
+a bot folder is self-contained: at run time it may be read-only and see nothing beside it.
 Not used in the pool variants (exchanges and the widow change the hands after the deal).
 """
 

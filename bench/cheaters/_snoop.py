@@ -1,7 +1,7 @@
 """What a bot process can see of the machine beside its tables: other processes, databases.
 
 Shared by the ``seed`` and ``dbreader`` cheaters and the probe (copied into their folders
-by their build step, like ``_perfect.py``). Every function here returns what it could read and
+when bench/fairplay.py stages them, like ``_perfect.py``). Every function here returns what it could read and
 skips what it could not: inside a sandbox, ``/proc`` shows no other process and no
 database is in reach, and the cheater then plays honestly.
 """

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from bench.cheaters import _perfect, _snoop
     from referee.rules import SeatView
 else:
-    import _perfect  # copied into this folder by its build step (../build.py)
+    import _perfect  # copied beside it by bench/fairplay.py, which stages the folder
     import _snoop
 
 NAME = "dbreader"

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from bench.cheaters import _perfect
     from referee.rules import Card, SeatView
 else:
-    import _perfect  # copied into this folder by its build step (../build.py)
+    import _perfect  # copied beside it by bench/fairplay.py, which stages the folder
 
 NAME = "memory"
 VERSION = "1.0"

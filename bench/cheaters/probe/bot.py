@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     from bench.cheaters import _snoop
 else:
-    import _snoop  # copied into this folder by its build step (../build.py)
+    import _snoop  # copied beside it by bench/fairplay.py, which stages the folder
 
 NAME = "probe"
 VERSION = "1.0"
