@@ -621,9 +621,6 @@ class Store:
         )
         return {(block, rotation) for block, rotation in rows}
 
-    def mark_unisolated(self, tournament: int, reason: str) -> None:
-        """TEMPORARY until schema 4 lands."""
-
     def record_session(self, result: SessionResult, *, log: bytes) -> int:
         """Commit one finished session with all its details, its log and its totals in one transaction.
 
