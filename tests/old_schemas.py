@@ -1,7 +1,7 @@
 """Database schemas as older versions of Nap Arena made them, for the upgrade tests.
 
-Frozen here: the history, not the code. Each is the current schema's statements with the
-tables that version had in another shape put back as they were.
+Frozen here: the history, not the code. Each is the current schema's statements (of the
+tables that version had) with the tables it had in another shape put back as they were.
 """
 
 from __future__ import annotations
@@ -33,17 +33,58 @@ V1_SESSIONS = """CREATE TABLE sessions (
         FOREIGN KEY (tournament_id, block_idx) REFERENCES blocks (tournament_id, idx))"""
 """The sessions table as schema versions 1 and 2 made it, log paths and all."""
 
+V3_TOURNAMENTS = """CREATE TABLE tournaments (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        config TEXT NOT NULL,  -- JSON object
+        seed INTEGER NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('running', 'finished', 'interrupted')),
+        created_at TEXT NOT NULL,
+        finished_at TEXT)"""
+"""The tournaments table as schema versions 1 to 3 made it: no ``unisolated``."""
+
+V3_BLOCK_SEATS = """CREATE TABLE block_seats (
+        tournament_id INTEGER NOT NULL,
+        block_idx INTEGER NOT NULL,
+        bot TEXT NOT NULL,
+        sessions INTEGER NOT NULL,
+        chips INTEGER NOT NULL,
+        wins INTEGER NOT NULL,  -- win shares in 1/420
+        PRIMARY KEY (tournament_id, block_idx, bot)) WITHOUT ROWID"""
+"""The block_seats table as schema version 3 made it: no rotation-0 chips."""
+
+V3_BOT_TOTALS = """CREATE TABLE bot_totals (
+        tournament_id INTEGER NOT NULL,
+        bot TEXT NOT NULL,
+        sessions INTEGER NOT NULL, blocks INTEGER NOT NULL,
+        chips INTEGER NOT NULL, chips_sq INTEGER NOT NULL,
+        wins INTEGER NOT NULL, wins_sq INTEGER NOT NULL,
+        expected INTEGER NOT NULL, faults INTEGER NOT NULL, beats INTEGER NOT NULL,
+        pools INTEGER NOT NULL, pool_chips INTEGER NOT NULL, widows INTEGER NOT NULL,
+        widows_taken INTEGER NOT NULL, widows_taken_made INTEGER NOT NULL,
+        widows_peeked INTEGER NOT NULL, exchanged INTEGER NOT NULL,
+        PRIMARY KEY (tournament_id, bot)) WITHOUT ROWID"""
+"""The bot_totals table as schema version 3 made it: no rotation edges."""
+
 OLD_TABLES: dict[int, dict[str, str]] = {
-    1: {"declarations": V1_DECLARATIONS, "sessions": V1_SESSIONS},
-    2: {"sessions": V1_SESSIONS},
+    1: {"declarations": V1_DECLARATIONS, "sessions": V1_SESSIONS, "tournaments": V3_TOURNAMENTS},
+    2: {"sessions": V1_SESSIONS, "tournaments": V3_TOURNAMENTS},
+    3: {"tournaments": V3_TOURNAMENTS, "block_seats": V3_BLOCK_SEATS, "bot_totals": V3_BOT_TOTALS},
 }
 """The tables each version had in another shape than today's."""
 
+OLD_STATEMENTS: dict[int, tuple[str, ...]] = {
+    1: store_schema.SCHEMA,
+    2: store_schema.SCHEMA,
+    3: (*store_schema.SCHEMA, *store_schema.PACKED),
+}
+"""Today's statements of the tables each version had (before the old shapes are put back)."""
+
 
 def create_old_database(conn: sqlite3.Connection, version: int) -> None:
-    """Make ``conn``'s empty database one of schema ``version`` (1 or 2), marked as ours."""
+    """Make ``conn``'s empty database one of schema ``version`` (1 to 3), marked as ours, with no rows."""
     tables = OLD_TABLES[version]
-    for statement in store_schema.SCHEMA:
+    for statement in OLD_STATEMENTS[version]:
         old = (
             text for name, text in tables.items() if statement.lstrip().startswith(f"CREATE TABLE {name} ")
         )

@@ -236,7 +236,7 @@ class TestStored:
             assert old.seats[0].declarations == (Declaration("nap", made=True),)
             assert old.seats[1].declarations == (Declaration("three", made=False),)
         with closing(sqlite3.connect(db)) as conn:
-            assert conn.execute("PRAGMA user_version").fetchone()[0] == store_schema.SCHEMA_VERSION == 3
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == store_schema.SCHEMA_VERSION == 4
         with Store.open(db) as store:  # migrated once: opening again changes nothing
             tournament = store.create_tournament(
                 name="pool", config={}, seed=1, blocks=[(0, 1000, ("alpha", "beta", "gamma"))]
@@ -296,7 +296,7 @@ class TestShown:
     """The terminal table, standings.md, .json and .html: the pool records on a pool profile only."""
 
     def test_heather_standings_look_as_before(self) -> None:
-        """No pool column, no pool keys: the headers and keys of before."""
+        """No pool column, no pool keys: the headers and keys of before (and the rotation check's)."""
         results = [pooled_session(1, block=b) for b in range(2)]
         plain = [
             SessionResult(
@@ -338,6 +338,8 @@ class TestShown:
             "declarer",
             "faults",
             "rating",
+            "rotation_edge",
+            "rotation_flagged",
         }
         assert POOL_HEADER not in render_html(standings)
         console = Console(width=300, record=True)

@@ -15,9 +15,11 @@ import pytest
 from rich.console import Console
 
 from referee.rules import PROFILES, Session, SessionRecord, record_of
+from tests.rotation_helpers import synthetic
+from tournaments.cli import reports
 from tournaments.logfiles import encode_log
 from tournaments.match import MatchPlan, MatchSummary, summarize
-from tournaments.progress import standings_table
+from tournaments.progress import standings_printer, standings_table
 from tournaments.publish import _cross_cell, from_json, publish, render_html, render_markdown, to_json
 from tournaments.results import Declaration, FaultRecord, SeatResult, SessionResult
 from tournaments.session_pages import (
@@ -431,3 +433,77 @@ class TestLinkedPages:
             (["alpha", "<beta>", "gamma"], ["<beta>"]),
         ]
         assert "seat 1 (&lt;beta&gt;): 1 late<br>first at deal 1, decision 4" in page
+
+
+class TestFairPlay:
+    """Each bot's edge on boards played before in every file; a flagged bot's warning, and only then."""
+
+    def flagged(self) -> Standings:
+        return compute_standings(synthetic(random.Random(11), blocks=40, cheater="gamma", gain=9))
+
+    def honest(self) -> Standings:
+        return compute_standings(synthetic(random.Random(1), blocks=40))
+
+    def test_a_flagged_bot_is_warned_of_in_every_file(self) -> None:
+        standings = self.flagged()
+        gamma = standings.bot("gamma")
+        assert gamma.rotation_flagged
+        assert gamma.rotation_edge is not None
+        assert gamma.rotation_edge.half_width is not None
+        sentence = (
+            f"gamma does better on boards it has seen played before: {gamma.rotation_edge.mean:+.2f} ± "
+            f"{gamma.rotation_edge.half_width:.2f} chips a session over 40 blocks (one-sided t test, 1% "
+            "false-positive rate over all bots); a bot that remembers boards does this; see docs/security.md"
+        )
+        markdown = render_markdown(standings)
+        assert "## Fair play" in markdown
+        assert f"**{sentence}**" in markdown
+        assert markdown.count("does better on boards") == 1
+        for line in standings.bots:
+            assert f"- {line.bot}: " in markdown
+        page = render_html(standings)
+        assert "<h2>Fair play</h2>" in page
+        assert html.escape(sentence) in page
+        assert page.count("does better on boards") == 1
+
+    def test_json_says_the_edges_the_flags_and_the_test(self) -> None:
+        standings = self.flagged()
+        data = json.loads(json.dumps(to_json(standings, title="t"), allow_nan=False))
+        assert data["rotation_test"] == {
+            "method": "one-sided Student t test of mean rotation edge > 0 over complete blocks,"
+            " Bonferroni over the bots tested",
+            "alpha": 0.01,
+            "min_blocks": 10,
+        }
+        by_bot = {line["bot"]: line for line in data["bots"]}
+        assert {bot for bot, line in by_bot.items() if line["rotation_flagged"]} == {"gamma"}
+        assert by_bot["gamma"]["rotation_edge"]["n"] == 40
+        assert by_bot["gamma"]["rotation_edge"]["low"] > 0
+        assert from_json(data) == standings
+        lone = compute_standings(synthetic(random.Random(2), blocks=1)[:3])  # an incomplete block
+        assert [line["rotation_edge"] for line in to_json(lone, title="t")["bots"]] == [None] * 4
+        assert from_json(to_json(lone, title="t")) == lone
+
+    def test_no_flag_no_warning(self) -> None:
+        standings = self.honest()
+        assert not any(line.rotation_flagged for line in standings.bots)
+        for text in (render_markdown(standings), render_html(standings)):
+            assert "Fair play" in text
+            assert "does better on boards" not in text
+
+    def test_the_console_warns_under_the_table_only_of_a_flagged_bot(
+        self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        screen = Console(record=True, width=400)
+        monkeypatch.setattr(reports, "console", screen)
+        reports.print_standings(self.honest(), title="honest", match=None)
+        assert "does better on boards" not in screen.export_text()
+        reports.print_standings(self.flagged(), title="flagged", match=None)
+        shown = screen.export_text()
+        assert shown.count("does better on boards") == 1
+        assert shown.index("gamma does better on boards") > shown.index("rating")  # under the table
+        live = standings_printer(None)
+        live(self.honest())
+        assert "does better on boards" not in capsys.readouterr().err
+        live(self.flagged())
+        assert capsys.readouterr().err.count("gamma does better on boards") == 1

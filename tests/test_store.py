@@ -2,8 +2,9 @@
 
 Also: the logs packed into the database (a moved or copied file reads them all), the
 standings' running totals (always equal to the ones recomputed from every session),
-paging through sessions, the upgrade of a version 2 file (its log files read in), and
-the lock that lets one process play a tournament.
+paging through sessions, the upgrade of a version 2 file (its log files read in) and of a
+version 3 file (the rotation check's totals computed), the mark of a tournament played
+without isolation, and the lock that lets one process play a tournament.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from tournaments.logfiles import decode_log, encode_log, write_encoded_log
 from tournaments.results import Declaration, FaultRecord, SeatResult, SessionResult
 from tournaments.standings import compute_standings, standings_of
 from tournaments.store import BotRow, MissingLogError, SessionRow, Store, StoreError
-from tournaments.store_schema import APPLICATION_ID, SCHEMA_VERSION
+from tournaments.store_schema import APPLICATION_ID, SCHEMA_VERSION, UNISOLATED_BEFORE
 from tournaments.tally import Tally, tally_of
 
 if TYPE_CHECKING:
@@ -298,6 +299,20 @@ class TestTournaments:
             store.tournament(7)
         with pytest.raises(StoreError, match=r"^unknown tournament: 7$"):
             store.set_status(7, "interrupted")
+        with pytest.raises(StoreError, match=r"^unknown tournament: 7$"):
+            store.mark_unisolated(7, "bwrap not available")
+
+    def test_the_first_reason_for_playing_unisolated_stays(self, db: Path, store: Store) -> None:
+        """A tournament starts isolated (None); the first run that was not says why, for good."""
+        tournament = make_tournament(store)
+        other = make_tournament(store)
+        assert store.tournament(tournament).unisolated is None
+        store.mark_unisolated(tournament, "bwrap not available")
+        store.mark_unisolated(tournament, "a remote bot")
+        assert store.tournament(tournament).unisolated == "bwrap not available"
+        assert store.tournament(other).unisolated is None
+        with Store.open(db) as again:
+            assert [row.unisolated for row in again.tournaments()] == ["bwrap not available", None]
 
 
 class TestSessions:
@@ -631,6 +646,8 @@ class TestTotals:
             assert tally.sessions == len(stored)
             assert tally.faults == sum(len(r.faults) for r in stored)
             assert tally.blocks == len({r.block for r in stored})
+            assert any(totals.rotation_edge for totals in tally.bots.values())  # complete blocks
+            assert any(totals.rotation_blocks < totals.blocks for totals in tally.bots.values())  # and not
 
     def test_tournaments_together(self, store: Store) -> None:
         """The totals of several tournaments add up like their sessions; unknown ids add nothing."""
@@ -932,8 +949,9 @@ class TestUpgradeFromVersion2:
                 assert store.tally([tournament]) == tally_of(stored)
                 assert standings_of(store.tally([tournament])) == compute_standings(stored)
             assert store.tally(played.tournaments) == tally_of(played.results.values())
+            assert [row.unisolated for row in store.tournaments()] == [UNISOLATED_BEFORE] * 3
         with closing(sqlite3.connect(db)) as conn:
-            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
             assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
             columns = [row[1] for row in conn.execute("PRAGMA table_info(sessions)")]
             assert columns == ["id", "tournament_id", "block_idx", "rotation", "finished_at"]
@@ -947,6 +965,8 @@ class TestUpgradeFromVersion2:
         """After the upgrade, sessions of the incomplete blocks add to the computed totals correctly."""
         db, played, _ = old
         Store.open(db).close()
+        Store.open(db.with_name("new.db")).close()
+        assert shape(db) == shape(db.with_name("new.db"))
         with Store.open(db) as store:  # upgraded once: opening again changes nothing
             assert count(db, "session_logs") == len(played.results) - 1
             rng = random.Random(4)
@@ -990,6 +1010,96 @@ class TestUpgradeFromVersion2:
         with Store.open(db) as store:
             assert store.tally(played.tournaments) == tally_of(played.results.values())
         assert db.read_bytes() != before
+
+
+def shape(db: Path) -> dict[str, list[tuple[object, ...]]]:
+    """Every table's columns (name, type, not null, default, key) and every index, by name."""
+    with closing(sqlite3.connect(db)) as conn:
+        names = conn.execute("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'").fetchall()
+        return {
+            name: (
+                [tuple(row[1:]) for row in conn.execute(f"PRAGMA table_info({name})")]
+                if kind == "table"
+                else [tuple(row) for row in conn.execute(f"PRAGMA index_info({name})")]
+            )
+            for kind, name in sorted(names)
+        }
+
+
+def write_version_3(db: Path, source: Path) -> None:
+    """A database as schema version 3 left it, from ``source`` (a file of today's schema, closed).
+
+    Version 3 kept every row and total that today's does but the rotation check's: each of
+    its tables gets ``source``'s rows in the columns it had.
+    """
+    with closing(sqlite3.connect(db)) as conn:
+        create_old_database(conn, 3)
+        conn.execute("ATTACH DATABASE ? AS source", (str(source),))
+        tables = [row[0] for row in conn.execute("SELECT name FROM main.sqlite_master WHERE type = 'table'")]
+        for table in tables:
+            columns = ", ".join(row[1] for row in conn.execute(f"PRAGMA main.table_info({table})"))
+            conn.execute(f"INSERT INTO main.{table} ({columns}) SELECT {columns} FROM source.{table}")  # noqa: S608 - names from sqlite_master
+        conn.commit()
+        conn.execute("DETACH DATABASE source")
+
+
+class TestUpgradeFromVersion3:
+    """A version 3 file gets the rotation check's totals, from its sessions, and the isolation mark."""
+
+    @pytest.fixture
+    def old(self, tmp_path: Path) -> tuple[Path, Played]:
+        with Store.open(tmp_path / "scratch.db") as scratch:
+            played = play(scratch)
+        db = tmp_path / "nap.db"
+        write_version_3(db, tmp_path / "scratch.db")
+        return db, played
+
+    def test_the_totals_are_a_fresh_fold_and_every_tournament_played_unisolated(
+        self, old: tuple[Path, Played]
+    ) -> None:
+        db, played = old
+        with closing(sqlite3.connect(db)) as conn:
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
+            assert conn.execute("SELECT count(*) FROM bot_totals").fetchone()[0] > 0  # version 3's totals
+            assert "rotation_edge" not in [row[1] for row in conn.execute("PRAGMA table_info(bot_totals)")]
+        with Store.open(db) as store:
+            for tournament in played.tournaments:
+                stored = store.session_results(tournament)
+                assert sorted(stored, key=repr) == sorted(played.of(tournament), key=repr)
+                tally = store.tally([tournament])
+                assert tally == tally_of(stored)
+                assert standings_of(tally) == compute_standings(stored)
+                assert any(totals.rotation_edge for totals in tally.bots.values())
+                assert store.log(store.session_ids(tournament=tournament)[0])  # the logs came along
+            assert store.tally(played.tournaments) == tally_of(played.results.values())
+            assert [row.unisolated for row in store.tournaments()] == [UNISOLATED_BEFORE] * 3
+            store.mark_unisolated(1, "bwrap not available")
+            assert store.tournament(1).unisolated == UNISOLATED_BEFORE
+        with closing(sqlite3.connect(db)) as conn:
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+
+    def test_an_upgraded_file_has_a_new_ones_shape_and_goes_on_like_one(
+        self, tmp_path: Path, old: tuple[Path, Played]
+    ) -> None:
+        db, played = old
+        Store.open(tmp_path / "new.db").close()
+        Store.open(db).close()
+        assert shape(db) == shape(tmp_path / "new.db")
+        with Store.open(db) as store:
+            rng = random.Random(6)
+            added = 0
+            for tournament in played.tournaments:
+                done = store.finished_keys(tournament)
+                for block in store.blocks(tournament):
+                    for rotation in range(len(block.bots)):
+                        if (block.index, rotation) not in done:
+                            record(
+                                store,
+                                random_result(rng, tournament, block.index, rotation, block.bots, pool=False),
+                            )
+                            added += 1
+                assert store.tally([tournament]) == tally_of(store.session_results(tournament))
+            assert added
 
 
 def one_session_version_2(db: Path, result: SessionResult, log_path: str) -> None:
@@ -1060,7 +1170,7 @@ class TestUpgradeEdges:
         )
         write_encoded_log(tmp_path / "logs", tournament=1, block=0, rotation=0, data=log_of(result))
         one_session_version_2(db, result, "logs/t1/b0-r0.json.gz")
-        with pytest.raises(StoreError, match="cannot be upgraded to schema 3: cannot compute the standings"):
+        with pytest.raises(StoreError, match="cannot be upgraded to schema 4: cannot compute the standings"):
             Store.open(db).close()
         with closing(sqlite3.connect(db)) as conn:
             assert conn.execute("PRAGMA user_version").fetchone()[0] == 2

@@ -28,6 +28,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tournaments.publish import POOL_HEADER, percent, pool_cell, rank_label
+from tournaments.rotation_check import flag_warnings
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -187,7 +188,8 @@ def standings_printer(progress: Progress | None) -> Callable[[Standings], None]:
     """Print live standings as a table, above ``progress``'s bar (or to stderr without one).
 
     Standings equal to the last ones printed are not printed again: a look every few
-    seconds at a tournament that has not moved shows nothing new.
+    seconds at a tournament that has not moved shows nothing new. A bot the rotation check
+    flags gets its warning under the table.
     """
     console = progress.console if progress is not None else Console(stderr=True)
     shown: list[Standings] = []
@@ -199,5 +201,7 @@ def standings_printer(progress: Progress | None) -> Callable[[Standings], None]:
         console.print(
             standings_table(standings, title=f"Standings after {standings.sessions} sessions", live=True)
         )
+        for warning in flag_warnings(standings):
+            console.print(warning, markup=False, highlight=False, soft_wrap=True)
 
     return show

@@ -10,7 +10,9 @@ blocks that never varied) is shown as the mean and the reason, never as ``± 0.0
 stored as ``null`` with a ``warning``; an interval from only a few blocks is shown with
 that warning. A match
 (:mod:`tournaments.match`) adds its summary: the edge, its interval, the likelihood of
-superiority, the blocks and sessions read and the test's verdict.
+superiority, the blocks and sessions read and the test's verdict. Each file ends with a
+"Fair play" section: every bot's edge on boards played before, and a warning for a bot the
+rotation check flags (:mod:`tournaments.rotation_check`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import html
 import json
 from typing import TYPE_CHECKING, Any
 
+from tournaments.rotation_check import fair_play_lines, rotation_test_json
 from tournaments.session_pages import (
     REPLAY_LIMIT,
     SESSIONS,
@@ -260,7 +263,7 @@ def _edge(edge: Estimate) -> str:
 def render_markdown(
     standings: Standings, *, title: str = "Standings", match: MatchSummary | None = None
 ) -> str:
-    """Render the standings as Markdown: the match (if any), the ranking table, the crosstable.
+    """Render the standings as Markdown: the match (if any), the ranking table, the crosstable, fair play.
 
     Crosstable cells read row bot minus column bot, mean chips per session over the
     blocks they shared, with the 95% interval and, in brackets, the number of blocks.
@@ -287,8 +290,23 @@ def render_markdown(
         row(["", *names]),
         row(["---"] * (len(names) + 1)),
         *(row([a, *(_cross_cell(standings, a, b) for b in names)]) for a in names),
+        "",
+        *_fair_play_markdown(standings),
     ]
     return "\n".join(lines) + "\n"
+
+
+def _fair_play_markdown(standings: Standings) -> list[str]:
+    """The "Fair play" section of standings.md: each bot's edge on boards played before, the warnings."""
+    intro, items, warnings = fair_play_lines(standings)
+    return [
+        "## Fair play",
+        "",
+        intro,
+        "",
+        *(f"- {item}" for item in items),
+        *(line for warning in warnings for line in ("", f"**{warning}**")),
+    ]
 
 
 def to_json(
@@ -304,8 +322,9 @@ def to_json(
     :func:`tournaments.provenance.describe_tournament`); None when it is not known.
 
     Bots come in ranking order with their ``rank``. Interval ends (``low``, ``high``),
-    ``warning``, ``tied``, ``los``, ``mean_cards_exchanged`` and ``match`` are written for
-    convenience and ignored by ``from_json``. ``has_pool`` and each bot's ``declarer_pool``
+    ``warning``, ``tied``, ``los``, ``mean_cards_exchanged``, ``match`` and ``rotation_test``
+    (the rotation check's method, alpha and minimum of blocks) are written for convenience
+    and ignored by ``from_json``. ``has_pool`` and each bot's ``declarer_pool``
     are written only where the standings show the pool records (:attr:`Standings.shows_pool`).
     """
 
@@ -326,6 +345,8 @@ def to_json(
             "faults": line.faults,
             "rating": line.rating,
             **({"declarer_pool": _pool_json(line)} if pool else {}),
+            "rotation_edge": None if line.rotation_edge is None else line.rotation_edge.to_json(),
+            "rotation_flagged": line.rotation_flagged,
         }
 
     pool = standings.shows_pool
@@ -342,6 +363,7 @@ def to_json(
         ],
         "match": None if match is None else match.to_json(),
         "tournament": None if about is None else dict(about),
+        "rotation_test": rotation_test_json(),
     }
 
 
@@ -407,6 +429,8 @@ def from_json(data: dict[str, Any]) -> Standings:
                 rating=float(line["rating"]),
                 los_next=None if line["los_next"] is None else float(line["los_next"]),
                 pool=_pool_from_json(line.get("declarer_pool")),
+                rotation_edge=None if line.get("rotation_edge") is None else est(line["rotation_edge"]),
+                rotation_flagged=bool(line.get("rotation_flagged", False)),
             )
             for line in data["bots"]
         ),
@@ -507,6 +531,17 @@ def _faulty_list(sessions: Sequence[SessionLink], replays: Collection[int]) -> l
     ]
 
 
+def _fair_play_html(standings: Standings) -> list[str]:
+    """The "Fair play" section of standings.html: each bot's edge on boards played before, the warnings."""
+    intro, items, warnings = fair_play_lines(standings)
+    return [
+        "<h2>Fair play</h2>",
+        f'<p class="note">{html.escape(intro)}</p>',
+        "<ul>" + "".join(f"<li>{html.escape(item)}</li>" for item in items) + "</ul>",
+        *(f'<p class="fault"><strong>{html.escape(warning)}</strong></p>' for warning in warnings),
+    ]
+
+
 def render_html(
     standings: Standings,
     *,
@@ -515,7 +550,7 @@ def render_html(
     sessions: Sequence[SessionLink] | None = None,
     replays: Collection[int] = (),
 ) -> str:
-    """Render a whole HTML page: match (if any), chart, ranking table and crosstable, nothing external.
+    """Render a whole HTML page: match (if any), chart, ranking, crosstable, fair play; nothing external.
 
     With ``sessions`` each bot, crosstable cell and fault count links to the sessions list
     (``sessions.html``, filtered), and the faulty sessions are listed, linked to their
@@ -599,6 +634,7 @@ def render_html(
             ),
             table(["", *names], cross),
             *(_faulty_list(sessions, replays) if sessions is not None else []),
+            *_fair_play_html(standings),
             "</body>",
             "</html>",
             "",

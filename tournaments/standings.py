@@ -23,6 +23,9 @@ Conventions:
   so it does not depend on the order of the sessions; it breaks ties in mean chips for
   the order of display, never for the rank.
 * Faults are counted from ``SeatResult.faults``.
+* Each bot's rotation edge (how much better it does on boards played before than on their
+  first play, :mod:`tournaments.rotation_check`) is estimated over its complete blocks, and
+  a bot whose edge is above zero at a 1% family-wise level is flagged.
 
 Everything above is a function of a few exact sums per bot, pair and contract
 (:mod:`tournaments.tally`): :func:`standings_of` reads them, whether the store kept them
@@ -39,8 +42,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tournaments.rating import bradley_terry
+from tournaments.rotation_check import rotation_flags
 from tournaments.stats import Estimate, estimate, estimate_from_sums, likelihood_of_superiority, t_quantile
-from tournaments.tally import tally_of
+from tournaments.tally import ROTATION_UNIT, tally_of
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -109,7 +113,10 @@ class BotStanding:
     what chance alone would give, the mean of ``1/k`` over the bot's sessions. ``rating``
     is the Bradley-Terry rating on the Elo scale (the bots average 0). ``declarer``
     lists contracts in alphabetical order; ``pool`` is the declarer's record in the pool
-    variants (all zeros elsewhere).
+    variants (all zeros elsewhere). ``rotation_edge`` estimates, in chips a session over
+    the bot's complete blocks, how much better it did on a board's later rotations than on
+    its first (None: no complete block), and ``rotation_flagged`` says that the edge is
+    above zero by the rotation check's test (:mod:`tournaments.rotation_check`).
     """
 
     bot: str
@@ -124,6 +131,8 @@ class BotStanding:
     rating: float
     los_next: float | None = None
     pool: PoolRecord = PoolRecord()
+    rotation_edge: Estimate | None = None
+    rotation_flagged: bool = False
 
     @property
     def declarations(self) -> int:
@@ -218,6 +227,8 @@ def standings_of(tally: Tally, *, has_pool: bool = False) -> Standings:
     )
     crosstable = _crosstable(tally)
     lines = [_bot_standing(bot, totals, tally, ratings[bot]) for bot, totals in tally.bots.items()]
+    flagged = rotation_flags({line.bot: line.rotation_edge for line in lines})
+    lines = [dataclasses.replace(line, rotation_flagged=line.bot in flagged) for line in lines]
     lines.sort(key=lambda line: (-line.chips.mean, -line.rating, line.bot))
     return Standings(
         bots=_ranked(lines, crosstable),
@@ -252,6 +263,11 @@ def _bot_standing(bot: str, totals: BotTotals, tally: Tally, rating: float) -> B
             widows_taken_made=totals.widows_taken_made,
             widows_peeked=totals.widows_peeked,
             cards_exchanged=totals.exchanged,
+        ),
+        rotation_edge=None
+        if not totals.rotation_blocks
+        else estimate_from_sums(
+            totals.rotation_blocks, totals.rotation_edge, totals.rotation_edge_sq, ROTATION_UNIT
         ),
     )
 

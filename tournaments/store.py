@@ -78,7 +78,11 @@ class BotRow:
 
 @dataclass(frozen=True, slots=True)
 class TournamentRow:
-    """A tournament; timestamps are ISO 8601 in UTC, ``finished_at`` is None while running."""
+    """A tournament; timestamps are ISO 8601 in UTC, ``finished_at`` is None while running.
+
+    ``unisolated`` is None while every run of the tournament ran its bots isolated, else
+    the reason the first run that did not gave (:meth:`Store.mark_unisolated`).
+    """
 
     id: int
     name: str
@@ -87,6 +91,7 @@ class TournamentRow:
     status: TournamentStatus
     created_at: str
     finished_at: str | None
+    unisolated: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,7 +208,9 @@ def _migrate(conn: sqlite3.Connection, folder: Path) -> None:
     Each step adds what its version added (:data:`~tournaments.store_schema.MIGRATIONS`),
     so every row written before reads back with the new columns' defaults; version 3 also
     reads the log files into the database (:func:`_pack_logs`, ``folder`` being the
-    database's) and computes the standings' totals. Another process may have migrated the
+    database's). A file from before :data:`~tournaments.store_schema.TOTALS_VERSION` then
+    has the standings' totals computed from its sessions, once, after the last step, so
+    they equal a fresh fold of the same sessions. Another process may have migrated the
     file meanwhile: the version is read again under the lock.
     """
     if conn.execute("PRAGMA user_version").fetchone()[0] >= sql.SCHEMA_VERSION:
@@ -215,8 +222,9 @@ def _migrate(conn: sqlite3.Connection, folder: Path) -> None:
                 conn.execute(statement)
             if step == 3:
                 _pack_logs(conn, folder)
-                _record_totals(conn)
             conn.execute(f"PRAGMA user_version = {step}")
+        if version < sql.TOTALS_VERSION:
+            _record_totals(conn)
 
 
 def _pack_logs(conn: sqlite3.Connection, folder: Path) -> None:
@@ -241,8 +249,14 @@ def _pack_logs(conn: sqlite3.Connection, folder: Path) -> None:
     conn.execute("ALTER TABLE sessions DROP COLUMN log_path")
 
 
+TOTALS_TABLES = ("block_seats", "bot_totals", "pair_totals", "contract_totals", "tournament_totals")
+"""The tables of the standings' running totals (:mod:`tournaments.tally`)."""
+
+
 def _record_totals(conn: sqlite3.Connection) -> None:
-    """Compute every tournament's totals from its stored sessions (an upgrade from version 2)."""
+    """Compute every tournament's totals afresh from its stored sessions (:func:`_migrate`)."""
+    for table in TOTALS_TABLES:
+        conn.execute(f"DELETE FROM {table}")  # noqa: S608 - our own table names
     for (tournament,) in conn.execute("SELECT id FROM tournaments ORDER BY id").fetchall():
         results = _results(conn, "s.tournament_id = ?", (tournament,))
         scale = _scale(conn, tournament)
@@ -261,10 +275,20 @@ def _add_change(conn: sqlite3.Connection, result: SessionResult, change: Session
     """Add one session's change to the stored totals (see :mod:`tournaments.tally`)."""
     tournament = result.tournament
     conn.executemany(
-        "INSERT OR REPLACE INTO block_seats (tournament_id, block_idx, bot, sessions, chips, wins)"
-        " VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT OR REPLACE INTO block_seats"
+        " (tournament_id, block_idx, bot, sessions, chips, wins, first_chips, hand_chips)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         [
-            (tournament, result.block, bot, seat.sessions, seat.chips, seat.wins)
+            (
+                tournament,
+                result.block,
+                bot,
+                seat.sessions,
+                seat.chips,
+                seat.wins,
+                seat.first_chips,
+                seat.hand_chips,
+            )
             for bot, seat in change.block.items()
         ],
     )
@@ -315,10 +339,11 @@ def _scale(conn: sqlite3.Connection, tournament: int) -> int:
 
 def _block_seats(conn: sqlite3.Connection, tournament: int, block: int) -> dict[str, BlockSeat]:
     rows = conn.execute(
-        "SELECT bot, sessions, chips, wins FROM block_seats WHERE tournament_id = ? AND block_idx = ?",
+        "SELECT bot, sessions, chips, wins, first_chips, hand_chips FROM block_seats"
+        " WHERE tournament_id = ? AND block_idx = ?",
         (tournament, block),
     ).fetchall()
-    return {bot: BlockSeat(sessions, chips, wins) for bot, sessions, chips, wins in rows}
+    return {bot: BlockSeat(*seat) for bot, *seat in rows}
 
 
 def _results(conn: sqlite3.Connection, where: str, params: Sequence[object]) -> dict[int, SessionResult]:
@@ -371,8 +396,10 @@ def _bot_row(row: Row) -> BotRow:
 
 
 def _tournament_row(row: Row) -> TournamentRow:
-    tournament_id, name, config, seed, status, created_at, finished_at = row
-    return TournamentRow(tournament_id, name, json.loads(config), seed, status, created_at, finished_at)
+    tournament_id, name, config, seed, status, created_at, finished_at, unisolated = row
+    return TournamentRow(
+        tournament_id, name, json.loads(config), seed, status, created_at, finished_at, unisolated
+    )
 
 
 def _insert_seats(conn: sqlite3.Connection, session_id: int, result: SessionResult) -> None:
@@ -594,6 +621,22 @@ class Store:
             if cursor.rowcount == 0:
                 msg = f"unknown tournament: {tournament_id}"
                 raise StoreError(msg)
+
+    def mark_unisolated(self, tournament: int, reason: str) -> None:
+        """Record that a run of ``tournament`` played its bots without isolation, and why.
+
+        Only the first reason is kept: from that run on, the tournament's results were open
+        to a bot that remembers boards, whatever later runs did. Raises StoreError for an
+        unknown tournament.
+        """
+        with self._transaction() as conn:
+            if conn.execute("SELECT 1 FROM tournaments WHERE id = ?", (tournament,)).fetchone() is None:
+                msg = f"unknown tournament: {tournament}"
+                raise StoreError(msg)
+            conn.execute(
+                "UPDATE tournaments SET unisolated = ? WHERE id = ? AND unisolated IS NULL",
+                (reason, tournament),
+            )
 
     def blocks(self, tournament_id: int) -> list[BlockRow]:
         """List the tournament's blocks by index."""

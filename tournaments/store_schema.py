@@ -13,6 +13,14 @@ Schema version history (``PRAGMA user_version``):
    in each session's transaction. ``faults_bot_kind`` serves ``nap log list --bot --fault``.
    The upgrade (``tournaments.store._migrate``) reads every log file the old rows name
    into ``session_logs`` (the files stay where they are) and computes the totals.
+4. The rotation check (:mod:`tournaments.rotation_check`): ``block_seats`` gain
+   ``first_chips`` and ``hand_chips``, ``bot_totals`` the sums of the rotation edges
+   (``rotation_blocks``, ``rotation_edge``, ``rotation_edge_sq``); :data:`MIGRATIONS`
+   rebuilds those two tables, which hold nothing but totals, and the upgrade computes
+   every total again from the stored sessions (from :data:`TOTALS_VERSION` on, totals are
+   kept as they are). ``tournaments.unisolated``: NULL while every run of the tournament
+   ran its bots isolated, otherwise the reason the first run that did not gave; an
+   upgraded file's tournaments were all played before isolation (:data:`UNISOLATED_BEFORE`).
 """
 
 from __future__ import annotations
@@ -20,8 +28,15 @@ from __future__ import annotations
 APPLICATION_ID = 0x4E415041
 """``PRAGMA application_id`` of a Nap Arena database: ``"NAPA"`` in ASCII."""
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """``PRAGMA user_version`` this code writes and reads."""
+
+TOTALS_VERSION = 4
+"""The version that last changed what the totals hold: a file upgraded from an older one has
+every total computed again from its sessions."""
+
+UNISOLATED_BEFORE = "played before bots were isolated"
+"""``tournaments.unisolated`` of every tournament of a file upgraded from before version 4."""
 
 SCHEMA: tuple[str, ...] = (
     """CREATE TABLE bots (
@@ -41,7 +56,8 @@ SCHEMA: tuple[str, ...] = (
         seed INTEGER NOT NULL,
         status TEXT NOT NULL CHECK (status IN ('running', 'finished', 'interrupted')),
         created_at TEXT NOT NULL,
-        finished_at TEXT)""",
+        finished_at TEXT,
+        unisolated TEXT)  -- NULL: every run ran its bots isolated; else why the first that did not""",
     """CREATE TABLE blocks (
         tournament_id INTEGER NOT NULL REFERENCES tournaments (id),
         idx INTEGER NOT NULL,
@@ -91,19 +107,18 @@ SCHEMA: tuple[str, ...] = (
     "CREATE INDEX faults_kind ON faults (kind, session_id)",
 )
 
-PACKED: tuple[str, ...] = (
-    """CREATE TABLE session_logs (
-        session_id INTEGER PRIMARY KEY REFERENCES sessions (id),
-        data BLOB NOT NULL)  -- the session's log: gzip-compressed JSON (tournaments.logfiles)""",
-    """CREATE TABLE block_seats (
+BLOCK_SEATS = """CREATE TABLE block_seats (
         tournament_id INTEGER NOT NULL,
         block_idx INTEGER NOT NULL,
         bot TEXT NOT NULL,
         sessions INTEGER NOT NULL,
         chips INTEGER NOT NULL,
         wins INTEGER NOT NULL,  -- win shares in 1/420
-        PRIMARY KEY (tournament_id, block_idx, bot)) WITHOUT ROWID""",
-    """CREATE TABLE bot_totals (
+        first_chips INTEGER,  -- chips in rotation 0; NULL until it is in
+        hand_chips INTEGER NOT NULL DEFAULT 0,  -- chips at its rotation-0 seat, over the sessions so far
+        PRIMARY KEY (tournament_id, block_idx, bot)) WITHOUT ROWID"""
+
+BOT_TOTALS = """CREATE TABLE bot_totals (
         tournament_id INTEGER NOT NULL,
         bot TEXT NOT NULL,
         sessions INTEGER NOT NULL, blocks INTEGER NOT NULL,
@@ -113,7 +128,17 @@ PACKED: tuple[str, ...] = (
         pools INTEGER NOT NULL, pool_chips INTEGER NOT NULL, widows INTEGER NOT NULL,
         widows_taken INTEGER NOT NULL, widows_taken_made INTEGER NOT NULL,
         widows_peeked INTEGER NOT NULL, exchanged INTEGER NOT NULL,
-        PRIMARY KEY (tournament_id, bot)) WITHOUT ROWID""",
+        rotation_blocks INTEGER NOT NULL DEFAULT 0,
+        rotation_edge INTEGER NOT NULL DEFAULT 0,  -- in 1/3600 chip, whatever the table sizes
+        rotation_edge_sq INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (tournament_id, bot)) WITHOUT ROWID"""
+
+PACKED: tuple[str, ...] = (
+    """CREATE TABLE session_logs (
+        session_id INTEGER PRIMARY KEY REFERENCES sessions (id),
+        data BLOB NOT NULL)  -- the session's log: gzip-compressed JSON (tournaments.logfiles)""",
+    BLOCK_SEATS,
+    BOT_TOTALS,
     """CREATE TABLE pair_totals (
         tournament_id INTEGER NOT NULL,
         bot TEXT NOT NULL,
@@ -137,10 +162,18 @@ PACKED: tuple[str, ...] = (
         faults INTEGER NOT NULL)""",
     "CREATE INDEX faults_bot_kind ON faults (bot, kind, session_id)",
 )
-"""What version 3 added: the packed logs and the standings' totals."""
+"""What version 3 added: the packed logs and the standings' totals (in today's shape)."""
 
 MIGRATIONS: dict[int, tuple[str, ...]] = {
-    3: PACKED,  # then the logs are read in and the totals computed (tournaments.store)
+    4: (
+        "DROP TABLE block_seats",  # totals only: computed again once the steps are done
+        BLOCK_SEATS,
+        "DROP TABLE bot_totals",
+        BOT_TOTALS,
+        "ALTER TABLE tournaments ADD COLUMN unisolated TEXT",
+        f"UPDATE tournaments SET unisolated = '{UNISOLATED_BEFORE}'",  # noqa: S608 - our constant
+    ),
+    3: PACKED,  # then the logs are read in (tournaments.store)
     2: (
         "ALTER TABLE declarations ADD COLUMN pool_chips INTEGER NOT NULL DEFAULT 0",
         "ALTER TABLE declarations ADD COLUMN widow_taken INTEGER CHECK (widow_taken IN (0, 1))",
@@ -148,7 +181,12 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         "ALTER TABLE declarations ADD COLUMN exchanged INTEGER NOT NULL DEFAULT 0",
     ),
 }
-"""The statements that bring a file from the version before each key up to that version."""
+"""The statements that bring a file from the version before each key up to that version.
+
+Each step may create a table in today's shape (version 3 makes ``block_seats`` and
+``bot_totals`` as they are now, and version 4 makes them again): the totals tables hold
+nothing that the sessions do not, and an upgrade from before :data:`TOTALS_VERSION` fills
+them in once every step is done."""
 
 SESSION_COLUMNS = """
     SELECT s.id, s.tournament_id, s.block_idx, s.rotation, b.board_seed, s.finished_at
@@ -157,7 +195,9 @@ SESSION_COLUMNS = """
 """
 
 BOT_COLUMNS = "SELECT id, name, version, command, language, folder, content_hash, registered_at FROM bots"
-TOURNAMENT_COLUMNS = "SELECT id, name, config, seed, status, created_at, finished_at FROM tournaments"
+TOURNAMENT_COLUMNS = (
+    "SELECT id, name, config, seed, status, created_at, finished_at, unisolated FROM tournaments"
+)
 
 DECLARATIONS_OF_SESSIONS = """
     SELECT d.session_id, d.seat, d.contract, d.made, d.pool_chips, d.widow_taken, d.peeked, d.exchanged

@@ -20,6 +20,14 @@ session, bit for bit. Tallies at different scales add up at the least common one
 (:meth:`Tally.merged`); the scale stays small for small tables, so that the sums of
 squares stay far inside SQLite's 64-bit integers.
 
+The rotation check (:mod:`tournaments.rotation_check`) adds one figure per bot and
+complete block, its rotation edge ``D`` (:func:`rotation_edge_units`): how much better the
+bot did, against the others holding the same hands, on the board's later plays than on
+its first. Its sums are in 1/:data:`ROTATION_UNIT` chip whatever the tally's scale: the
+edge of a block of ``k`` seats has ``(k - 1)**2`` in its denominator, not ``k``, and 3600
+is a multiple of it for every ``k`` from 2 to 7. An edge of 100 chips a session is 360,000
+units, its square 1.3e11: a million such blocks stay inside 64-bit integers.
+
 The module is pure: no IO.
 """
 
@@ -38,16 +46,22 @@ if TYPE_CHECKING:
     from tournaments.results import SessionResult
 
 __all__ = [
+    "ROTATION_UNIT",
     "BlockSeat",
     "BotTotals",
     "ContractTotals",
     "PairTotals",
     "SessionChange",
     "Tally",
+    "rotation_edge_units",
     "scale_for",
     "session_change",
     "tally_of",
 ]
+
+
+ROTATION_UNIT = 3600
+"""The rotation edges' units, 1/3600 chip: a multiple of ``(k - 1)**2`` for every table of 2 to 7 seats."""
 
 
 def scale_for(seats: int) -> int:
@@ -57,11 +71,19 @@ def scale_for(seats: int) -> int:
 
 @dataclass(frozen=True, slots=True)
 class BlockSeat:
-    """One bot's sessions of one block so far: how many, its chips, its win shares (in 1/scale)."""
+    """One bot's sessions of one block so far: how many, its chips, its win shares (in 1/scale).
+
+    For the rotation edge (:func:`rotation_edge_units`): ``first_chips`` are its chips in
+    rotation 0 (None until that session is in), ``hand_chips`` the sum, over the block's
+    sessions so far, of the chips at the seat it held in rotation 0 (whoever held it),
+    both in whole chips.
+    """
 
     sessions: int
     chips: int
     wins: int
+    first_chips: int | None = None
+    hand_chips: int = 0
 
     def chips_figure(self, scale: int) -> int:
         """The block's mean chips per session, in 1/scale chips."""
@@ -96,6 +118,11 @@ class BotTotals:
     widows_taken_made: int = 0
     widows_peeked: int = 0
     exchanged: int = 0
+    rotation_blocks: int = 0
+    """Complete blocks, each giving one rotation edge (:func:`rotation_edge_units`)."""
+    rotation_edge: int = 0
+    """Sum over complete blocks of the rotation edge, in 1/:data:`ROTATION_UNIT` chip."""
+    rotation_edge_sq: int = 0
 
     def add(self, other: BotTotals) -> None:
         """Add ``other``'s sums to these."""
@@ -103,7 +130,11 @@ class BotTotals:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def rescaled(self, factor: int) -> BotTotals:
-        """These sums in units ``factor`` times smaller."""
+        """These sums in units ``factor`` times smaller.
+
+        The rotation edges stay as they are: they are in 1/:data:`ROTATION_UNIT` in every
+        tally, so tallies of any scales add them as they are.
+        """
         return dataclasses.replace(
             self,
             chips=self.chips * factor,
@@ -259,15 +290,19 @@ def session_change(result: SessionResult, before: Mapping[str, BlockSeat], *, sc
             f"{result.block}, rotation {result.rotation}: {', '.join(result.bots)}"
         )
         raise ValueError(msg)
-    expected = scale // result.table_size
+    seats = result.table_size
+    expected = scale // seats
     block = dict(before)
     bots: dict[str, BotTotals] = {}
-    for seat in result.seats:
+    for position, seat in enumerate(result.seats):
         old = block.get(seat.bot)
         new = BlockSeat(
             sessions=1 if old is None else old.sessions + 1,
             chips=seat.chips + (0 if old is None else old.chips),
             wins=_win_units(seat.win_share, scale) + (0 if old is None else old.wins),
+            first_chips=seat.chips if result.rotation == 0 else (None if old is None else old.first_chips),
+            hand_chips=result.seats[(position - result.rotation) % seats].chips
+            + (0 if old is None else old.hand_chips),
         )
         block[seat.bot] = new
         declarations = seat.declarations
@@ -289,6 +324,11 @@ def session_change(result: SessionResult, before: Mapping[str, BlockSeat], *, sc
             widows_peeked=sum(bool(d.peeked) for d in widows),
             exchanged=sum(d.exchanged for d in declarations),
         )
+    if _completes(result, block):
+        for seat in result.seats:
+            edge = rotation_edge_units(block[seat.bot], seats)
+            totals = bots[seat.bot]
+            totals.rotation_blocks, totals.rotation_edge, totals.rotation_edge_sq = 1, edge, edge * edge
     pairs: dict[Pair, PairTotals] = {}
     for first, second in itertools.combinations(result.seats, 2):
         if first.chips != second.chips:
@@ -319,6 +359,50 @@ def session_change(result: SessionResult, before: Mapping[str, BlockSeat], *, sc
         contracts=dict(contracts),
         faults=len(result.faults),
     )
+
+
+def _completes(result: SessionResult, block: Mapping[str, BlockSeat]) -> bool:
+    """Whether ``result`` completed its block: its ``k`` bots have ``k`` sessions each, rotation 0 among them.
+
+    Every session of a block seats all its bots, so they reach ``k`` sessions together, in
+    one session: each block's edges are added once.
+    """
+    seats = result.table_size
+    return seats >= 2 and all(
+        block[bot].sessions == seats and block[bot].first_chips is not None for bot in result.bots
+    )
+
+
+def rotation_edge_units(seat: BlockSeat, table_size: int) -> int:
+    """A bot's rotation edge ``D`` over its complete block, in 1/:data:`ROTATION_UNIT` chip.
+
+    With ``c[r][s]`` the chips of seat ``s`` in rotation ``r`` of a block of ``k`` seats,
+    and ``s_b(r)`` the seat of bot ``b`` in rotation ``r``: seat ``s`` holds the same cards
+    in every rotation, so ``b``'s duplicate edge at rotation ``r`` is its result with that
+    hand against the others' results with it, ``e(r) = c[r][s] - mean over r' != r of
+    c[r'][s]`` at ``s = s_b(r)``, and ``D = mean over r >= 1 of e(r) - e(0)``: how much
+    better ``b`` does on a board already played before than on its first play.
+
+    Incrementally: write ``S_s`` for the sum over rotations of ``c[r][s]``, so that
+    ``e(r) = (k c[r][s] - S_s) / (k - 1)``. The sum of ``e(r)`` over all ``k`` rotations
+    is ``(k T - sum over s of S_s) / (k - 1) = k T / (k - 1)``, with ``T`` the bot's
+    chips over the block, since every session sums to zero. Then ``D = (k T / (k - 1) -
+    e(0)) / (k - 1) - e(0) = k T / (k - 1)**2 - k e(0) / (k - 1)``, and with ``F =
+    c[0][s_b(0)]`` (``first_chips``) and ``H = S_{s_b(0)}`` (``hand_chips``, the total of the
+    hand it held first), ``e(0) = (k F - H) / (k - 1)``, so::
+
+        D = k (T - k F + H) / (k - 1)**2
+
+    exactly, from three integers. ``(k - 1)**2`` divides 3600 at 2 to 7 seats, so the
+    result is exact there; at more seats (a house profile allows 8) it is rounded down to
+    1/3600. Identical deterministic bots give exactly 0; a session that did not sum to
+    zero would break the identity. Raises ``ValueError`` before rotation 0 is in.
+    """
+    if seat.first_chips is None:
+        msg = "a rotation edge needs the block's rotation 0"
+        raise ValueError(msg)
+    k = table_size
+    return k * (seat.chips - k * seat.first_chips + seat.hand_chips) * ROTATION_UNIT // (k - 1) ** 2
 
 
 def _win_units(share: float, scale: int) -> int:

@@ -20,6 +20,7 @@ from tournaments.outfolder import logs_root, point_latest, tournament_folder, wr
 from tournaments.progress import standings_table, tournament_progress
 from tournaments.provenance import describe_tournament
 from tournaments.publish import match_lines, publish
+from tournaments.rotation_check import flag_warnings
 from tournaments.runner import RunOptions, RunStart, run_tournament
 from tournaments.scheduler import MIN_TABLE_SIZE, check_table_size
 from tournaments.session_pages import LISTED_LIMIT, session_links
@@ -82,8 +83,13 @@ def session_pages(store: Store, tournament_id: int, total: int) -> dict[str, Any
 
 
 def print_standings(standings: Standings, *, title: str, match: MatchSummary | None) -> None:
-    """The standings table (and a match's summary) as ``tournament run`` and ``standings`` print them."""
+    """The standings table (and a match's summary) as ``tournament run`` and ``standings`` print them.
+
+    A bot the rotation check flags gets its warning under the table; nobody flagged, no line.
+    """
     console.print(standings_table(standings, title=title))
+    for warning in flag_warnings(standings):
+        console.print(warning, markup=False, highlight=False, soft_wrap=True)
     if match is not None:
         for line in match_lines(match):
             console.print(line, markup=False, highlight=False, soft_wrap=True)
