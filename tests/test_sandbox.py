@@ -404,3 +404,59 @@ def test_the_sandboxs_first_program_sets_the_limits_then_starts_the_bot() -> Non
     )
     assert missing.returncode == 127
     assert missing.stderr == "nap sandbox: cannot start no-such-nap-bot: No such file or directory\n"
+
+
+@pytest.mark.slow
+def test_the_standings_say_whether_the_bots_ran_isolated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--sandbox off, or auto without bubblewrap (one warning line): standings.json and status say so."""
+    bots = ("--bot", "random", "--bot", "peel", "--bot", "random-2=random")
+    base = (
+        "tournament",
+        "run",
+        "-n",
+        "3",
+        "-k",
+        "3",
+        "-w",
+        "1",
+        "--db",
+        tmp_path / "nap.db",
+        "--out",
+        tmp_path / "out",
+    )
+    off = CliRunner().invoke(main, [str(arg) for arg in (*base, *bots, "--sandbox", "off")])
+    assert off.exit_code == 0, off.output
+    monkeypatch.setattr(sandboxing, "sandbox_problem", lambda: "bubblewrap (bwrap) is not installed")
+    auto = CliRunner().invoke(main, [str(arg) for arg in (*base, *bots)])
+    assert auto.exit_code == 0, auto.output
+    assert "bots not isolated: bubblewrap (bwrap) is not installed; install bubblewrap" in auto.stderr
+    for tournament, reason in ((1, "--sandbox off"), (2, "bubblewrap (bwrap) is not installed")):
+        about = json.loads((tmp_path / "out" / f"t{tournament}" / "standings.json").read_text())["tournament"]
+        assert (about["isolation"]["isolated"], about["isolation"]["reason"]) == (False, reason)
+        status = CliRunner().invoke(
+            main, ["tournament", "status", str(tournament), "--db", str(tmp_path / "nap.db")]
+        )
+        assert f"bots not isolated: {reason}" in status.output
+        assert (
+            f"Bots not isolated: {reason}"
+            in (tmp_path / "out" / f"t{tournament}" / "standings.md").read_text()
+        )
+
+
+@pytest.mark.slow
+@needs_bwrap
+def test_an_isolated_tournament_says_so_with_its_limits(tmp_path: Path) -> None:
+    args = ("tournament", "run", "-n", "3", "-k", "3", "-w", "1", "--sandbox", "on", "--bot-memory", "1024")
+    bots = ("--bot", "random", "--bot", "peel", "--bot", "random-2=random")
+    where = ("--db", tmp_path / "nap.db", "--out", tmp_path / "out")
+    result = CliRunner().invoke(main, [str(arg) for arg in (*args, *bots, *where)])
+    assert result.exit_code == 0, result.output
+    about = json.loads((tmp_path / "out" / "t1" / "standings.json").read_text())["tournament"]
+    assert about["isolation"] == {
+        "isolated": True,
+        "reason": None,
+        "sandbox": "on",
+        "bot_limits": {"memory_mb": 1024, "processes": 256, "open_files": 256},
+    }

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from referee.rules import ProfileError, get_profile
 from tournaments.config import time_limits_from_json
+from tournaments.sandbox import BotLimits
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -21,7 +22,14 @@ if TYPE_CHECKING:
     from tournaments.executors import Usage
     from tournaments.store import TournamentRow
 
-__all__ = ["TOURNAMENT_FORMAT", "arena_version", "describe_tournament", "profile_record", "shown_seed"]
+__all__ = [
+    "TOURNAMENT_FORMAT",
+    "arena_version",
+    "describe_tournament",
+    "isolation_record",
+    "profile_record",
+    "shown_seed",
+]
 
 TOURNAMENT_FORMAT = "nap-arena-tournament/1"
 """Identifies the layout of :func:`describe_tournament`'s data; bumped whenever a key changes
@@ -47,6 +55,22 @@ def profile_record(profile: str) -> dict[str, Any]:
     except (ProfileError, OSError) as exc:
         return {"given": profile, "error": str(exc)}
     return {"given": profile, "name": rules.name, "source": rules.source, "parameters": rules.parameters()}
+
+
+def isolation_record(row: TournamentRow) -> dict[str, Any]:
+    """Whether every run of the tournament isolated its bots (docs/security.md), as asked and as done.
+
+    ``sandbox`` is the ``--sandbox`` mode asked for, ``bot_limits`` each isolated bot
+    process's limits; ``isolated`` is false once a run played a bot without isolation
+    (a remote bot, ``--sandbox off``, no bubblewrap), ``reason`` says why.
+    """
+    config: Mapping[str, Any] = row.config
+    return {
+        "isolated": row.unisolated is None,
+        "reason": row.unisolated,
+        "sandbox": config.get("sandbox", "auto"),
+        "bot_limits": BotLimits.from_json(config.get("bot_limits")).to_json(),
+    }
 
 
 def shown_seed(row: TournamentRow) -> int | None:
@@ -107,8 +131,14 @@ def describe_tournament(  # noqa: PLR0913 - each a separate fact from the store
         "max_restarts": config.get("max_restarts"),
         "connect_timeout_s": config.get("connect_timeout_s"),
         "fault_policy": config.get("fault_policy"),
+        "isolation": isolation_record(row),
         "bots": [
-            {"name": bot.get("name"), "version": bot.get("version"), "content_hash": bot.get("content_hash")}
+            {
+                "name": bot.get("name"),
+                "version": bot.get("version"),
+                "content_hash": bot.get("content_hash"),
+                "remote": not bot.get("command"),
+            }
             for bot in bots
         ],
         "match": config.get("match"),

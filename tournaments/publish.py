@@ -110,7 +110,10 @@ def publish(  # noqa: PLR0913 - the standings, the folder and keyword-only optio
     markdown = folder / "standings.md"
     data = folder / "standings.json"
     page = folder / "standings.html"
-    markdown.write_text(render_markdown(standings, title=title, match=match), encoding="utf-8")
+    isolation = None if about is None else about.get("isolation")
+    markdown.write_text(
+        render_markdown(standings, title=title, match=match, isolation=isolation), encoding="utf-8"
+    )
     data.write_text(
         json.dumps(to_json(standings, title=title, match=match, about=about), indent=2, sort_keys=True)
         + "\n",
@@ -122,7 +125,10 @@ def publish(  # noqa: PLR0913 - the standings, the folder and keyword-only optio
             folder, sessions, title=title, log=log, db=db, limit=replay_limit, total=sessions_total
         )
     page.write_text(
-        render_html(standings, title=title, match=match, sessions=sessions, replays=made), encoding="utf-8"
+        render_html(
+            standings, title=title, match=match, sessions=sessions, replays=made, isolation=isolation
+        ),
+        encoding="utf-8",
     )
     return markdown, data, page
 
@@ -261,12 +267,18 @@ def _edge(edge: Estimate) -> str:
 
 
 def render_markdown(
-    standings: Standings, *, title: str = "Standings", match: MatchSummary | None = None
+    standings: Standings,
+    *,
+    title: str = "Standings",
+    match: MatchSummary | None = None,
+    isolation: Mapping[str, Any] | None = None,
 ) -> str:
     """Render the standings as Markdown: the match (if any), the ranking table, the crosstable, fair play.
 
     Crosstable cells read row bot minus column bot, mean chips per session over the
     blocks they shared, with the 95% interval and, in brackets, the number of blocks.
+    ``isolation`` (:func:`tournaments.provenance.isolation_record`) says in the fair play
+    section whether the bots ran isolated.
     """
 
     def row(cells: list[str]) -> str:
@@ -291,17 +303,27 @@ def render_markdown(
         row(["---"] * (len(names) + 1)),
         *(row([a, *(_cross_cell(standings, a, b) for b in names)]) for a in names),
         "",
-        *_fair_play_markdown(standings),
+        *_fair_play_markdown(standings, isolation),
     ]
     return "\n".join(lines) + "\n"
 
 
-def _fair_play_markdown(standings: Standings) -> list[str]:
-    """The "Fair play" section of standings.md: each bot's edge on boards played before, the warnings."""
+def isolation_line(isolation: Mapping[str, Any] | None) -> list[str]:
+    """One sentence on whether the bots ran isolated (none when that was not recorded)."""
+    if isolation is None:
+        return []
+    if isolation["isolated"]:
+        return ["Bots ran isolated in every run (docs/security.md)."]
+    return [f"Bots not isolated: {isolation['reason']} (docs/security.md)."]
+
+
+def _fair_play_markdown(standings: Standings, isolation: Mapping[str, Any] | None) -> list[str]:
+    """standings.md's "Fair play": the isolation, each bot's edge on boards played before, the warnings."""
     intro, items, warnings = fair_play_lines(standings)
     return [
         "## Fair play",
         "",
+        *(line for sentence in isolation_line(isolation) for line in (sentence, "")),
         intro,
         "",
         *(f"- {item}" for item in items),
@@ -531,24 +553,26 @@ def _faulty_list(sessions: Sequence[SessionLink], replays: Collection[int]) -> l
     ]
 
 
-def _fair_play_html(standings: Standings) -> list[str]:
-    """The "Fair play" section of standings.html: each bot's edge on boards played before, the warnings."""
+def _fair_play_html(standings: Standings, isolation: Mapping[str, Any] | None) -> list[str]:
+    """standings.html's "Fair play": the isolation, each bot's edge on boards played before, the warnings."""
     intro, items, warnings = fair_play_lines(standings)
     return [
         "<h2>Fair play</h2>",
+        *(f'<p class="note">{html.escape(sentence)}</p>' for sentence in isolation_line(isolation)),
         f'<p class="note">{html.escape(intro)}</p>',
         "<ul>" + "".join(f"<li>{html.escape(item)}</li>" for item in items) + "</ul>",
         *(f'<p class="fault"><strong>{html.escape(warning)}</strong></p>' for warning in warnings),
     ]
 
 
-def render_html(
+def render_html(  # noqa: PLR0913 - the standings and keyword-only options
     standings: Standings,
     *,
     title: str = "Standings",
     match: MatchSummary | None = None,
     sessions: Sequence[SessionLink] | None = None,
     replays: Collection[int] = (),
+    isolation: Mapping[str, Any] | None = None,
 ) -> str:
     """Render a whole HTML page: match (if any), chart, ranking, crosstable, fair play; nothing external.
 
@@ -634,7 +658,7 @@ def render_html(
             ),
             table(["", *names], cross),
             *(_faulty_list(sessions, replays) if sessions is not None else []),
-            *_fair_play_html(standings),
+            *_fair_play_html(standings, isolation),
             "</body>",
             "</html>",
             "",

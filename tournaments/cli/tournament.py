@@ -350,6 +350,7 @@ def status_lines(facts: dict[str, Any]) -> list[str]:
             f"rules {profile.get('name', profile['given'])}: {profile.get('source', profile.get('error'))}"
         ),
         f"  bots: {bots}",
+        f"  {_isolation(facts['isolation'])}",
         (
             f"  time limits: {limits['decision_ms']} ms per decision, bank {limits['session_bank_ms']} ms "
             f"per seat and session, margin {limits['margin_ms']} ms"
@@ -360,6 +361,17 @@ def status_lines(facts: dict[str, Any]) -> list[str]:
             f"{facts['max_restarts']} times, {facts['connect_timeout_s']:g} s to connect"
         ),
     ]
+
+
+def _isolation(isolation: dict[str, Any]) -> str:
+    """Whether the bots ran isolated, in words (docs/security.md)."""
+    if not isolation["isolated"]:
+        return f"bots not isolated: {isolation['reason']}"
+    limits = isolation["bot_limits"]
+    return (
+        f"bots isolated in every run (--sandbox {isolation['sandbox']}; each process at most "
+        f"{limits['memory_mb']} MiB, {limits['processes']} processes, {limits['open_files']} open files)"
+    )
 
 
 def _seed(seed: int | None) -> str:
