@@ -185,16 +185,24 @@ def sandbox_problem() -> str | None:
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return "bubblewrap (bwrap) is not installed"
-    probe = [
+    probe = [  # every kind of option a bot's sandbox uses (an old bubblewrap lacks --size)
         bwrap,
+        *_namespaces(network=False),
         "--ro-bind",
         "/",
         "/",
-        *_namespaces(network=False),
         "--proc",
         "/proc",
         "--dev",
         "/dev",
+        "--perms",
+        "1777",
+        "--size",
+        str(1 << 20),
+        "--tmpfs",
+        "/tmp",  # noqa: S108 - the probe's own
+        "--remount-ro",
+        "/",
         "--",
         sys.executable,
         "-I",
