@@ -234,7 +234,7 @@ class TestPlayedMatches:
         loaded machine cannot turn slow answers into faults; nothing else differs.
         """
         db = tmp_path / "nap.db"
-        args = ["match", "pimc", "peel", "--sprt", "0", "3", "--decision-ms", "10000"]
+        args = ["match", "pimc", "peel", "--sprt", "0", "3", "--decision-ms", "10000", "--seed", "1"]
         result = CliRunner().invoke(main, [*args, "--db", str(db), "--out", str(tmp_path / "out")])
         assert result.exit_code == 0, result.output
         text = " ".join(result.output.split())
