@@ -15,12 +15,15 @@ from clients.bots.table_rules import table_rules
 from clients.sdk import PASS, Bid, Bot, Card, SeatView
 from clients.sdk.local import play_local
 from referee.rules import (
+    PACKS_BY_TABLE,
     PROFILES,
     Action,
     Deal,
     Phase,
     Profile,
+    Session,
     get_profile,
+    pack_of,
     parse_action,
     parse_cards,
     record_of,
@@ -340,6 +343,16 @@ class TestTableRules:
         assert table_rules(seat_view(deal, 0), given=PACK_32) is PACK_32
         elsewhere = replace(PACK_32, name="the-pub-next-door")
         assert table_rules(seat_view(deal, 0), given=elsewhere) is elsewhere
+
+    def test_house_rules_with_packs_by_table_size_give_the_pack_of_the_views_table(self) -> None:
+        """`pack_size = "by-table"`: a bot at a table of five plays its 32-card pack; Peel plays it out."""
+        pub = replace(FULL_LADDER, name="pub", source="tests: house rules", pack_sizes=PACKS_BY_TABLE)
+        session = Session(pub, table_size=5, seed=3)
+        rules = table_rules(session.view(0), given=pub)
+        assert rules is pub.at_table(5)
+        assert rules.pack == pack_of(32)
+        played = play_local([PeelBot(profile=pub) for _ in range(5)], seed=3, profile=pub)
+        assert {len(deal.deck) for deal in played.deals} == {32}
 
     @pytest.mark.parametrize("base", ["heather", "full-ladder"])
     def test_house_rules_it_was_not_given_take_the_ladder_from_the_bids(self, base: str) -> None:

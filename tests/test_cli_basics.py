@@ -68,6 +68,21 @@ def test_rules_show_a_house_rules_file_with_a_short_pack(tmp_path: Path) -> None
     assert "deals_per_session = 4" in out
 
 
+def test_rules_show_a_pack_sized_by_the_table(tmp_path: Path) -> None:
+    """`pack_size = "by-table"`: each pack with the table sizes that play it, and the table of sizes."""
+    path = tmp_path / "pub.toml"
+    path.write_text('name = "pub"\nbase = "purchase"\npack_size = "by-table"\n', encoding="utf-8")
+    code, out = run("rules", "show", str(path))
+    assert code == 0, out
+    assert (
+        "3-7 seats; 5 cards each (dealt 3 then 2) from a pack of 28 cards (Ace down to 8) for 3-4 seats, "
+        "32 cards (Ace down to 7) for 5 seats, 36 cards (Ace down to 6) for 6 seats, "
+        "40 cards (Ace down to 5) for 7 seats; 8 deals a session"
+    ) in " ".join(out.split())
+    assert "a pack sized by the table (pack_sizes)" in " ".join(out.split())
+    assert "pack_sizes = {3 = 28, 4 = 28, 5 = 32, 6 = 36, 7 = 40}" in out
+
+
 def test_rules_show_prints_stakes_of_the_ladder() -> None:
     """`nap rules show full-ladder` shows Blücher's 30/15 and the revoke policy."""
     code, out = run("rules", "show", "full-ladder")

@@ -15,7 +15,7 @@ import subprocess
 import sys
 from contextlib import closing
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -795,6 +795,58 @@ def test_a_tournament_of_four_deal_sessions_with_a_short_pack(tmp_path: Path) ->
     code, text = nap("log", "verify", "--db", str(db))
     assert code == 0, text
     assert "6 match, 0 mismatch" in text
+
+
+@pytest.mark.slow
+def test_a_pool_tournament_with_rebuys_plays_every_session(tmp_path: Path) -> None:
+    """The issue's house rules (Purchase Nap, 10 chips, rebuys) and bots: seed 5 once stopped after 6 of 12.
+
+    A seat far below zero now buys back in with chips; every decline it is offered is
+    accepted, live and in the pool summary's replay, and every log verifies.
+    """
+    rules = _house_rules(tmp_path, 'name = "pub"\nbase = "purchase"\nstarting_chips = 10\nrebuy = true\n')
+    db, out = tmp_path / "nap.db", tmp_path / "out"
+    result = invoke(
+        "tournament", "run", "-p", rules, "-b", "random", "-b", "peel", "-b", "p2=peel", "-k", "3",
+        "-n", "12", "--seed", "5", "--db", db, "--out", out,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "tournament 1 finished, 12 sessions" in result.output
+    code, text = nap("log", "verify", "--db", str(db))
+    assert code == 0, text
+    assert "12 match, 0 mismatch" in text
+
+
+@pytest.mark.slow
+def test_packs_sized_by_the_table_in_tournaments_of_three_and_five_seats(tmp_path: Path) -> None:
+    """One house-rules file, `pack_size = "by-table"`: 28-card decks at 3 seats, 32 at 5; logs verify."""
+    rules = _house_rules(
+        tmp_path, 'name = "pub"\nbase = "peep"\npack_size = "by-table"\ndeals_per_session = 3\n'
+    )
+    db, out = tmp_path / "nap.db", tmp_path / "out"
+    bots = ("--bot", "peel", "--bot", "random", "--bot", "peel-2=peel", "--bot", "random-2=random")
+    for seats, sessions in (("3", "3"), ("5", "5")):
+        result = invoke(
+            "tournament", "run", "--profile", rules, "-k", seats, "-n", sessions, "-w", "1",
+            *bots, "--bot", "peel-3=peel", "--db", db, "--out", out,
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+    from tournaments.logfiles import decode_log  # noqa: PLC0415
+
+    with Store.open(db) as store:
+        records: list[dict[str, Any]] = [
+            decode_log(store.log(row.id), name="log")["record"]  # type: ignore[misc]
+            for tournament in (1, 2)
+            for row in store.find_sessions(tournament=tournament)
+        ]
+    decks = {
+        (record["table_size"], len(deal["deck"].split())) for record in records for deal in record["deals"]
+    }
+    assert decks == {(3, 28), (5, 32)}
+    assert all(record["rules"]["pack_sizes"]["5"] == 32 for record in records)
+    code, text = nap("log", "verify", "--db", str(db))
+    assert code == 0, text
+    assert "8 match, 0 mismatch" in text
 
 
 def test_status_of_an_interrupted_ray_run_resumes_on_ray(played: tuple[Path, Path], tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from google.protobuf.descriptor import FieldDescriptor
 
 from referee.match import Closed, CloseReason, Fault, Faulted, FaultKind, SeatPenalized
 from referee.rules import (
+    PACKS_BY_TABLE,
     PROFILES,
     AllPassed,
     Card,
@@ -71,10 +72,17 @@ POOL_PROFILES = [
     PROFILES["peep"],
     dataclasses.replace(PROFILES["ecarte"], name="ecarte-32", pack_size=32, max_players=5, starting_chips=6),
     dataclasses.replace(PROFILES["peep"], name="peep-free", peep_fee=0, pool_claim="three"),
+    dataclasses.replace(
+        PROFILES["purchase"],
+        name="purchase-by-table",
+        pack_sizes=PACKS_BY_TABLE,
+        starting_chips=6,
+        rebuy=True,
+    ),
 ]
 """The pool variants (exchanges, peeps, the widow), with a short-pack Écarté on short stacks
-(seats that cannot pay) and a Peep Nap whose peeps are free and whose pool goes to any made
-contract (claimed often)."""
+(seats that cannot pay), a Peep Nap whose peeps are free and whose pool goes to any made
+contract (claimed often), and a Purchase Nap with packs sized by the table and rebuys."""
 
 WIRE_PROFILES = [
     *PROFILES.values(),
@@ -359,6 +367,7 @@ def test_profile_to_proto(profile: Profile) -> None:
     assert msg.parameters["deals_per_session"] == str(profile.deals_per_session)
     assert msg.parameters["deal_pattern"] == ("4,3" if profile.hand_size == 7 else "3,2")
     assert msg.parameters["pack_size"] == str(profile.pack_size)
+    assert msg.parameters["pack_sizes"] == ",".join(f"{n}:{cards}" for n, cards in profile.pack_sizes)
     assert (msg.min_seats, msg.max_seats, msg.hand_size) == (
         profile.min_players,
         profile.max_players,
@@ -775,9 +784,19 @@ def test_a_profile_survives_the_wire_house_rules_included() -> None:
     house = dataclasses.replace(
         PROFILES["full-ladder"], name="pub", pack_size=32, max_players=6, deals_per_session=4
     )
-    for profile in (*PROFILES.values(), house):
+    by_table = dataclasses.replace(PROFILES["peep"], name="pub-by-table", pack_sizes=((3, 28), (7, 40)))
+    for profile in (*PROFILES.values(), house, by_table, by_table.at_table(7)):
         assert profile_from_proto(profile_to_proto(profile)) == profile
+    assert profile_to_proto(by_table).parameters["pack_sizes"] == "3:28,7:40"
     broken = profile_to_proto(house)
     broken.parameters["pack_size"] = "30"
     with pytest.raises(ProfileError, match="not a valid profile"):
         profile_from_proto(broken)
+    older = profile_to_proto(house)
+    del older.parameters["pack_sizes"]  # a referee from before packs sized by the table
+    assert profile_from_proto(older) == house
+    for text in ("3:30", "3", "9:40", "x:28"):
+        wrong = profile_to_proto(by_table)
+        wrong.parameters["pack_sizes"] = text
+        with pytest.raises(ProfileError, match="not a valid profile"):
+            profile_from_proto(wrong)

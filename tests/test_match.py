@@ -537,6 +537,41 @@ class TestRevokePenalty:
         assert {d.action for d in bad_decisions(outcome) if d.fault} == {"pass"}
         assert not any(isinstance(a, Penalty) for deal in outcome.record.deals for a in deal.actions)
 
+    def test_at_the_widow_decision_the_revoke_policy_declines_the_widow(self) -> None:
+        """A revoke is a card played (seed 001): a declarer faulting at the widow declines it and plays on."""
+
+        def bad_at_the_widow(ask: Ask, deadline_ms: int, now: float) -> list[Reaction]:
+            if ask.view.phase is Phase.WIDOW:
+                return [Answer(ask.request_id, "widow:none?", 1.0)]
+            return bold(ask, deadline_ms, now)
+
+        _, [outcome] = play(
+            {"bad": bad_at_the_widow, "good": passer},
+            spec(SEATS, profile=PROFILES["peep"], policy=FaultPolicy.REVOKE),
+            fault_limit=0,
+        )
+        at_the_widow = [d for d in bad_decisions(outcome) if d.fault]
+        assert at_the_widow
+        assert {d.action for d in at_the_widow} == {"widow:none"}
+        assert not any(isinstance(a, Penalty) for deal in outcome.record.deals for a in deal.actions)
+
+    def test_a_bot_that_drives_its_stack_far_below_zero_cannot_stop_the_table(self) -> None:
+        """Purchase Nap, 10 chips, rebuys: it bids high and revokes, buys back in; every record verifies."""
+        rules = replace(PROFILES["purchase"], name="pub", starting_chips=10, rebuy=True)
+        _, outcomes = play(
+            {"bad": revoking(when_declarer=True), "good": passer},
+            *(
+                spec(SEATS, table=f"t{seed}", seed=seed, profile=rules, policy=FaultPolicy.REVOKE)
+                for seed in range(4)
+            ),
+            fault_limit=0,
+        )  # play() verifies each record
+        for outcome in outcomes:
+            for deal in replay(outcome.record).deals:
+                stacks = deal.stacks or ()
+                assert all(stacks[seat] + deal.fees[seat] > 0 for seat in deal.seats), "no chips"
+        assert all(outcome.record.balances[0] < -10 for outcome in outcomes)
+
 
 class TestWhatSeatsAreTold:
     def test_each_seat_is_told_its_own_hand_and_nothing_hidden(self) -> None:

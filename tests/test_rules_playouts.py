@@ -3,7 +3,10 @@
 Every built-in profile (seven-card Nap and the pool variants among them) at every table
 size it allows, and short packs (32 and 28 cards, the lowest ranks stripped) under
 heather, full-ladder and seven-card, and under purchase and peep (where a short pack
-leaves a short stock), at the table sizes their packs allow.
+leaves a short stock), at the table sizes their packs allow; packs sized by the table
+(28 to 40 cards) under full-ladder and peep. Then the pool variants on short stacks,
+with rebuys or elimination and penalties now and then: at every step what is offered is
+what is accepted, and every record verifies.
 """
 
 from __future__ import annotations
@@ -13,25 +16,42 @@ import json
 import random
 from collections import Counter
 from dataclasses import replace
+from itertools import combinations
+from typing import TYPE_CHECKING
 
 import pytest
 
 from referee.rules import (
+    BID_NAMES,
+    CARDS,
+    DECLINE_WIDOW,
+    PACKS_BY_TABLE,
+    PEEP,
     PROFILES,
+    Bid,
     Card,
     Deal,
     DealSettled,
+    Exchange,
+    IllegalActionError,
+    Penalty,
     Phase,
     PoolClaimed,
     PoolReturned,
     Profile,
+    SeatEliminated,
+    SeatRebought,
     Session,
     SessionRecord,
+    TakeWidow,
     deal_from_view,
     record_of,
     replay,
     verify,
 )
+
+if TYPE_CHECKING:
+    from referee.rules import Action
 
 SESSIONS_PER_CASE = 250  # x 8 deals = 2,000 deals for each profile and table size
 
@@ -56,6 +76,8 @@ RULES = {
             _short_pack("purchase", 32),
             _short_pack("ecarte", 28),
             _short_pack("peep", 28),
+            replace(PROFILES["full-ladder"], name="full-ladder-by-table", pack_sizes=PACKS_BY_TABLE),
+            replace(PROFILES["peep"], name="peep-by-table", pack_sizes=PACKS_BY_TABLE),
         )
     },
 }
@@ -104,7 +126,9 @@ def test_random_playouts_keep_every_invariant(profile_name: str, seats: int) -> 
             settled.extend(e for e in events if isinstance(e, DealSettled))
         assert len(settled) == len(session.deals)
         for deal, settlement in zip(session.deals, settled, strict=True):
-            assert sorted(deal.deck) == list(profile.pack), "a deck is not an order of the profile's pack"
+            assert sorted(deal.deck) == list(profile.pack_at(seats)), (
+                "a deck is not an order of the table's pack"
+            )
             assert sum(settlement.payments) == 0
             assert deal.phase is Phase.OVER
             if deal.declarer is None:
@@ -202,7 +226,7 @@ def test_pool_playouts_keep_the_pool_and_the_cards_straight(profile_name: str, s
                 len(played) == len(set(played)) == (len(deal.seats) * profile.hand_size if deal.tricks else 0)
             )
         record = SessionRecord.from_json(json.loads(json.dumps(record_of(session).to_json())))
-        assert record.profile == profile
+        assert record.profile == profile.at_table(seats)
         assert verify(record) == []
         again = replay(record)
         assert (again.balances, again.winners, again.pool) == (session.balances, session.winners, 0)
@@ -362,3 +386,191 @@ def test_profiles_without_a_pool_play_exactly_as_before(profile_name: str, seats
     that were there.
     """
     assert _fingerprint(profile_name, seats) == BEFORE_THE_POOL[profile_name, seats]
+
+
+def _chips_and_pool(name: str, base: str, **changes: object) -> Profile:
+    return replace(PROFILES[base], name=name, source="tests: house rules", **changes)  # type: ignore[arg-type]
+
+
+CHIPS_AND_POOL = {
+    p.name: p
+    for p in (
+        _chips_and_pool("purchase-rebuy-1", "purchase", starting_chips=1, rebuy=True),
+        _chips_and_pool("purchase-rebuy-6", "purchase", starting_chips=6, rebuy=True),
+        _chips_and_pool("purchase-out-6", "purchase", starting_chips=6),
+        _chips_and_pool("ecarte-rebuy-3", "ecarte", starting_chips=3, rebuy=True),
+        _chips_and_pool(
+            "ecarte-28-rebuy", "ecarte", starting_chips=6, rebuy=True, pack_size=28, max_players=5
+        ),
+        _chips_and_pool("peep-rebuy-1", "peep", starting_chips=1, rebuy=True),
+        _chips_and_pool(
+            "peep-exchange-rebuy",  # the issue's Peep table: 6 chips, rebuys, 2 cards at most, fees per card
+            "peep",
+            starting_chips=6,
+            rebuy=True,
+            exchange_max=2,
+            exchange_fee_per_card=True,
+        ),
+        _chips_and_pool(
+            "peep-free-rebuy",
+            "peep",
+            starting_chips=2,
+            rebuy=True,
+            peep_fee=0,
+            pool_claim="three",
+            exchange_max=1,
+        ),
+        _chips_and_pool("peep-out-3", "peep", starting_chips=3, tie_break_deal=False),
+        _chips_and_pool(
+            "purchase-widow-rebuy", "purchase", starting_chips=4, rebuy=True, widow=True, exchange_fee=2
+        ),
+        _chips_and_pool(
+            "purchase-by-table-rebuy", "purchase", starting_chips=6, rebuy=True, pack_sizes=PACKS_BY_TABLE
+        ),
+        _chips_and_pool(
+            "ecarte-peep-by-table-rebuy",
+            "ecarte",
+            starting_chips=6,
+            rebuy=True,
+            widow=True,
+            pack_sizes=PACKS_BY_TABLE,
+        ),
+        _chips_and_pool(
+            "purchase-short-rebuy",
+            "purchase",
+            starting_chips=6,
+            rebuy=True,
+            deals_per_session=3,
+            tie_break_deal=False,
+        ),
+    )
+}
+"""The pool variants on short stacks, with rebuys (and a few with elimination): house rules of every kind."""
+
+CHIPS_AND_POOL_CASES = [
+    (name, seats)
+    for name, profile in CHIPS_AND_POOL.items()
+    for seats in range(3, 8)
+    if profile.min_players <= seats <= profile.max_players
+]
+
+PENALTY_RATE = 0.03
+"""How often a seat to play is penalized instead (a faulting bot under the revoke policy)."""
+
+
+def _candidates(deal: Deal) -> list[Action]:
+    """What the seat to act might send: each bid, the peep, every exchange, each widow choice, every card."""
+    hand = deal.hands[deal.to_act or 0]
+    return [
+        *(Bid(name) for name in BID_NAMES),
+        PEEP,
+        *(Exchange(cards) for size in range(len(hand) + 1) for cards in combinations(hand, size)),
+        DECLINE_WIDOW,
+        *(TakeWidow(card) for card in hand),
+        *CARDS,
+    ]
+
+
+def _accepted(session: Session, action: Action) -> bool:
+    try:
+        session.check(action, seat=session.to_act)
+    except IllegalActionError:
+        return False
+    return True
+
+
+def _choose(legal: tuple[Action, ...], rng: random.Random) -> Action:
+    """A random legal action; in the exchange a random count first, so every count is played."""
+    if isinstance(legal[0], Exchange):
+        count = rng.choice(sorted({len(action.cards) for action in legal}))  # type: ignore[union-attr]
+        return rng.choice([action for action in legal if len(action.cards) == count])  # type: ignore[union-attr]
+    return rng.choice(legal)
+
+
+def _play_checking_every_offer(
+    session: Session, rng: random.Random, *, every_candidate: bool, seen: Counter[str]
+) -> None:
+    """Play ``session`` out at random, faults penalized now and then, checking each step's offers.
+
+    Every offered action passes the check; with ``every_candidate``, the check accepts
+    nothing else either. At each deal's start every seat in play has chips to pay.
+    """
+    profile = session.profile
+    while not session.over:
+        deal = session.deal
+        if not deal.action_count and profile.starting_chips is not None:
+            assert all((session.stack(seat) or 0) > 0 for seat in deal.seats), "a seat dealt in with no chips"
+        legal = session.legal_actions()
+        assert legal, "no legal action while the session goes on"
+        if every_candidate:
+            accepted = [action for action in _candidates(deal) if _accepted(session, action)]
+            assert set(accepted) == set(legal), "what is offered and what is accepted differ"
+        else:
+            for action in legal:
+                session.check(action, seat=session.to_act)
+        if isinstance(legal[0], Exchange) and deal.stacks is not None:
+            most = min(profile.exchange_max, len(deal.stock))
+            seen["exchange cut by chips"] += max(len(action.cards) for action in legal) < most  # type: ignore[union-attr]
+        if deal.phase is Phase.PLAY and rng.random() < PENALTY_RATE:
+            events = session.apply(Penalty(deal.to_act or 0))
+            seen["penalty"] += 1
+        else:
+            events = session.apply(_choose(legal, rng))
+        rebought = Counter(e.seat for e in events if isinstance(e, SeatRebought))
+        seen["several stakes"] += any(count > 1 for count in rebought.values())
+        seen["rebuy"] += bool(rebought)
+        seen["eliminated"] += any(isinstance(e, SeatEliminated) for e in events)
+        seen["pool claimed"] += any(isinstance(e, PoolClaimed) for e in events)
+        seen["pool returned"] += any(isinstance(e, PoolReturned) for e in events)
+        assert sum(session.balances) + session.pool == 0
+
+
+def _check_record(session: Session) -> None:
+    record = SessionRecord.from_json(json.loads(json.dumps(record_of(session).to_json())))
+    assert verify(record) == [], "an engine-played record does not verify"
+    again = replay(record)
+    assert (again.balances, again.winners, again.rebuys) == (
+        session.balances,
+        session.winners,
+        session.rebuys,
+    )
+
+
+@pytest.mark.parametrize("profile_name", sorted(CHIPS_AND_POOL))
+def test_with_chips_and_a_pool_every_offer_is_accepted_and_every_record_verifies(profile_name: str) -> None:
+    """A few sessions of each house rule at its middle table size (the slow test below plays them all)."""
+    profile = CHIPS_AND_POOL[profile_name]
+    seats = (profile.min_players + profile.max_players) // 2
+    rng = random.Random(f"offers/{profile_name}")
+    seen: Counter[str] = Counter()
+    for _ in range(3):
+        session = Session(profile, table_size=seats, seed=rng.randrange(2**32))
+        _play_checking_every_offer(session, rng, every_candidate=True, seen=seen)
+        _check_record(session)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("profile_name", "seats"), CHIPS_AND_POOL_CASES)
+def test_every_offer_is_accepted_and_every_record_verifies_at_every_table_size(
+    profile_name: str, seats: int
+) -> None:
+    """Every house rule with chips and a pool, every table size: offers and checks agree at every step.
+
+    Stacks run out (exchanges cut short by chips), seats buy back in, several stakes at a
+    time after a penalty, or leave; the pool is claimed and returned; every record of a
+    session the engine played replays and verifies.
+    """
+    profile = CHIPS_AND_POOL[profile_name]
+    rng = random.Random(f"offers/{profile_name}/{seats}")
+    seen: Counter[str] = Counter()
+    for number in range(40):
+        session = Session(profile, table_size=seats, seed=rng.randrange(2**32))
+        _play_checking_every_offer(session, rng, every_candidate=number % 4 == 0, seen=seen)
+        _check_record(session)
+    assert seen["penalty"] > 0
+    assert seen["pool claimed"] + seen["pool returned"] > 0
+    if profile.rebuy:
+        assert seen["rebuy"] > 0
+        assert not seen["eliminated"]
+    else:
+        assert not seen["rebuy"]

@@ -274,6 +274,26 @@ def test_house_rules_override_a_base_profile(tmp_path: Path) -> None:
             'name = "x"\nbase = "seven-card"\nwidow = true\npack_size = 28\nmax_players = 4\n',
             "pack_size 28 is too small for max_players 4 with hand_size 7 and a widow: 29 cards needed",
         ),
+        (
+            'name = "x"\nbase = "seven-card"\npack_size = "by-table"\n',
+            "pack_sizes: a 32-card pack is too small for 5 players of 7 cards: 35 cards needed",
+        ),
+        (
+            'name = "x"\nbase = "peep"\npack_size = 28\n[pack_sizes]\n7 = 36\n',
+            r"pack_size \(the tables pack_sizes does not list\): a 28-card pack is too small for 6 players",
+        ),
+        ('name = "x"\nbase = "heather"\n[pack_sizes]\n9 = 40\n', r"no table of 9 players in x \(3 to 7"),
+        ('name = "x"\nbase = "heather"\n[pack_sizes]\n3 = 30\n', "the pack for 3 players must be 52, or 28"),
+        (
+            'name = "x"\nbase = "heather"\n[pack_sizes]\nthree = 28\n',
+            "'pack_sizes.three': a number of players",
+        ),
+        ('name = "x"\nbase = "heather"\n[pack_sizes]\n3 = "28"\n', "'pack_sizes.3' must be an integer"),
+        ('name = "x"\nbase = "heather"\npack_sizes = 28\n', "field 'pack_sizes' must be a table"),
+        (
+            'name = "x"\nbase = "heather"\npack_size = "by-table"\n[pack_sizes]\n3 = 28\n',
+            "pack_size = 'by-table' sizes the pack already",
+        ),
     ],
 )
 def test_a_bad_house_rules_file_names_the_field(tmp_path: Path, text: str, message: str) -> None:

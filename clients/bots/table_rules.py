@@ -24,15 +24,16 @@ def table_rules(view: SeatView, *, given: Profile | None = None) -> Profile:
     the view as far as it goes: ``given`` when there is one, else the first built-in
     profile with the view's hand size whose ladder holds every bid seen. Its pack is then
     that profile's (52 cards), which a short pack's house rules do not have: give such a
-    bot its house rules.
+    bot its house rules. A profile given is played with the pack of the view's table
+    (:meth:`~referee.rules.Profile.at_table`: house rules may size the pack by the table).
     """
     if given is not None and given.name == view.profile:
-        return given
+        return given.at_table(view.table_size)
     built_in = PROFILES.get(view.profile)
     if built_in is not None:
         return built_in
     if given is not None:
-        return given
+        return given.at_table(view.table_size)
     hand_size = (
         len(view.hand)
         + sum(1 for trick in view.tricks for seat, _ in trick.plays if seat == view.seat)

@@ -53,7 +53,8 @@ class Bot:
     rules: Profile | None = None
     """The rules profile the referee announced (its Welcome), house rules included: hand
     size, pack, ladder and payments; None when none was announced. A table plays the
-    profile its views name (``view.profile``), nearly always this one."""
+    profile its views name (``view.profile``), nearly always this one, with its table's
+    pack: ``rules.at_table(view.table_size)`` (house rules may size the pack by the table)."""
 
     def decide(self, view: SeatView) -> Action:
         """The action for ``view``, by phase: exchange, peep then bid, take the widow, play."""

@@ -4,9 +4,11 @@ The public API, for the referee and for bot authors who want to search:
 
 - cards: :class:`Card` (interned; ``Card("QH")``), :class:`Suit`, :class:`Rank`, ``CARDS``,
   :func:`pack_of` (a short pack: ``pack_of(32)`` is Ace down to 7)
-- profiles: :class:`Profile` (``profile.pack`` is its cards), :class:`Contract`,
-  ``PROFILES``, :func:`get_profile` (a built-in name or a house-rules ``.toml``),
-  ``DEFAULT_PROFILE``, ``PACK_SIZES``, ``POOL_PARAMETERS``
+- profiles: :class:`Profile` (``profile.pack`` is its cards; ``profile.at_table(n)`` the
+  rules a table of n seats plays, with its pack when ``pack_sizes`` sizes it by the
+  table), :class:`Contract`, ``PROFILES``, :func:`get_profile` (a built-in name or a
+  house-rules ``.toml``), ``DEFAULT_PROFILE``, ``PACK_SIZES``, ``PACKS_BY_TABLE``,
+  ``POOL_PARAMETERS``
 - actions: :class:`Bid` (``Bid("nap")``, ``PASS``), cards; in the pool variants
   :class:`Exchange` (``DECLINE_EXCHANGE``), ``PEEP`` (:class:`Peep`) and
   :class:`TakeWidow` (``DECLINE_WIDOW``); :class:`Penalty`; :func:`parse_action`;
@@ -66,6 +68,7 @@ from referee.rules.events import (
 from referee.rules.profiles import (
     DEFAULT_PROFILE,
     PACK_SIZES,
+    PACKS_BY_TABLE,
     POOL_PARAMETERS,
     PROFILES,
     Contract,
@@ -101,6 +104,7 @@ __all__ = [
     "DECLINE_EXCHANGE",
     "DECLINE_WIDOW",
     "DEFAULT_PROFILE",
+    "PACKS_BY_TABLE",
     "PACK_SIZES",
     "PASS",
     "PEEP",

@@ -317,7 +317,9 @@ class Deal:
     ) -> None:
         """Deal from ``deck`` (top card first) by the profile's ``deal_pattern`` from the dealer's left.
 
-        ``deck`` is an order of the profile's pack (52 cards, or a short pack). The pattern
+        ``deck`` is an order of the profile's pack (52 cards, or a short pack; with
+        ``pack_sizes``, the pack of a table of ``table_size``: the deal plays
+        ``profile.at_table(table_size)``, its :attr:`profile`). The pattern
         is 3 then 2 cards to each seat in play for five-card hands, 4 then 3 for seven.
         ``seats`` are the seats in play (all of ``range(table_size)`` by default); the
         dealer need not be one of them. The next card is the widow when the profile has
@@ -328,6 +330,8 @@ class Deal:
         (exchanges, peeps); None, the default, for unlimited. The session gives its
         seats' stacks when the profile has finite chips.
         """
+        if profile.pack_sizes:
+            profile = profile.at_table(table_size)
         ladder = _ladder(profile)
         if table_size < 2 or table_size * profile.hand_size + profile.widow > len(ladder.pack):
             _refuse_table(profile, table_size)
@@ -398,8 +402,10 @@ class Deal:
         any other deal. In a profile with a widow, ``widow`` is that card (by default the
         first card of the pack that nobody holds). The undealt stock starts with
         ``stock`` (top first), then the rest of the profile's pack in pack order. Every
-        card given must be of that pack. ``stacks`` as for the constructor.
+        card given must be of that pack (the table's, with ``pack_sizes``). ``stacks`` as
+        for the constructor.
         """
+        profile = profile.at_table(table_size)
         seats = sorted(hands)
         order = deal_order(dealer, seats, table_size)
         given = {seat: list(cards) for seat, cards in hands.items()}
@@ -578,22 +584,51 @@ class Deal:
         return self._exchanges(seat) if phase is _EXCHANGE else self._widow_choices(seat)
 
     def _may_peep(self, seat: int) -> bool:
-        if seat in self._peeked:
-            return False
-        stacks = self._stacks
-        return stacks is None or stacks[seat] >= self.profile.peep_fee
+        return self._peep_refusal(seat) is None
 
     def _exchanges(self, seat: int) -> tuple[Action, ...]:
+        """Declining, then each set of cards ``seat`` may give up (sizes :meth:`_exchange_refusal` allows)."""
         hand = self.hands[seat]
-        most = min(self.profile.exchange_max, len(self.deck) - self._stock)
-        stacks = self._stacks
-        if stacks is not None:
-            while most and self.profile.exchange_cost(most) > stacks[seat]:
-                most -= 1
-        legal: list[Action] = [DECLINE_EXCHANGE]
-        for size in range(1, most + 1):
-            legal.extend(Exchange(cards) for cards in combinations(hand, size))
+        legal: list[Action] = []
+        for size in range(len(hand) + 1):
+            if self._exchange_refusal(seat, size) is None:
+                legal.extend(map(Exchange, combinations(hand, size)) if size else (DECLINE_EXCHANGE,))
         return tuple(legal)
+
+    # The pool variants' fees: one rule each, read both by legal_actions() (what is offered)
+    # and by check() (what is accepted, and why not), so the two cannot disagree.
+
+    def _exchange_refusal(self, seat: int, count: int) -> str | None:
+        """Why ``seat`` may not give up ``count`` cards now (None: it may).
+
+        Declining (``count`` 0) is never refused: it needs no stock and costs nothing.
+        """
+        most = self.profile.exchange_max
+        if count > most:
+            return f"a purchase exchanges at most {most} card{'s' if most != 1 else ''}"
+        left = len(self.deck) - self._stock
+        if count > left:
+            return f"the stock holds only {left} card{'s' if left != 1 else ''}"
+        return self._payment_refusal(seat, self.profile.exchange_cost(count))
+
+    def _peep_refusal(self, seat: int) -> str | None:
+        """Why ``seat`` may not peep at the widow now (None: it may)."""
+        if self.widow is None:
+            return f"there is no widow to peep at in the {self.profile.name} rules"
+        if seat in self._peeked:
+            return "already peeped this deal"
+        return self._payment_refusal(seat, self.profile.peep_fee)
+
+    def _payment_refusal(self, seat: int, amount: int) -> str | None:
+        """Why ``seat`` cannot pay ``amount`` chips into the pool (None: it can).
+
+        A seat pays only what its stack holds; nothing costs nothing, whatever the stack
+        (even one below zero, as a deal built from guessed stacks may give).
+        """
+        stacks = self._stacks
+        if not amount or stacks is None or amount <= stacks[seat]:
+            return None
+        return f"cannot pay {amount} chip{'s' if amount != 1 else ''}: {max(stacks[seat], 0)} left"
 
     def _widow_choices(self, seat: int) -> tuple[Action, ...]:
         return (DECLINE_WIDOW, *(TakeWidow(card) for card in self.hands[seat]))
@@ -623,19 +658,13 @@ class Deal:
         else:
             self._check_widow(action)
 
-    def _check_pay(self, seat: int, amount: int) -> None:
-        stacks = self._stacks
-        if stacks is not None and amount > stacks[seat]:
-            chips = "chip" if amount == 1 else "chips"
-            msg = f"cannot pay {amount} {chips}: {max(stacks[seat], 0)} left"
-            raise IllegalActionError(msg)
-
     def _check_exchange(self, action: Action) -> None:
         if not isinstance(action, Exchange):
             msg = f"the exchange is on: give up cards or decline (exchange:none), not {action}"
             raise IllegalActionError(msg)
         cards = action.cards
-        hand = self.hands[self._to_act]  # type: ignore[index]
+        seat: int = self._to_act  # type: ignore[assignment]
+        hand = self.hands[seat]
         for index, card in enumerate(cards):
             if card in cards[:index]:
                 msg = f"a card given up twice: {card}"
@@ -643,15 +672,9 @@ class Deal:
             if card not in hand:
                 msg = f"card not in hand: {card}"
                 raise IllegalActionError(msg)
-        most = self.profile.exchange_max
-        if len(cards) > most:
-            msg = f"a purchase exchanges at most {most} card{'s' if most != 1 else ''}"
-            raise IllegalActionError(msg)
-        left = len(self.deck) - self._stock
-        if len(cards) > left:
-            msg = f"the stock holds only {left} card{'s' if left != 1 else ''}"
-            raise IllegalActionError(msg)
-        self._check_pay(self._to_act, self.profile.exchange_cost(len(cards)))  # type: ignore[arg-type]
+        refusal = self._exchange_refusal(seat, len(cards))
+        if refusal is not None:
+            raise IllegalActionError(refusal)
 
     def _check_widow(self, action: Action) -> None:
         if not isinstance(action, TakeWidow):
@@ -662,14 +685,9 @@ class Deal:
             raise IllegalActionError(msg)
 
     def _check_peep(self) -> None:
-        if self.widow is None:
-            msg = f"there is no widow to peep at in the {self.profile.name} rules"
-            raise IllegalActionError(msg)
-        seat: int = self._to_act  # type: ignore[assignment]
-        if seat in self._peeked:
-            msg = "already peeped this deal"
-            raise IllegalActionError(msg)
-        self._check_pay(seat, self.profile.peep_fee)
+        refusal = self._peep_refusal(self._to_act)  # type: ignore[arg-type]
+        if refusal is not None:
+            raise IllegalActionError(refusal)
 
     def _check_bid(self, action: Action) -> None:
         if action is PEEP:

@@ -160,7 +160,11 @@ class SeatEliminated:
 
 @dataclass(frozen=True, slots=True)
 class SeatRebought:
-    """``seat`` ran out of chips and bought in again for the profile's starting stack."""
+    """``seat`` ran out of chips and staked the profile's starting chips again.
+
+    One event per stake: a seat that one stake would leave at zero or below stakes again,
+    so it is back in the game with chips (several events after one deal).
+    """
 
     seat: int
     chips: int

@@ -17,7 +17,9 @@ Readings we settled where the seeds are terse (see ``docs/rules.md``):
   seed gives only "Seven pays 24 per opponent". The other stakes are ours: Three to Nap
   as in full-ladder, Six 18/9 and Seven 24/12 (won / lost, lost half of won as for Nap).
 - Short packs (seed 001: "28 to 40 cards depending on the number of players") strip
-  the lowest ranks; a profile names its pack by its size (``pack_size``).
+  the lowest ranks; a profile names its pack by its size (``pack_size``), or by the size
+  of the table (``pack_sizes``; house rules' ``pack_size = "by-table"`` is
+  :data:`PACKS_BY_TABLE`: 28 cards for 3 or 4 players, then 4 more a player, 40 for 7).
 - Purchase, Écarté and Peep Nap (seed 001's variations) are full-ladder with an exchange
   round before the auction (``exchange_max`` cards at most, a fee per exchange or per
   card) or a widow card to peep at and take (``widow``, ``peep_fee``). The fees go into a
@@ -32,12 +34,24 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from referee.rules.cards import Card, pack_of
 
 PACK_SIZES: Final = (28, 32, 36, 40, 52)
 """The packs a profile may use: the whole pack, or a short pack of seed 001 (28 to 40 cards)."""
+
+PACKS_BY_TABLE: Final = ((3, 28), (4, 28), (5, 32), (6, 36), (7, 40))
+"""Our reading of seed 001's "28 a 40 cartas dependendo do número de jogadores": (players, cards).
+
+28 cards (Ace down to 8) for 3 or 4 players, then one rank more (4 cards) for each player
+more: 32 for 5, 36 for 6, 40 (Ace down to 5) for 7. Five-card hands and a widow always
+leave an undealt stock (13, 8, 7, 6 and 5 cards without the widow). What house rules'
+``pack_size = "by-table"`` gives, for the table sizes the profile seats.
+"""
+
+BY_TABLE: Final = "by-table"
+"""The house rule ``pack_size = "by-table"``: the pack of :data:`PACKS_BY_TABLE`."""
 
 
 class FaultPolicy(Enum):
@@ -82,10 +96,16 @@ class Profile:
     ``contracts`` lists the ladder from lowest to highest; every bid must be strictly
     higher than the current highest. ``starting_chips`` of ``None`` means unlimited
     accounting units (balances may go negative); a number means finite stacks: a seat
-    whose balance falls to zero or below is eliminated, or buys in again when ``rebuy``
-    is set. ``tie_break_deal`` adds one deal among the seats tied for the lead after the
-    last deal (seed 001). ``pack_size`` is the number of cards in the pack: 52, or a short
-    pack (:data:`PACK_SIZES`) without its lowest ranks (32 is Ace down to 7).
+    whose stack falls to zero or below is eliminated, or, when ``rebuy`` is set, stakes
+    the starting chips again as many times as it takes to have chips (seed 001's "nova
+    aposta inicial para voltar ao jogo"). ``tie_break_deal`` adds one deal among the
+    seats tied for the lead after the last deal (seed 001). ``pack_size`` is the number
+    of cards in the pack: 52, or a short pack (:data:`PACK_SIZES`) without its lowest
+    ranks (32 is Ace down to 7).
+    ``pack_sizes`` sizes the pack by the table instead: (players, cards) pairs, fewest
+    players first; a table of a size listed there plays that pack, any other
+    ``pack_size``. A table plays :meth:`at_table`, this profile with its table's pack as
+    ``pack_size`` (a session, a deal and a record do that themselves).
 
     The pool variants (seed 001: Purchase, Écarté, Peep Nap): ``exchange_max`` is the most
     cards a seat may exchange with the undealt stock before the auction (0: no exchange
@@ -106,6 +126,7 @@ class Profile:
     hand_size: int = 5
     deal_pattern: tuple[int, ...] = (3, 2)
     pack_size: int = 52
+    pack_sizes: tuple[tuple[int, int], ...] = ()
     starting_chips: int | None = None
     rebuy: bool = False
     tie_break_deal: bool = False
@@ -117,15 +138,49 @@ class Profile:
     peep_fee: int = 1
     pool_claim: str = "nap"
     _by_name: dict[str, Contract] = field(init=False, repr=False, compare=False, hash=False)
+    _tables: dict[int, Profile] = field(init=False, repr=False, compare=False, hash=False)
+    """:meth:`at_table`'s profiles, made once per table size (a cache: not part of the value)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_by_name", {c.name: c for c in self.contracts})
+        object.__setattr__(self, "_tables", {})
         _validate(self)
 
     @property
     def pack(self) -> tuple[Card, ...]:
-        """The cards of this profile's pack, in sorted order (``CARDS`` for 52)."""
+        """The cards of this profile's pack, in sorted order (``CARDS`` for 52).
+
+        With ``pack_sizes``, the pack of the table sizes not listed there: a table's pack
+        is :meth:`pack_at` (or the ``pack`` of :meth:`at_table`).
+        """
         return pack_of(self.pack_size)
+
+    def pack_size_at(self, players: int) -> int:
+        """The number of cards in the pack of a table of ``players`` seats."""
+        for size, cards in self.pack_sizes:
+            if size == players:
+                return cards
+        return self.pack_size
+
+    def pack_at(self, players: int) -> tuple[Card, ...]:
+        """The cards of the pack of a table of ``players`` seats, in sorted order."""
+        return pack_of(self.pack_size_at(players))
+
+    def at_table(self, players: int) -> Profile:
+        """The profile a table of ``players`` seats plays: this one, with that table's pack as ``pack_size``.
+
+        This very profile when its ``pack_size`` is that table's already (always without
+        ``pack_sizes``); otherwise one profile per table size, made once. It keeps
+        ``pack_sizes``, so that its own :meth:`at_table` of the same size is itself and its
+        parameters (a record's rules) say both the table's pack and the rule that chose it.
+        """
+        size = self.pack_size_at(players)
+        if size == self.pack_size:
+            return self
+        table = self._tables.get(players)
+        if table is None:
+            table = self._tables[players] = replace(self, pack_size=size)
+        return table
 
     def contract(self, name: str) -> Contract:
         """The contract called ``name``; KeyError if this profile has none."""
@@ -163,6 +218,8 @@ class Profile:
         has its default, as in every profile without exchanges or a widow: such a
         profile's parameters, and so its records, are what they were before the pool
         variants existed (:func:`profile_from_parameters` gives them back exactly).
+        ``pack_sizes`` likewise appears only when it is set, as a table from the number
+        of players (text, as JSON and TOML keys are) to the cards: ``{"3": 28, "4": 28}``.
         """
         out: dict[str, object] = {}
         plain = all(getattr(self, name) == default for name, default in _POOL_DEFAULTS.items())
@@ -170,6 +227,10 @@ class Profile:
             if f.name.startswith("_") or f.name == "contracts" or (plain and f.name in _POOL_DEFAULTS):
                 continue
             value = getattr(self, f.name)
+            if f.name == "pack_sizes":
+                if value:  # left out when empty, as in every profile before it existed
+                    out[f.name] = {str(players): cards for players, cards in value}
+                continue
             out[f.name] = value.value if isinstance(value, Enum) else value
         out["contracts"] = {
             c.name: {
@@ -212,7 +273,9 @@ def _validate(profile: Profile) -> None:
             f"(the lowest ranks stripped), not {profile.pack_size}"
         )
         raise ProfileError(msg)
-    if pack_shortfall(profile, profile.max_players) is not None:
+    if profile.pack_sizes:
+        _validate_pack_sizes(profile)
+    elif pack_shortfall(profile, profile.max_players) is not None:
         widow = " and a widow" if profile.widow else ""
         msg = (
             f"{profile.name}: pack_size {profile.pack_size} is too small for max_players "
@@ -233,6 +296,34 @@ def _validate(profile: Profile) -> None:
     _validate_pool(profile)
 
 
+def _validate_pack_sizes(profile: Profile) -> None:
+    """Each pack of ``pack_sizes`` is a pack, for a table size the profile seats, and deals every table."""
+    seats = range(profile.min_players, profile.max_players + 1)
+    listed = [players for players, _ in profile.pack_sizes]
+    if listed != sorted(set(listed)):
+        msg = f"{profile.name}: pack_sizes: one pack per table size, fewest players first, not {listed}"
+        raise ProfileError(msg)
+    for players, cards in profile.pack_sizes:
+        if players not in seats:
+            msg = (
+                f"{profile.name}: pack_sizes: no table of {players} players in {profile.name} "
+                f"({profile.min_players} to {profile.max_players} players)"
+            )
+            raise ProfileError(msg)
+        if cards not in PACK_SIZES:
+            msg = (
+                f"{profile.name}: pack_sizes: the pack for {players} players must be 52, or 28, 32, "
+                f"36 or 40 cards for a short pack, not {cards}"
+            )
+            raise ProfileError(msg)
+    for players in seats:
+        shortfall = pack_shortfall(profile, players)
+        if shortfall is not None:
+            which = "pack_sizes" if players in listed else "pack_size (the tables pack_sizes does not list)"
+            msg = f"{profile.name}: {which}: {shortfall}"
+            raise ProfileError(msg)
+
+
 def _validate_pool(profile: Profile) -> None:
     if not 0 <= profile.exchange_max <= profile.hand_size:
         msg = (
@@ -251,13 +342,14 @@ def _validate_pool(profile: Profile) -> None:
 
 
 def pack_shortfall(profile: Profile, players: int) -> str | None:
-    """Why ``profile``'s pack cannot deal a hand to each of ``players`` seats (and the widow), or None."""
+    """Why the pack of ``players`` seats of ``profile`` cannot deal each a hand (and the widow), or None."""
     needed = players * profile.hand_size + profile.widow
-    if needed <= profile.pack_size:
+    pack_size = profile.pack_size_at(players)
+    if needed <= pack_size:
         return None
     widow = " and the widow" if profile.widow else ""
     return (
-        f"a {profile.pack_size}-card pack is too small for {players} players of "
+        f"a {pack_size}-card pack is too small for {players} players of "
         f"{profile.hand_size} cards{widow}: {needed} cards needed"
     )
 
@@ -438,7 +530,7 @@ def load_profile(path: Path) -> Profile:
         name = "pub"                 # required: the new profile's name
         base = "full-ladder"         # required: a built-in profile
         starting_chips = 100
-        pack_size = 32               # a short pack: Ace down to 7
+        pack_size = 32               # a short pack: Ace down to 7 ("by-table": PACKS_BY_TABLE)
         remove = ["blucher"]         # drop contracts from the ladder
         [contracts.misere]           # change a contract's stakes
         win = 10
@@ -470,9 +562,16 @@ def profile_from_mapping(data: dict[str, object], *, where: str = "profile") -> 
         "name": name,
         "source": f"house rules from {where} over {base.name}",
     }
+    by_table = data.get("pack_size") == BY_TABLE
+    if by_table:
+        del data["pack_size"]
     for key, kind in _SCALARS.items():
         if key in data:
             changes[key] = _take(data, key, kind, where)
+    # the seats of the house rules (integers: _take checked them), for by-table's packs
+    low = cast("int", changes.get("min_players", base.min_players))
+    high = cast("int", changes.get("max_players", base.max_players))
+    changes.update(_pack_sizes(data, where, by_table=by_table, seats=range(low, high + 1)))
     if "fault_policy" in changes:
         try:
             changes["fault_policy"] = FaultPolicy(changes["fault_policy"])
@@ -489,6 +588,33 @@ def profile_from_mapping(data: dict[str, object], *, where: str = "profile") -> 
     except ProfileError as exc:
         msg = f"{where}: {str(exc).split(': ', 1)[1]}"
         raise ProfileError(msg) from None
+
+
+def _pack_sizes(data: dict[str, object], where: str, *, by_table: bool, seats: range) -> dict[str, object]:
+    """``pack_sizes`` from the ``[pack_sizes]`` table (``3 = 28`` ...), or by-table's for ``seats``, or none.
+
+    ``by_table``: the file said ``pack_size = "by-table"`` (:data:`PACKS_BY_TABLE`, for the
+    table sizes the house rules seat).
+    """
+    if "pack_sizes" not in data:
+        return {"pack_sizes": tuple(pair for pair in PACKS_BY_TABLE if pair[0] in seats)} if by_table else {}
+    given = data.pop("pack_sizes")
+    if by_table:
+        msg = f"{where}: field 'pack_sizes': pack_size = {BY_TABLE!r} sizes the pack already; give one"
+        raise ProfileError(msg)
+    if not isinstance(given, dict):
+        msg = f"{where}: field 'pack_sizes' must be a table from the number of players to the cards (3 = 28)"
+        raise ProfileError(msg)
+    pairs = []
+    for key, cards in given.items():
+        if not key.isdigit():
+            msg = f"{where}: field 'pack_sizes.{key}': a number of players, not {key!r}"
+            raise ProfileError(msg)
+        if not isinstance(cards, int) or isinstance(cards, bool):
+            msg = f"{where}: field 'pack_sizes.{key}' must be an integer, got {cards!r}"
+            raise ProfileError(msg)
+        pairs.append((int(key), cards))
+    return {"pack_sizes": tuple(sorted(pairs))}
 
 
 def _ladder_changes(base: Profile, data: dict[str, object], where: str) -> tuple[Contract, ...]:
@@ -535,6 +661,9 @@ def profile_from_parameters(data: Mapping[str, Any] | None) -> Profile:
     )
     params["fault_policy"] = FaultPolicy(params["fault_policy"])
     params["deal_pattern"] = tuple(params["deal_pattern"])
+    if "pack_sizes" in params:
+        by_players = params["pack_sizes"].items()
+        params["pack_sizes"] = tuple(sorted((int(players), cards) for players, cards in by_players))
     return Profile(contracts=contracts, **params)
 
 

@@ -42,7 +42,7 @@ def deal_from_view(  # noqa: PLR0913 - the view, the guesses, keywords
 
     ``hands`` gives each other seat in play its unplayed cards now (a guess): as many as
     that seat still holds, after its exchange and the widow. The cards it may guess from
-    are the profile's pack less ``view.visible_cards``.
+    are the table's pack (``profile.pack_at(view.table_size)``) less ``view.visible_cards``.
 
     In the pool variants, this seat's exchange is its own (``view.drawn``,
     ``view.discarded``); another seat's is made up, since only its count is public: the
@@ -55,8 +55,9 @@ def deal_from_view(  # noqa: PLR0913 - the view, the guesses, keywords
     exchanges still to come (the rest of it, all of it by default, in pack order). A
     sampling search passes its own draws. ``stacks``: what each seat can pay now, by
     default the profile's starting chips plus the seat's balance (exact without
-    rebuys); unlimited when the profile's chips are.
+    rebuys; a guess below zero counts as none); unlimited when the profile's chips are.
     """
+    profile = profile.at_table(view.table_size)
     now: dict[int, list[Card]] = {seat: list(cards) for seat, cards in hands.items()}
     now[view.seat] = list(view.hand)
     plays = [play for trick in view.tricks for play in trick.plays] + list(view.trick)
@@ -188,7 +189,12 @@ def _the_widow(
 def _stacks_at_start(
     view: SeatView, profile: Profile, stacks: Sequence[int] | None
 ) -> tuple[int, ...] | None:
-    """What each seat could pay when the deal began: what it can pay now plus the fees it paid since."""
+    """What each seat could pay when the deal began: what it can pay now plus the fees it paid since.
+
+    A seat never holds less than nothing once it paid (it pays only what it has): a stack
+    guessed below zero (the default's, for a seat that rebought) counts as none, so the
+    fees the view shows paid replay.
+    """
     if stacks is None:
         if profile.starting_chips is None:
             return None
@@ -196,4 +202,4 @@ def _stacks_at_start(
     paid = [profile.exchange_cost(count) for count in view.exchanged]
     for seat in view.peeked:
         paid[seat] += profile.peep_fee
-    return tuple(stack + fee for stack, fee in zip(stacks, paid, strict=True))
+    return tuple(max(stack, 0) + fee for stack, fee in zip(stacks, paid, strict=True))

@@ -110,14 +110,15 @@ class SessionRecord:
                 )
                 for d in data["deals"]
             )
-            pack = frozenset(profile.pack)
+            table_size = int(data["table_size"])
+            pack = frozenset(profile.pack_at(table_size))
             for number, deal in enumerate(deals):
                 if len(deal.deck) != len(pack) or set(deal.deck) != pack:
                     msg = f"deal {number}: a deck must hold each of the {len(pack)} cards of the pack once"
                     raise RecordError(msg)
             return cls(
                 profile=profile,
-                table_size=int(data["table_size"]),
+                table_size=table_size,
                 seed=int(data["seed"]),
                 first_dealer=int(data["first_dealer"]),
                 deals=deals,

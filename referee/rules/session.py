@@ -2,8 +2,9 @@
 
 The session deals each deal from its seed (or from given decks when it replays a record),
 rotates the deal to the left, keeps the balances, applies seed 001's finite chips
-(elimination or rebuy) and tie-break deal where the profile asks for them, and names the
-winners: the highest balance, ties sharing the win.
+(elimination, or a rebuy of as many starting stakes as bring the seat back with chips)
+and tie-break deal where the profile asks for them, and names the winners: the highest
+balance, ties sharing the win.
 
 In the pool variants it also keeps the pool: the fees paid for exchanges and peeps come
 off the payer's balance at once and go into the pool (so ``sum(balances) + pool == 0`` at
@@ -81,7 +82,8 @@ class Session:
                 f"players, not {table_size}"
             )
             raise ValueError(msg)
-        self.profile = profile
+        self.profile = profile = profile.at_table(table_size)
+        """The rules this table plays: the profile given, with this table's pack (``pack_sizes``)."""
         self.table_size = table_size
         self.seed = seed
         self.first_dealer = first_dealer(seed, table_size, pack=profile.pack) if dealer is None else dealer
@@ -194,11 +196,14 @@ class Session:
         start = self.profile.starting_chips
         if start is not None and not self._tie_break:
             for seat in list(self.in_play):
-                if start * (1 + self.rebuys[seat]) + balances[seat] > 0:
+                stack = start * (1 + self.rebuys[seat]) + balances[seat]
+                if stack > 0:
                     continue
                 if self.profile.rebuy:
-                    self.rebuys[seat] += 1
-                    events.append(SeatRebought(seat, start))
+                    # as many new stakes as bring the seat back into the game with chips
+                    stakes = -stack // start + 1
+                    self.rebuys[seat] += stakes
+                    events += [SeatRebought(seat, start)] * stakes
                 else:
                     self.in_play.remove(seat)
                     events.append(SeatEliminated(seat))

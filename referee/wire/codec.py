@@ -531,6 +531,7 @@ def profile_to_proto(profile: Profile) -> nap_pb2.Profile:
             "deals_per_session": _text(profile.deals_per_session),
             "deal_pattern": _text(profile.deal_pattern),
             "pack_size": _text(profile.pack_size),
+            "pack_sizes": ",".join(f"{players}:{cards}" for players, cards in profile.pack_sizes),
             "starting_chips": _text(profile.starting_chips),
             "rebuy": _text(profile.rebuy),
             "tie_break_deal": _text(profile.tie_break_deal),
@@ -584,6 +585,7 @@ _READ_PARAMETER: Final[dict[str, Callable[[str], Any]]] = {
     "deals_per_session": int,
     "deal_pattern": lambda text: tuple(int(part) for part in text.split(",")),
     "pack_size": int,
+    "pack_sizes": lambda text: tuple(_players_and_cards(part) for part in text.split(",")) if text else (),
     "starting_chips": lambda text: int(text) if text else None,
     "rebuy": lambda text: text == "true",
     "tie_break_deal": lambda text: text == "true",
@@ -596,3 +598,9 @@ _READ_PARAMETER: Final[dict[str, Callable[[str], Any]]] = {
     "pool_claim": str,
 }
 """How each of :func:`profile_to_proto`'s parameters is read back (``source`` is a plain string)."""
+
+
+def _players_and_cards(text: str) -> tuple[int, int]:
+    """One entry of ``pack_sizes`` on the wire: ``"5:32"``, a table of 5 plays 32 cards."""
+    players, _, cards = text.partition(":")
+    return int(players), int(cards)

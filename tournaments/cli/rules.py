@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.table import Table
 
-from referee.rules import CARDS, PROFILES, get_profile
+from referee.rules import CARDS, PROFILES, get_profile, pack_of
 from tournaments.cli.app import console, friendly
 
 if TYPE_CHECKING:
@@ -20,11 +20,31 @@ def rules() -> None:
 
 
 def pack_text(profile: Profile) -> str:
-    """The pack in words: ``52 cards``, or a short pack's ``32 cards (Ace down to 7)``."""
-    if profile.pack_size == len(CARDS):
-        return f"{profile.pack_size} cards"
-    lowest = min(card.rank for card in profile.pack)
-    return f"{profile.pack_size} cards (Ace down to {lowest})"
+    """The pack in words: ``52 cards``, a short pack's ``32 cards (Ace down to 7)``, or one per table size.
+
+    With ``pack_sizes``, each pack with the table sizes that play it:
+    ``28 cards (Ace down to 8) for 3-4 seats, 32 cards (Ace down to 7) for 5 seats, ...``.
+    """
+    runs: list[tuple[int, list[int]]] = []
+    for players in range(profile.min_players, profile.max_players + 1):
+        size = profile.pack_size_at(players)
+        if runs and runs[-1][0] == size:
+            runs[-1][1].append(players)
+        else:
+            runs.append((size, [players]))
+    if len(runs) == 1:
+        return _pack_words(runs[0][0])
+    return ", ".join(
+        f"{_pack_words(size)} for {seats[0]}{f'-{seats[-1]}' if len(seats) > 1 else ''} seats"
+        for size, seats in runs
+    )
+
+
+def _pack_words(size: int) -> str:
+    if size == len(CARDS):
+        return f"{size} cards"
+    lowest = min(card.rank for card in pack_of(size))
+    return f"{size} cards (Ace down to {lowest})"
 
 
 def table_text(profile: Profile) -> str:
@@ -62,6 +82,10 @@ def pool_text(profile: Profile) -> list[str]:
     return lines
 
 
+_NOT_CHANGES = frozenset({"name", "source", "summary", "contracts", "pack_sizes"})
+"""Parameters :func:`description` does not list as changes (not rules, or said in words)."""
+
+
 def description(profile: Profile) -> str:
     """The profile's summary; for house rules, what they change from their base.
 
@@ -75,8 +99,10 @@ def description(profile: Profile) -> str:
     changes = [
         f"{key} {mine[key]} (was {theirs.get(key)})"
         for key in mine
-        if key not in {"name", "source", "summary", "contracts"} and mine[key] != theirs.get(key)
+        if key not in _NOT_CHANGES and mine[key] != theirs.get(key)
     ]
+    if profile.pack_sizes:
+        changes.append("a pack sized by the table (pack_sizes)")
     ladder: dict[str, dict[str, Any]] = mine["contracts"]  # type: ignore[assignment]
     before: dict[str, dict[str, Any]] = theirs["contracts"]  # type: ignore[assignment]
     changes += [f"no {before[gone]['label']}" for gone in before if gone not in ladder]
@@ -126,5 +152,8 @@ def rules_show(name: str) -> None:
         )
     console.print(table)
     for key, value in params.items():
-        if key not in {"name", "source", "summary"}:
+        if key == "pack_sizes":  # as house rules write it: a TOML inline table
+            by_players = ", ".join(f"{players} = {cards}" for players, cards in profile.pack_sizes)
+            console.print(f"  {key} = {{{by_players}}}", markup=False, highlight=False)
+        elif key not in {"name", "source", "summary"}:
             console.print(f"  {key} = {value}")
