@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import configparser
 import subprocess
 import sys
 from dataclasses import replace
@@ -108,6 +109,41 @@ def test_bot_new_scaffolds_a_valid_manifest(tmp_path: Path) -> None:
     code, out = run("bot", "new", "my-bot", "--dir", str(tmp_path))
     assert code == 1
     assert "already exists" in out
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.slow
+def test_a_scaffolded_bot_passes_the_projects_lint(tmp_path: Path) -> None:
+    """The bot `nap bot new` writes passes ruff under the project's own config, lint and format."""
+    code, out = run("bot", "new", "mybot", "--dir", str(tmp_path))
+    assert code == 0, out
+    config = ["--no-cache", "--config", str(ROOT / "pyproject.toml")]
+    for command in (["check", *config], ["format", "--check", "--diff", *config]):
+        ruff = subprocess.run(
+            [sys.executable, "-m", "ruff", *command, str(tmp_path / "mybot")],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert ruff.returncode == 0, ruff.stdout + ruff.stderr
+
+
+def test_the_lint_env_covers_the_paths_the_type_env_checks() -> None:
+    """tox's lint runs on the project's paths (not `.`, which takes in a user's bot folder), all of them."""
+    tox = configparser.ConfigParser()
+    tox.read(ROOT / "tox.ini", encoding="utf-8")
+    typed = tox["testenv:type"]["commands"].split()[1:]
+    lint = [line.split() for line in tox["testenv:lint"]["commands"].strip().splitlines()]
+    assert lint == [
+        ["ruff", "check", "pyproject.toml", *typed],
+        ["ruff", "format", "--check", "--diff", *typed],
+    ]
+    tracked = subprocess.run(
+        ["git", "ls-files", "*.py"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert {Path(path).parts[0] for path in tracked} <= set(typed)
 
 
 def test_content_hash_changes_with_any_file(tmp_path: Path) -> None:
