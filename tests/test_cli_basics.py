@@ -19,7 +19,10 @@ from tournaments.cli import main
 from tournaments.cli.logs import log_list
 from tournaments.cli.reports import seats_for
 from tournaments.commands import resume_command
+from tournaments.config import TournamentConfig
 from tournaments.manifest import ManifestError, content_hash, read_manifest
+from tournaments.results import SeatResult, SessionResult
+from tournaments.store import Store
 
 
 def run(*args: str) -> tuple[int, str]:
@@ -144,6 +147,45 @@ def test_the_lint_env_covers_the_paths_the_type_env_checks() -> None:
         ["git", "ls-files", "*.py"], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout.split()
     assert {Path(path).parts[0] for path in tracked} <= set(typed)
+
+
+def test_standings_of_a_latest_tournament_without_sessions_is_one_line(tmp_path: Path) -> None:
+    """`nap standings` when the newest tournament stopped before its first session: exit status 1.
+
+    The line says so and names the latest one with sessions, whose standings it does not
+    print in its place (a script would take them for the new run's).
+    """
+    db = tmp_path / "nap.db"
+    bots = ("peel", "random", "pimc")
+    config = TournamentConfig(
+        name="cup", bots=tuple(BUILTIN_BOTS[bot] for bot in bots), table_size=3, sessions=3, seed=1
+    ).to_json()
+    with Store.open(db) as store:
+        played = store.create_tournament(name="cup", config=config, seed=1, blocks=[(0, 1000, bots)])
+        seats = tuple(SeatResult(n, bot, (2, -1, -1)[n], float(n == 0)) for n, bot in enumerate(bots))
+        store.record_session(SessionResult(played, 0, 0, 1000, seats), log=b"a log")
+        store.set_status(played, "finished")
+        code, out = run("standings", "--db", str(db))
+        assert code == 0, out
+        empty = store.create_tournament(name="cup", config=config, seed=2, blocks=[(0, 1001, bots)])
+        store.set_status(empty, "interrupted")
+    code, out = run("standings", "--db", str(db))
+    assert code == 1
+    assert out == (
+        "Error: tournament 2, the latest, has no finished session (interrupted); "
+        "tournament 1 is the latest with sessions: nap standings 1\n"
+    )
+    code, out = run("standings", "1", "--db", str(db))
+    assert code == 0, out
+    assert "peel" in out
+    alone = tmp_path / "alone.db"
+    with Store.open(alone) as store:
+        store.create_tournament(name="cup", config=config, seed=2, blocks=[(0, 1001, bots)])
+    code, out = run("standings", "--db", str(alone))
+    assert (code, out) == (
+        1,
+        "Error: tournament 1, the latest, has no finished session (running); no tournament has any yet\n",
+    )
 
 
 def test_content_hash_changes_with_any_file(tmp_path: Path) -> None:

@@ -154,6 +154,27 @@ def latest_tournament(store: Store) -> TournamentRow:
     return max(rows, key=lambda row: row.id)
 
 
+def latest_ranked(store: Store) -> TournamentRow:
+    """The most recent tournament, when it has a session to rank; else StoreError, one line.
+
+    A latest tournament without a session (stopped before its first: a bot refused, a
+    command not found) would print an empty table. The error says so and names the latest
+    tournament with sessions, without showing those in its place: a script would take them
+    for the new run's.
+    """
+    row = latest_tournament(store)
+    if store.tally([row.id]).sessions:
+        return row
+    played = [other.id for other in store.tournaments() if store.tally([other.id]).sessions]
+    where = (
+        f"tournament {max(played)} is the latest with sessions: nap standings {max(played)}"
+        if played
+        else "no tournament has any yet"
+    )
+    msg = f"tournament {row.id}, the latest, has no finished session ({row.status}); {where}"
+    raise StoreError(msg)
+
+
 def seats_for(entrants: Sequence[BotEntry], table_size: int | None, profile: Profile | None = None) -> int:
     """The table size asked for, or 4 (fewer with fewer entrants); RunnerError when they cannot fill it.
 
