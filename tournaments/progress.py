@@ -27,7 +27,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from tournaments.publish import POOL_HEADER, percent, pool_cell, rank_label
+from tournaments.publish import POOL_HEADER, percent, pool_cell, rank_label, shared_ranks_note
 from tournaments.rotation_check import flag_warnings
 
 if TYPE_CHECKING:
@@ -40,12 +40,13 @@ if TYPE_CHECKING:
 PLAIN_EVERY_S = 5.0
 """Seconds between two lines of :class:`PlainProgress`."""
 
+RANKING_NOTE = "Ranked by mean chips per session; ranks are shared unless the data separates them."
+"""How the standings printed on the console are ranked: their caption begins with it."""
 RATING_NOTE = (
-    "Ranked by mean chips per session; ranks are shared unless the data separates them. "
     "rating: Bradley-Terry on all sessions (Elo scale, average 0); it counts who ended a "
     "session with more chips than whom, not by how much, so it may order bots differently."
 )
-"""The caption of every standings table printed on the console."""
+"""What the rating is, in the caption of the standings printed on the console."""
 
 
 class SpeedColumn(ProgressColumn):
@@ -140,7 +141,7 @@ def standings_table(standings: Standings, *, title: str = "Standings", live: boo
     The caption says how the table is ordered and what the rating is; ``live`` adds that
     live intervals are not a stopping rule.
     """
-    table = Table(title=title, caption=_caption(live=live), caption_justify="left")
+    table = Table(title=title, caption=_caption(standings, live=live), caption_justify="left")
     headers = (
         "#",
         "bot",
@@ -213,17 +214,21 @@ def show_standings(console: Console, standings: Standings, *, title: str, live: 
         return
     for line in standings_lines(standings, title=title):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
-    console.print(_caption(live=live), markup=False, highlight=False)
+    console.print(_caption(standings, live=live), markup=False, highlight=False)
 
 
-def _caption(*, live: bool) -> str:
-    """How the standings are ranked and what the rating is; ``live``: intervals are no stopping rule."""
-    if not live:
-        return RATING_NOTE
-    return (
-        f"{RATING_NOTE} Intervals are not a stopping rule: stopping once one clears zero "
-        "finds differences that are not there. To stop as soon as the data decides: nap match --sprt."
+def _caption(standings: Standings, *, live: bool) -> str:
+    """How the standings are ranked, why ranks are shared if for too few blocks, what the rating is.
+
+    ``live`` adds that intervals are no stopping rule.
+    """
+    note = shared_ranks_note(standings)
+    stopping = (
+        "Intervals are not a stopping rule: stopping once one clears zero finds differences that "
+        "are not there. To stop as soon as the data decides: nap match --sprt."
     )
+    parts = [RANKING_NOTE, *([] if note is None else [note]), RATING_NOTE, *([stopping] if live else [])]
+    return " ".join(parts)
 
 
 def _spread(value: Estimate) -> str:
