@@ -69,7 +69,11 @@ thead th { background: #f3f3f3; }
 svg text { font-size: 12px; fill: #222; }
 .note { color: #666; font-size: 0.9rem; }
 .fault { color: #b00020; }
+.wide { overflow-x: auto; }
+@media (max-width: 600px) { body { margin: 1rem; } }
 """
+"""The page's style. ``.wide`` holds a table or the chart: wider than a phone, it scrolls
+sideways in its box, and the page does not."""
 
 FAULTY_LISTED = 20
 """Faulty sessions listed on the standings page itself; the sessions list has them all."""
@@ -606,7 +610,7 @@ def render_html(  # noqa: PLR0913 - the standings and keyword-only options
     def table(headers: list[str], rows: list[list[str]]) -> str:
         head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
         body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>" for cells in rows)
-        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
     def bot_link(bot: str) -> str:
         return _link(sessions_href(bot=bot) if linked else None, bot)
@@ -670,7 +674,7 @@ def render_html(  # noqa: PLR0913 - the standings and keyword-only options
                 f"{html.escape(READING_NOTE)}</p>"
             ),
             *sessions_note,
-            render_svg(standings),
+            f'<div class="wide">{render_svg(standings)}</div>',
             table(headers, ranking),
             *(f'<p class="note">{html.escape(note)}</p>' for note in _shared_ranks(standings)),
             "<h2>Crosstable</h2>",
