@@ -21,7 +21,9 @@ from tournaments.cli.reports import seats_for
 from tournaments.commands import resume_command
 from tournaments.config import TournamentConfig
 from tournaments.manifest import ManifestError, content_hash, read_manifest
+from tournaments.practice import BaselineScore, CheckReport
 from tournaments.results import SeatResult, SessionResult
+from tournaments.stats import Estimate
 from tournaments.store import Store
 
 
@@ -186,6 +188,21 @@ def test_standings_of_a_latest_tournament_without_sessions_is_one_line(tmp_path:
         1,
         "Error: tournament 1, the latest, has no finished session (running); no tournament has any yet\n",
     )
+
+
+def test_bot_check_help_says_what_its_verdict_rests_on() -> None:
+    """The verdict looks at faults, exits and errors only: the help says so, not that it compares scores."""
+    code, out = run("bot", "check", "--help")
+    assert code == 0
+    shown = " ".join(out.split())
+    assert (
+        "The verdict is PASS when the bot played every session without a fault and its process never "
+        "exited on its own; exit status 1 on FAIL." in shown
+    )
+    assert "the difference is shown, but does not count in the verdict" in shown
+    assert "verdict compares" not in shown
+    worse = BaselineScore("peel", chips_per_session=9.0, difference=Estimate(-9.0, 1.0, n=8, sd=1.2))
+    assert CheckReport("mybot", sessions=6, decisions=90, chips_per_session=-9.0, baseline=worse).passed
 
 
 def test_content_hash_changes_with_any_file(tmp_path: Path) -> None:
