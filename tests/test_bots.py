@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -20,12 +21,16 @@ from referee.rules import (
     Deal,
     Phase,
     Profile,
+    ProfileError,
     get_profile,
     parse_action,
     parse_cards,
     record_of,
     seat_view,
 )
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 HEATHER = get_profile("heather")
 FULL_LADDER = get_profile("full-ladder")
@@ -244,6 +249,17 @@ class TestDeterminism:
         first = record_of(play_local(_bots("prpr", 7), seed=7, profile=HEATHER))
         again = record_of(play_local(_bots("prpr", 7), seed=7, profile=HEATHER))
         assert first == again
+
+    def test_play_local_takes_a_profile_by_name_as_the_command_line_does(self, tmp_path: Path) -> None:
+        """`profile="peep"` plays Peep Nap; a house-rules file too; an unknown name lists the known ones."""
+        peep = play_local(_bots("rrrr", 3), seed=3, profile="peep")
+        assert peep.profile is PROFILES["peep"]
+        assert record_of(peep) == record_of(play_local(_bots("rrrr", 3), seed=3, profile=PROFILES["peep"]))
+        house = tmp_path / "pub.toml"
+        house.write_text('name = "pub"\nbase = "heather"\ndeals_per_session = 2\n', encoding="utf-8")
+        assert len(play_local(_bots("prp", 5), seed=5, profile=str(house)).deals) == 2
+        with pytest.raises(ProfileError, match=r"unknown rules profile 'peeps' \(built in: heather, "):
+            play_local(_bots("rrr", 1), seed=1, profile="peeps")
 
     def test_random_bot_seeds_per_table_and_seat(self) -> None:
         deal = _dealt(HANDS)
