@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -21,6 +22,7 @@ from referee.rules import (
     Deal,
     Phase,
     Profile,
+    ProfileError,
     Session,
     get_profile,
     pack_of,
@@ -29,6 +31,9 @@ from referee.rules import (
     record_of,
     seat_view,
 )
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 HEATHER = get_profile("heather")
 FULL_LADDER = get_profile("full-ladder")
@@ -247,6 +252,17 @@ class TestDeterminism:
         first = record_of(play_local(_bots("prpr", 7), seed=7, profile=HEATHER))
         again = record_of(play_local(_bots("prpr", 7), seed=7, profile=HEATHER))
         assert first == again
+
+    def test_play_local_takes_a_profile_by_name_as_the_command_line_does(self, tmp_path: Path) -> None:
+        """`profile="peep"` plays Peep Nap; a house-rules file too; an unknown name lists the known ones."""
+        peep = play_local(_bots("rrrr", 3), seed=3, profile="peep")
+        assert peep.profile is PROFILES["peep"]
+        assert record_of(peep) == record_of(play_local(_bots("rrrr", 3), seed=3, profile=PROFILES["peep"]))
+        house = tmp_path / "pub.toml"
+        house.write_text('name = "pub"\nbase = "heather"\ndeals_per_session = 2\n', encoding="utf-8")
+        assert len(play_local(_bots("prp", 5), seed=5, profile=str(house)).deals) == 2
+        with pytest.raises(ProfileError, match=r"unknown rules profile 'peeps' \(built in: heather, "):
+            play_local(_bots("rrr", 1), seed=1, profile="peeps")
 
     def test_random_bot_seeds_per_table_and_seat(self) -> None:
         deal = _dealt(HANDS)

@@ -200,3 +200,16 @@ def test_the_replay_fits_a_phone(published: Published, browser: Browser) -> None
         narrow.screenshot(path=published.shots / "replay-420.png", full_page=True)
     finally:
         narrow.close()
+
+
+@pytest.mark.parametrize("name", ["standings.html", "sessions.html"])
+def test_the_standings_and_sessions_fit_a_phone(published: Published, browser: Browser, name: str) -> None:
+    """At 420 px wide the page does not scroll sideways: a wide table or chart scrolls in its own box."""
+    narrow = browser.new_page(viewport={"width": 420, "height": 900})
+    try:
+        narrow.goto((published.folder / name).as_uri())
+        width = narrow.evaluate("document.documentElement.scrollWidth")
+        narrow.screenshot(path=published.shots / name.replace(".html", "-420.png"), full_page=True)
+        assert width <= 420
+    finally:
+        narrow.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import configparser
 import subprocess
 import sys
 from dataclasses import replace
@@ -18,7 +19,12 @@ from tournaments.cli import main
 from tournaments.cli.logs import log_list
 from tournaments.cli.reports import seats_for
 from tournaments.commands import resume_command
+from tournaments.config import TournamentConfig
 from tournaments.manifest import ManifestError, content_hash, read_manifest
+from tournaments.practice import BaselineScore, CheckReport
+from tournaments.results import SeatResult, SessionResult
+from tournaments.stats import Estimate
+from tournaments.store import Store
 
 
 def run(*args: str) -> tuple[int, str]:
@@ -123,6 +129,95 @@ def test_bot_new_scaffolds_a_valid_manifest(tmp_path: Path) -> None:
     code, out = run("bot", "new", "my-bot", "--dir", str(tmp_path))
     assert code == 1
     assert "already exists" in out
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.slow
+def test_a_scaffolded_bot_passes_the_projects_lint(tmp_path: Path) -> None:
+    """The bot `nap bot new` writes passes ruff under the project's own config, lint and format."""
+    code, out = run("bot", "new", "mybot", "--dir", str(tmp_path))
+    assert code == 0, out
+    config = ["--no-cache", "--config", str(ROOT / "pyproject.toml")]
+    for command in (["check", *config], ["format", "--check", "--diff", *config]):
+        ruff = subprocess.run(
+            [sys.executable, "-m", "ruff", *command, str(tmp_path / "mybot")],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert ruff.returncode == 0, ruff.stdout + ruff.stderr
+
+
+def test_the_lint_env_covers_the_paths_the_type_env_checks() -> None:
+    """tox's lint runs on the project's paths (not `.`, which takes in a user's bot folder), all of them."""
+    tox = configparser.ConfigParser()
+    tox.read(ROOT / "tox.ini", encoding="utf-8")
+    typed = tox["testenv:type"]["commands"].split()[1:]
+    lint = [line.split() for line in tox["testenv:lint"]["commands"].strip().splitlines()]
+    assert lint == [
+        ["ruff", "check", "pyproject.toml", *typed],
+        ["ruff", "format", "--check", "--diff", *typed],
+    ]
+    tracked = subprocess.run(
+        ["git", "ls-files", "*.py"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert {Path(path).parts[0] for path in tracked} <= set(typed)
+
+
+def test_standings_of_a_latest_tournament_without_sessions_is_one_line(tmp_path: Path) -> None:
+    """`nap standings` when the newest tournament stopped before its first session: exit status 1.
+
+    The line says so and names the latest one with sessions, whose standings it does not
+    print in its place (a script would take them for the new run's).
+    """
+    db = tmp_path / "nap.db"
+    bots = ("peel", "random", "pimc")
+    config = TournamentConfig(
+        name="cup", bots=tuple(BUILTIN_BOTS[bot] for bot in bots), table_size=3, sessions=3, seed=1
+    ).to_json()
+    with Store.open(db) as store:
+        played = store.create_tournament(name="cup", config=config, seed=1, blocks=[(0, 1000, bots)])
+        seats = tuple(SeatResult(n, bot, (2, -1, -1)[n], float(n == 0)) for n, bot in enumerate(bots))
+        store.record_session(SessionResult(played, 0, 0, 1000, seats), log=b"a log")
+        store.set_status(played, "finished")
+        code, out = run("standings", "--db", str(db))
+        assert code == 0, out
+        empty = store.create_tournament(name="cup", config=config, seed=2, blocks=[(0, 1001, bots)])
+        store.set_status(empty, "interrupted")
+    code, out = run("standings", "--db", str(db))
+    assert code == 1
+    assert out == (
+        "Error: tournament 2, the latest, has no finished session (interrupted); "
+        "tournament 1 is the latest with sessions: nap standings 1\n"
+    )
+    code, out = run("standings", "1", "--db", str(db))
+    assert code == 0, out
+    assert "peel" in out
+    alone = tmp_path / "alone.db"
+    with Store.open(alone) as store:
+        store.create_tournament(name="cup", config=config, seed=2, blocks=[(0, 1001, bots)])
+    code, out = run("standings", "--db", str(alone))
+    assert (code, out) == (
+        1,
+        "Error: tournament 1, the latest, has no finished session (running); no tournament has any yet\n",
+    )
+
+
+def test_bot_check_help_says_what_its_verdict_rests_on() -> None:
+    """The verdict looks at faults, exits and errors only: the help says so, not that it compares scores."""
+    code, out = run("bot", "check", "--help")
+    assert code == 0
+    shown = " ".join(out.split())
+    assert (
+        "The verdict is PASS when the bot played every session without a fault and its process never "
+        "exited on its own; exit status 1 on FAIL." in shown
+    )
+    assert "the difference is shown, but does not count in the verdict" in shown
+    assert "verdict compares" not in shown
+    worse = BaselineScore("peel", chips_per_session=9.0, difference=Estimate(-9.0, 1.0, n=8, sd=1.2))
+    assert CheckReport("mybot", sessions=6, decisions=90, chips_per_session=-9.0, baseline=worse).passed
 
 
 def test_content_hash_changes_with_any_file(tmp_path: Path) -> None:

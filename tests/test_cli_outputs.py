@@ -7,6 +7,7 @@ progress where there is no terminal. Real bot processes where the subject needs 
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -19,7 +20,7 @@ import pytest
 from click.testing import CliRunner, Result
 from rich.console import Console
 
-from tournaments.cli import main
+from tournaments.cli import main, reports
 from tournaments.progress import PlainProgress, standings_printer
 from tournaments.results import SeatResult, SessionResult
 from tournaments.standings import compute_standings
@@ -256,13 +257,16 @@ def test_standings_json_says_what_was_measured(with_faults: Played) -> None:
 def test_standings_prints_the_same_table_as_the_run_and_explains_the_rating(
     with_faults: Played,
 ) -> None:
-    """`nap standings` draws the run's table (not Markdown), with a rating column and its caption."""
+    """`nap standings` prints the run's standings (not Markdown), with a rating and the caption.
+
+    Here there is no terminal: the plain lines, not the table (which is for a terminal).
+    """
     result = invoke("standings", "--db", with_faults.db)
     assert result.exit_code == 0, result.output
     assert "| --- |" not in result.output
-    assert "┏━" in result.output
+    assert "┏━" not in result.output
     assert result.stdout in with_faults.printed
-    assert result.output.count("│ 1= ") == 3  # one block separates nobody: the rank is shared
+    assert [line[:3] for line in result.output.splitlines()].count("1= ") == 3  # one block: rank shared
     assert "rating" in result.output
     assert "Bradley-Terry" in result.output
     assert "not by how much, so it may order bots differently" in " ".join(result.output.split())
@@ -425,6 +429,36 @@ def test_live_standings_print_only_when_they_change() -> None:
     assert console.export_text(clear=False).count("Standings after 2 sessions") == 1
     show(compute_standings([_result(0, (4, -2, -2)), _result(1, (2, 0, -2)), _result(2, (0, 1, -1))]))
     assert console.export_text().count("Standings after") == 2
+
+
+def test_standings_without_a_terminal_cut_no_cell(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Printed to a pipe (80 columns, no terminal), the standings are plain lines: nothing cut to `+18.…`."""
+    names = ("pimc-the-reference", "peel", "random")
+    results = [
+        SessionResult(
+            tournament=1,
+            block=block,
+            rotation=0,
+            board_seed=block,
+            seats=tuple(
+                SeatResult(seat=s, bot=bot, chips=c, win_share=1.0 if s == 0 else 0.0)
+                for s, (bot, c) in enumerate(zip(names, (54 + block, -20 - block, -34), strict=True))
+            ),
+        )
+        for block in range(3)
+    ]
+    standings = compute_standings(results, has_pool=True)
+    pipe = Console(file=io.StringIO(), width=80)
+    assert not pipe.is_terminal
+    monkeypatch.setattr(reports, "console", pipe)
+    reports.print_standings(standings, title="Tournament 12: a long title for a cup", match=None)
+    standings_printer(PlainProgress(console=pipe))(standings)
+    text = pipe.file.getvalue()  # type: ignore[attr-defined]
+    assert "…" not in text
+    assert text.count("pimc-the-reference  +55.00 chips/session ±2.48 (3 blocks), 3 sessions") == 2
+    assert "win share 0.000 (n/a), faults 0, rating" in text
+    assert "as declarer: -" in text
+    assert "not a stopping rule" in text
 
 
 def test_plain_progress_prints_a_line_every_few_seconds_and_the_last_count() -> None:

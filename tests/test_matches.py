@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from tournaments.bots import example_bot
 from tournaments.cli import main
-from tournaments.cli.match import SPRT_MAX_SESSIONS
+from tournaments.cli.match import SPRT_MAX_SESSIONS, exit_status
 from tournaments.config import TournamentConfig
 from tournaments.match import MatchMonitor, MatchPlan, block_edge, block_edges, summarize
 from tournaments.publish import match_lines
@@ -129,6 +129,21 @@ class TestEdges:
         assert summarize(clean, plan).faults == {}
         assert not any(line.startswith("faults") for line in match_lines(summarize(clean, plan)))
 
+    def test_the_exit_status_is_the_verdict(self) -> None:
+        """0 for H1 and for a match without a test, 3 for H0, 4 undecided: never 1 or 2 (errors, usage)."""
+        test = Sprt(d0=0, d1=3, min_blocks=5)
+        better = summarize(match_results(300, edge=4), MatchPlan(candidate="new", sprt=test))
+        worse = summarize(match_results(300, edge=-4), MatchPlan(candidate="new", sprt=test))
+        short = summarize(match_results(4, edge=4), MatchPlan(candidate="new", sprt=test))
+        fixed = summarize(match_results(4, edge=-4), MatchPlan(candidate="new"))
+        assert [summary.state and summary.state.verdict for summary in (better, worse, short, fixed)] == [
+            "H1",
+            "H0",
+            None,
+            None,
+        ]
+        assert [exit_status(summary) for summary in (better, worse, short, fixed)] == [0, 3, 4, 0]
+
     def test_a_plan_round_trips_in_the_tournament_config(self) -> None:
         plan = MatchPlan(candidate="new", sprt=Sprt(d0=-1, d1=2, alpha=0.1, beta=0.2, min_blocks=7))
         config = TournamentConfig(name="m", bots=(), table_size=3, sessions=30, seed=1, match=plan)
@@ -224,6 +239,19 @@ class TestPlayedMatches:
         assert "verdict: H1 accepted: peel is stronger" in text
         status = " ".join(CliRunner().invoke(main, ["tournament", "status", "--db", str(db)]).output.split())
         assert f"test: LLR {data['sprt']['llr']:+.2f} (-2.94, +2.94); H1 accepted: peel is stronger" in status
+
+    def test_nap_match_exits_3_on_h0_and_4_undecided(self, tmp_path: Path) -> None:
+        """random is no better than peel: H0, exit status 3; one block, too few to look: exit status 4."""
+        base = ["match", "random", "peel", "-k", "3", "--sprt", "0", "3", "--min-blocks", "2", "--seed", "1"]
+        worse = CliRunner().invoke(
+            main, [*base, "--db", str(tmp_path / "a.db"), "--out", str(tmp_path / "a")]
+        )
+        assert worse.exit_code == 3, worse.output
+        assert "verdict: H0 accepted: random is not stronger" in " ".join(worse.output.split())
+        short = [*base, "-n", "3", "--json", "--db", str(tmp_path / "b.db"), "--out", str(tmp_path / "b")]
+        undecided = CliRunner().invoke(main, short)
+        assert undecided.exit_code == 4, undecided.output
+        assert json.loads(undecided.stdout)["verdict"] == "undecided after 1 blocks: neither bound reached"
 
     def test_nap_match_pimc_peel_stops_on_its_own_and_prints_its_verdict(self, tmp_path: Path) -> None:
         """The issue's command: pimc (on its counted budget) against three peels, ``--sprt 0 3``.

@@ -19,7 +19,7 @@ from tests.rotation_helpers import synthetic
 from tournaments.cli import reports
 from tournaments.logfiles import encode_log
 from tournaments.match import MatchPlan, MatchSummary, summarize
-from tournaments.progress import standings_printer, standings_table
+from tournaments.progress import show_standings, standings_printer, standings_table
 from tournaments.publish import _cross_cell, from_json, publish, render_html, render_markdown, to_json
 from tournaments.results import Declaration, FaultRecord, SeatResult, SessionResult
 from tournaments.session_pages import (
@@ -219,6 +219,28 @@ class TestNoOverclaiming:
         assert "±" not in header
         assert "rating (Bradley-Terry)" in header
         assert [line["tied"] for line in to_json(standings, title="t")["bots"]] == [True, True, False]
+
+    def test_ranks_shared_for_too_few_blocks_say_why(self) -> None:
+        """Three blocks: the leader, far ahead, still shares rank 1, and every output says why."""
+        few = compute_standings(synthetic(random.Random(1), blocks=3, cheater="gamma", gain=60))
+        leader, second = few.bots[:2]
+        versus = few.versus(leader.bot, second.bot)
+        assert versus is not None
+        assert (versus.difference.low or 0) > 0  # an interval above zero, from too few blocks
+        assert (leader.rank, second.rank, few.too_few_blocks) == (1, 1, 3)
+        why = "Ranks are shared because the blocks are too few"
+        shared = "at least 5 blocks, and here bots side by side shared only 3 blocks."
+        terminal = Console(record=True, width=400, force_terminal=True)
+        show_standings(terminal, few, title="few")
+        pipe = Console(record=True, width=80)
+        show_standings(pipe, few, title="few")
+        for text in (render_markdown(few), render_html(few), terminal.export_text(), pipe.export_text()):
+            words = " ".join(text.split())  # a caption wraps
+            assert words.count(why) == 1
+            assert shared in words
+        many = compute_standings(synthetic(random.Random(1), blocks=40, cheater="gamma", gain=60))
+        assert many.too_few_blocks is None
+        assert why not in render_markdown(many) + render_html(many)
 
     def test_live_standings_say_they_are_not_a_stopping_rule(self) -> None:
         console = Console(record=True, width=200)

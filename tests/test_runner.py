@@ -200,6 +200,26 @@ class TestBotProcesses:
             f"--out {tmp_path / 'logs'}"
         )
 
+    def test_a_refused_bot_is_one_line_with_the_refusals_reason(self, tmp_path: Path) -> None:
+        """A bot refused for the decisions it declares: the line says why, not the exit status.
+
+        The stdio bridge without --decisions in a Purchase Nap tournament: it prints the
+        Refusal, then its tally, and exits with status 2; the line quotes the Refusal.
+        """
+        program = (PYTHON, str(Path(__file__).parent / "bots_stdio" / "lowest_bot.py"))
+        bridged = BotEntry(
+            name="bridged", version="1", command=(PYTHON, "-m", "clients.stdio.bridge", "--", *program)
+        )
+        bots = (*entrants(("peel", "peel"), ("random", "random")), bridged)
+        plan = config(bots, sessions=3, table_size=3, profile="purchase", sandbox="off")
+        with Store.open(tmp_path / "nap.db") as store, pytest.raises(RunnerError) as raised:
+            run_tournament(plan, store=store, logs_root=tmp_path / "logs")
+        assert str(raised.value).startswith(
+            "bot bridged was refused by the referee (UNSUPPORTED_DECISIONS): profile 'purchase' asks "
+            "exchange decisions, which this bot's Hello does not list (Hello.decisions: none); "
+            "tournament 1 stopped after 0 of 3 sessions"
+        )
+
     def test_crashed_bot_is_restarted_and_the_tournament_goes_on(self, tmp_path: Path) -> None:
         """A bot that exits mid-tournament is relaunched; its later sessions play cleanly.
 

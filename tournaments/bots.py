@@ -14,7 +14,8 @@ decisions as faults (the tournament goes on). Stopping sends SIGTERM to the proc
 (the SDK answers with a Goodbye), then SIGKILL after a grace period.
 
 Every failure to start (no such command, an exit before connecting, no connection within
-the timeout) is a :class:`RunnerError` whose ``str()`` is one line naming the bot.
+the timeout) is a :class:`RunnerError` whose ``str()`` is one line naming the bot, and the
+referee's reason when it refused the bot.
 """
 
 from __future__ import annotations
@@ -382,11 +383,7 @@ class BotProcess:
         while not referee.is_connected(self.identity):
             if process.returncode is not None:
                 await self._drained()
-                said = self.last_output()
-                detail = f": {said}" if said else ""
-                status = self.explain(process.returncode)
-                msg = f"bot {self.name} exited with status {status} before connecting{detail}"
-                raise RunnerError(msg)
+                raise RunnerError(self._exited_before_connecting(process.returncode))
             if loop.time() >= give_up:
                 msg = (
                     f"bot {self.name} did not connect to the referee within {within_s:g} s "
@@ -394,6 +391,23 @@ class BotProcess:
                 )
                 raise RunnerError(msg)
             await asyncio.sleep(0.02)
+
+    def _exited_before_connecting(self, status: int) -> str:
+        """Why the process ended before it connected, in one line: the referee's Refusal if it printed one.
+
+        A refused SDK bot (or bridge) prints the Refusal's reason and exits with status 2,
+        but may say more after it (the bridge's tally, its program's last words): the
+        Refusal, not the last line, is what says why.
+        """
+        from clients.sdk.connection import REFUSED_SAYS  # noqa: PLC0415 - gRPC, kept out of `nap log`
+
+        for line in reversed(self._tail):
+            _, says, why = line.partition(REFUSED_SAYS)
+            if says:
+                return f"bot {self.name} was refused by the referee{why}"
+        said = self.last_output()
+        detail = f": {said}" if said else ""
+        return f"bot {self.name} exited with status {self.explain(status)} before connecting{detail}"
 
     async def _drained(self) -> None:
         if self._pump is not None:

@@ -114,16 +114,18 @@ def content_hash(folder: Path) -> str:
     return digest.hexdigest()
 
 
-BOT_TEMPLATE = '''"""{name}: a Nap bot. Edit bid() and play(); run it with 'nap bot check .'."""
+BOT_TEMPLATE = '''#!/usr/bin/env python3
+"""{name}: a Nap bot. Edit bid() and play(); run it with 'nap bot check .'."""
 
 from clients.sdk import Bot, run
 from referee.rules import PASS, Bid, Card, SeatView
 
 
 class {cls}(Bot):
-    """Passes unless it holds three cards of one suit headed by the Ace; plays its lowest legal card."""
+    """A starting point: a cautious bidder that plays its lowest legal card."""
 
     def bid(self, view: SeatView) -> Bid:
+        """Three when it holds three cards of one suit headed by the Ace (and may bid it), else pass."""
         for suit in {{card.suit for card in view.hand}}:
             cards = [card for card in view.hand if card.suit is suit]
             strong = len(cards) >= 3 and max(card.rank for card in cards) == 14
@@ -132,6 +134,7 @@ class {cls}(Bot):
         return PASS
 
     def play(self, view: SeatView) -> Card:
+        """The lowest legal card, by rank, ties broken by suit."""
         cards = [action for action in view.legal_actions if isinstance(action, Card)]
         return min(cards, key=lambda card: (card.rank, card.suit))
 
@@ -152,7 +155,12 @@ def scaffold(parent: Path, name: str) -> Path:
         raise ManifestError(msg)
     folder.mkdir(parents=True)
     cls = "".join(part.capitalize() for part in re.split(r"[-_]", name)) + "Bot"
-    (folder / "bot.py").write_text(BOT_TEMPLATE.format(name=name, cls=cls), encoding="utf-8")
+    script = folder / "bot.py"
+    script.write_text(BOT_TEMPLATE.format(name=name, cls=cls), encoding="utf-8")
+    # A program, like its shebang says (so linters take it for a script, not a module of a
+    # package without __init__.py): executable by whoever may read it, as `chmod +x` does.
+    mode = script.stat().st_mode
+    script.chmod(mode | (mode & 0o444) >> 2)
     (folder / MANIFEST).write_text(
         f'name = "{name}"\nversion = "0.1"\nlanguage = "python"\ncommand = ["{{python}}", "bot.py"]\n',
         encoding="utf-8",

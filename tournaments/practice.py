@@ -92,7 +92,10 @@ class CheckReport:
 
     @property
     def passed(self) -> bool:
-        """True when the bot ran every session without a fault."""
+        """True when the bot played its sessions with no fault, no exit of its process and no error.
+
+        The score, and the baseline's on the same deals, are no part of it.
+        """
         return self.error is None and self.sessions > 0 and not self.faults and not self.exits
 
     def to_json(self) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from tournaments.publish import POOL_HEADER, percent, pool_cell, rank_label
+from tournaments.publish import POOL_HEADER, percent, pool_cell, rank_label, shared_ranks_note
 from tournaments.rotation_check import flag_warnings
 
 if TYPE_CHECKING:
@@ -40,12 +40,13 @@ if TYPE_CHECKING:
 PLAIN_EVERY_S = 5.0
 """Seconds between two lines of :class:`PlainProgress`."""
 
+RANKING_NOTE = "Ranked by mean chips per session; ranks are shared unless the data separates them."
+"""How the standings printed on the console are ranked: their caption begins with it."""
 RATING_NOTE = (
-    "Ranked by mean chips per session; ranks are shared unless the data separates them. "
     "rating: Bradley-Terry on all sessions (Elo scale, average 0); it counts who ended a "
     "session with more chips than whom, not by how much, so it may order bots differently."
 )
-"""The caption of every standings table printed on the console."""
+"""What the rating is, in the caption of the standings printed on the console."""
 
 
 class SpeedColumn(ProgressColumn):
@@ -140,12 +141,7 @@ def standings_table(standings: Standings, *, title: str = "Standings", live: boo
     The caption says how the table is ordered and what the rating is; ``live`` adds that
     live intervals are not a stopping rule.
     """
-    table = Table(title=title, caption=RATING_NOTE, caption_justify="left")
-    if live:
-        table.caption = (
-            f"{RATING_NOTE} Intervals are not a stopping rule: stopping once one clears zero "
-            "finds differences that are not there. To stop as soon as the data decides: nap match --sprt."
-        )
+    table = Table(title=title, caption=_caption(standings, live=live), caption_justify="left")
     headers = (
         "#",
         "bot",
@@ -177,6 +173,64 @@ def standings_table(standings: Standings, *, title: str = "Standings", live: boo
     return table
 
 
+def standings_lines(standings: Standings, *, title: str = "Standings") -> list[str]:
+    """The standings as plain lines, for a console that is not a terminal (a pipe, a file, a CI log).
+
+    The figures of :func:`standings_table`, two lines a bot (three with a pool record),
+    each figure named, so that nothing needs cutting to fit 80 columns: rich fits a table
+    to the width it assumes for a pipe (80) by cutting its cells (``+18.…``).
+    """
+    width = max((len(line.bot) for line in standings.bots), default=0)
+    lines = [title]
+    for position, line in enumerate(standings.bots):
+        share = line.win_share
+        figures = [
+            f"win share {share.mean:.3f} "
+            + ("(n/a)" if share.half_width is None else f"±{share.half_width:.3f}"),
+            *([] if position == len(standings.bots) - 1 else [f"LOS over next {percent(line.los_next)}"]),
+            f"faults {line.faults}",
+            f"rating {line.rating:+.0f}",
+        ]
+        lines += [
+            (
+                f"{rank_label(standings, line):<3} {line.bot:<{width}}  {line.chips.mean:+.2f} "
+                f"chips/session {_spread(line.chips)}, {line.sessions} sessions"
+            ),
+            "    " + ", ".join(figures),
+        ]
+        if standings.shows_pool:
+            lines.append(f"    as declarer: {pool_cell(standings, line)}")
+    return lines
+
+
+def show_standings(console: Console, standings: Standings, *, title: str, live: bool = False) -> None:
+    """Print the standings: :func:`standings_table` on a terminal, :func:`standings_lines` elsewhere.
+
+    Without a terminal the table's caption follows the lines, as a paragraph that wraps
+    between words.
+    """
+    if console.is_terminal:
+        console.print(standings_table(standings, title=title, live=live))
+        return
+    for line in standings_lines(standings, title=title):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+    console.print(_caption(standings, live=live), markup=False, highlight=False)
+
+
+def _caption(standings: Standings, *, live: bool) -> str:
+    """How the standings are ranked, why ranks are shared if for too few blocks, what the rating is.
+
+    ``live`` adds that intervals are no stopping rule.
+    """
+    note = shared_ranks_note(standings)
+    stopping = (
+        "Intervals are not a stopping rule: stopping once one clears zero finds differences that "
+        "are not there. To stop as soon as the data decides: nap match --sprt."
+    )
+    parts = [RANKING_NOTE, *([] if note is None else [note]), RATING_NOTE, *([stopping] if live else [])]
+    return " ".join(parts)
+
+
 def _spread(value: Estimate) -> str:
     """``±1.25``, ``±3.10 (3 blocks)``, ``n/a (1 block)`` or ``n/a (no variation)``: short, for a terminal."""
     if value.half_width is None:
@@ -198,9 +252,7 @@ def standings_printer(progress: Progress | None) -> Callable[[Standings], None]:
         if shown and shown[-1] == standings:
             return
         shown[:] = [standings]
-        console.print(
-            standings_table(standings, title=f"Standings after {standings.sessions} sessions", live=True)
-        )
+        show_standings(console, standings, title=f"Standings after {standings.sessions} sessions", live=True)
         for warning in flag_warnings(standings):
             console.print(warning, markup=False, highlight=False, soft_wrap=True)
 

@@ -42,6 +42,7 @@ from tournaments.standings import (
     PoolRecord,
     Standings,
 )
+from tournaments.stats import FEW_BLOCKS
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Mapping, Sequence
@@ -68,7 +69,11 @@ thead th { background: #f3f3f3; }
 svg text { font-size: 12px; fill: #222; }
 .note { color: #666; font-size: 0.9rem; }
 .fault { color: #b00020; }
+.wide { overflow-x: auto; }
+@media (max-width: 600px) { body { margin: 1rem; } }
 """
+"""The page's style. ``.wide`` holds a table or the chart: wider than a phone, it scrolls
+sideways in its box, and the page does not."""
 
 FAULTY_LISTED = 20
 """Faulty sessions listed on the standings page itself; the sessions list has them all."""
@@ -131,6 +136,25 @@ def publish(  # noqa: PLR0913 - the standings, the folder and keyword-only optio
         encoding="utf-8",
     )
     return markdown, data, page
+
+
+def shared_ranks_note(standings: Standings) -> str | None:
+    """Why ranks are shared however far apart the means are, when it is for too few blocks; else None."""
+    fewest = standings.too_few_blocks
+    if fewest is None:
+        return None
+    shared = "a single block" if fewest == 1 else f"only {fewest} blocks"
+    return (
+        "Ranks are shared because the blocks are too few: a bot takes a rank of its own only when "
+        f"its paired difference from the bot above has a 95% interval above zero over at least "
+        f"{FEW_BLOCKS} blocks, and here bots side by side shared {shared}."
+    )
+
+
+def _shared_ranks(standings: Standings) -> list[str]:
+    """:func:`shared_ranks_note` as a list: one sentence, or none."""
+    note = shared_ranks_note(standings)
+    return [] if note is None else [note]
 
 
 def _signed(value: float) -> str:
@@ -297,6 +321,7 @@ def render_markdown(
         row(["---"] * len(headers)),
         *(row(cells) for cells in _rows(standings)),
         "",
+        *(line for note in _shared_ranks(standings) for line in (note, "")),
         "## Crosstable (row minus column, chips per session; shared blocks in brackets)",
         "",
         row(["", *names]),
@@ -585,7 +610,7 @@ def render_html(  # noqa: PLR0913 - the standings and keyword-only options
     def table(headers: list[str], rows: list[list[str]]) -> str:
         head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
         body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>" for cells in rows)
-        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
     def bot_link(bot: str) -> str:
         return _link(sessions_href(bot=bot) if linked else None, bot)
@@ -649,8 +674,9 @@ def render_html(  # noqa: PLR0913 - the standings and keyword-only options
                 f"{html.escape(READING_NOTE)}</p>"
             ),
             *sessions_note,
-            render_svg(standings),
+            f'<div class="wide">{render_svg(standings)}</div>',
             table(headers, ranking),
+            *(f'<p class="note">{html.escape(note)}</p>' for note in _shared_ranks(standings)),
             "<h2>Crosstable</h2>",
             (
                 '<p class="note">Row minus column, chips per session over shared blocks '

@@ -223,7 +223,10 @@ thead th { background: #f3f3f3; }
 .fault { color: #b00020; }
 code { font-size: 0.8rem; word-break: break-all; }
 .note { color: #666; font-size: 0.9rem; }
+.wide { overflow-x: auto; }
 """
+"""The page's style. ``.wide`` holds the table: wider than a phone, it scrolls sideways in
+its box, and the page does not."""
 
 _SCRIPT = """
 "use strict";
@@ -355,9 +358,9 @@ def render_sessions_html(  # noqa: PLR0913 - the rows, and what the page says of
                 "Faults count deals and decisions from 0, as the logs do. A replay page not written "
                 "yet is written by the command beside its link.</p>"
             ),
-            f"<table><thead><tr>{head}</tr></thead><tbody>",
+            f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>',
             *rows,
-            "</tbody></table>",
+            "</tbody></table></div>",
             f"<script>{_SCRIPT}</script>",
             "</body>",
             "</html>",

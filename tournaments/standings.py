@@ -38,12 +38,20 @@ The module is pure: no IO, no clock, and the same results always give the same s
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tournaments.rating import bradley_terry
 from tournaments.rotation_check import rotation_flags
-from tournaments.stats import Estimate, estimate, estimate_from_sums, likelihood_of_superiority, t_quantile
+from tournaments.stats import (
+    FEW_BLOCKS,
+    Estimate,
+    estimate,
+    estimate_from_sums,
+    likelihood_of_superiority,
+    t_quantile,
+)
 from tournaments.tally import ROTATION_UNIT, tally_of
 
 if TYPE_CHECKING:
@@ -205,6 +213,23 @@ class Standings:
         """Whether bot ``name`` shares its rank with another bot."""
         rank = self.bot(name).rank
         return sum(line.rank == rank for line in self.bots) > 1
+
+    @property
+    def too_few_blocks(self) -> int | None:
+        """The fewest blocks shared by two bots side by side that share a rank, if under :data:`FEW_BLOCKS`.
+
+        Over so few blocks a paired difference is not trusted (:attr:`Estimate.trusted`),
+        so the two share a rank however far apart their means are; None when no shared
+        rank comes down to that.
+        """
+        few = [
+            entry.difference.n
+            for above, line in itertools.pairwise(self.bots)
+            if line.rank == above.rank
+            and (entry := self.versus(above.bot, line.bot)) is not None
+            and entry.difference.n < FEW_BLOCKS
+        ]
+        return min(few, default=None)
 
 
 def compute_standings(results: Iterable[SessionResult], *, has_pool: bool = False) -> Standings:

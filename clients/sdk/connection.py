@@ -51,6 +51,9 @@ _BACKOFF_FIRST: Final = 0.05
 _BACKOFF_MAX: Final = 1.0
 _GOODBYE_GRACE: Final = 2.0
 """Seconds to wait for the referee to end the stream after our Goodbye."""
+REFUSED_SAYS: Final = "the referee refused this bot"
+"""How the line a Refusal prints starts (``... (REASON): message`` follows), for whoever reads
+a bot's output to say why it stopped (:class:`tournaments.bots.BotProcess`)."""
 
 
 class ExitCode(IntEnum):
@@ -343,7 +346,7 @@ class Connection:
         if reconnecting and refusal.reason == nap_pb2.REFUSAL_REASON_ALREADY_CONNECTED:
             # the referee has not yet noticed that our previous stream is gone
             raise _Retry(detail=f"refused: {reason}")
-        self._log(f"the referee refused this bot ({reason}): {refusal.message}")
+        self._log(f"{REFUSED_SAYS} ({reason}): {refusal.message}")
         return ExitCode.REFUSED
 
     def _failed(self, err: grpc.aio.AioRpcError, *, progressed: bool) -> ExitCode:

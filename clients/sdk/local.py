@@ -16,7 +16,15 @@ from typing import TYPE_CHECKING
 
 from clients.sdk.bot import Bot, decide_or_fallback, wants_events
 from referee.match import Answer, Leave, SeatPenalized
-from referee.rules import DEFAULT_PROFILE, IllegalActionError, Penalized, Profile, SeatView, Session
+from referee.rules import (
+    DEFAULT_PROFILE,
+    IllegalActionError,
+    Penalized,
+    Profile,
+    SeatView,
+    Session,
+    get_profile,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -28,15 +36,19 @@ def play_local(
     bots: Sequence[Bot],
     *,
     seed: int,
-    profile: Profile = DEFAULT_PROFILE,
+    profile: Profile | str = DEFAULT_PROFILE,
     table: str = "local",
 ) -> Session:
     """Play one session with ``bots[i]`` at seat i; return the finished session.
 
-    Raises :class:`referee.rules.IllegalActionError` (naming the seat and the action)
-    the moment a bot answers something that is not one of its legal actions.
+    ``profile`` is a :class:`~referee.rules.Profile` or what ``nap --profile`` takes: a
+    built-in profile's name (``"peep"``) or a house-rules ``.toml`` file (an unknown one
+    is a :class:`~referee.rules.ProfileError` that lists the names). Raises
+    :class:`referee.rules.IllegalActionError` (naming the seat and the action) the moment a
+    bot answers something that is not one of its legal actions.
     """
-    session = Session(profile, table_size=len(bots), seed=seed)
+    rules = get_profile(profile) if isinstance(profile, str) else profile
+    session = Session(rules, table_size=len(bots), seed=seed)
     listeners = [bot for bot in bots if type(bot).on_event is not Bot.on_event]
     for seat, bot in enumerate(bots):
         bot.table = table

@@ -87,10 +87,12 @@ def bot_check(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
     bot_limits: BotLimits,
     as_json: bool,  # noqa: FBT001 - a click flag
 ) -> None:
-    """Play practice sessions against the built-in bots; report faults and latency, with a verdict.
+    """Play practice sessions against the built-in bots; report faults, latency and score, with a verdict.
 
-    The same deals are then played with a reference bot (--baseline, peel by default) in
-    your bot's seat, and the verdict compares the two scores. Exit status 1 on FAIL.
+    The verdict is PASS when the bot played every session without a fault and its process
+    never exited on its own; exit status 1 on FAIL. The same deals are then played with a
+    reference bot (--baseline, peel by default) in your bot's seat, so that your score reads
+    against its score: the difference is shown, but does not count in the verdict.
     """
     report = _check(
         folder,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from enum import IntEnum
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -33,7 +34,7 @@ from tournaments.cli.reports import (
 )
 from tournaments.config import TournamentConfig
 from tournaments.entrants import resolve, resolve_all
-from tournaments.match import MatchPlan, summarize
+from tournaments.match import MatchPlan, MatchSummary, summarize
 from tournaments.outfolder import logs_root, point_latest, tournament_folder, write_index
 from tournaments.progress import tournament_progress
 from tournaments.publish import match_lines, publish
@@ -60,6 +61,29 @@ SPRT_MAX_SESSIONS = 20_000
 MATCH_CONCURRENCY = 4
 """Blocks in flight on each worker: enough to keep a slow candidate busy, and few to
 finish for nothing once the test has decided (a tournament's default is 512)."""
+
+
+class MatchExit(IntEnum):
+    """``nap match``'s exit status, for a CI script: the verdict of ``--sprt``.
+
+    Not 1 (any error, :func:`~tournaments.cli.app.friendly`) nor 2 (click's bad usage),
+    so that a typo never reads as a verdict.
+    """
+
+    BETTER = 0
+    """The test accepted H1; also any match without ``--sprt`` (its interval is the result)."""
+    NOT_BETTER = 3
+    """The test accepted H0."""
+    UNDECIDED = 4
+    """The match played its ``--sessions`` and neither bound was reached."""
+
+
+def exit_status(summary: MatchSummary) -> MatchExit:
+    """The exit status of a match that ended as ``summary`` says."""
+    state = summary.state
+    if state is None or state.verdict == "H1":
+        return MatchExit.BETTER
+    return MatchExit.NOT_BETTER if state.verdict == "H0" else MatchExit.UNDECIDED
 
 
 @click.command("match")
@@ -175,6 +199,9 @@ def match_command(  # noqa: PLR0913, PLR0917 - one parameter per command-line op
     interval, the likelihood of superiority, blocks and sessions, and with --sprt the
     test's verdict (docs/statistics.md says how to choose D0 and D1). An interrupted match
     resumes with `nap tournament resume ID`, and stops where it would have.
+
+    Exit status, for CI: 0 when the test accepts H1 (better), and without --sprt; 3 when it
+    accepts H0; 4 when --sessions ran out with neither; 1 on an error, 2 on bad usage.
     """
     if (baseline is None) == (not pool):
         msg = "give a BASELINE, or an opponent pool with --against (not both)"
@@ -242,11 +269,14 @@ def match_command(  # noqa: PLR0913, PLR0917 - one parameter per command-line op
             "files": [str(p) for p in paths],
         }
         click.echo(json.dumps(data, indent=2, sort_keys=True))
-        return
-    console.print(f"match {tournament}: {config.name}", markup=False, highlight=False, soft_wrap=True)
-    for line in match_lines(summary):
-        console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
-    console.print(f"written to {', '.join(str(p) for p in paths)}", markup=False, soft_wrap=True)
+    else:
+        console.print(f"match {tournament}: {config.name}", markup=False, highlight=False, soft_wrap=True)
+        for line in match_lines(summary):
+            console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
+        console.print(f"written to {', '.join(str(p) for p in paths)}", markup=False, soft_wrap=True)
+    status = exit_status(summary)
+    if status is not MatchExit.BETTER:
+        raise SystemExit(status)
 
 
 def _table_size(table_size: int | None, rules: Profile) -> int:

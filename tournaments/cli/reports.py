@@ -17,7 +17,7 @@ from tournaments.config import TournamentConfig
 from tournaments.executors import recorded_usage
 from tournaments.match import MatchSummary, summarize
 from tournaments.outfolder import logs_root, point_latest, tournament_folder, write_index
-from tournaments.progress import standings_table, tournament_progress
+from tournaments.progress import show_standings, tournament_progress
 from tournaments.provenance import describe_tournament
 from tournaments.publish import match_lines, publish
 from tournaments.rotation_check import flag_warnings
@@ -83,11 +83,13 @@ def session_pages(store: Store, tournament_id: int, total: int) -> dict[str, Any
 
 
 def print_standings(standings: Standings, *, title: str, match: MatchSummary | None) -> None:
-    """The standings table (and a match's summary) as ``tournament run`` and ``standings`` print them.
+    """The standings (and a match's summary) as ``tournament run`` and ``standings`` print them.
+
+    A table on a terminal, plain lines elsewhere (:func:`~tournaments.progress.show_standings`).
 
     A bot the rotation check flags gets its warning under the table; nobody flagged, no line.
     """
-    console.print(standings_table(standings, title=title))
+    show_standings(console, standings, title=title)
     for warning in flag_warnings(standings):
         console.print(warning, markup=False, highlight=False, soft_wrap=True)
     if match is not None:
@@ -150,6 +152,27 @@ def latest_tournament(store: Store) -> TournamentRow:
         msg = "the database holds no tournament yet (run 'nap tournament run')"
         raise StoreError(msg)
     return max(rows, key=lambda row: row.id)
+
+
+def latest_ranked(store: Store) -> TournamentRow:
+    """The most recent tournament, when it has a session to rank; else StoreError, one line.
+
+    A latest tournament without a session (stopped before its first: a bot refused, a
+    command not found) would print an empty table. The error says so and names the latest
+    tournament with sessions, without showing those in its place: a script would take them
+    for the new run's.
+    """
+    row = latest_tournament(store)
+    if store.tally([row.id]).sessions:
+        return row
+    played = [other.id for other in store.tournaments() if store.tally([other.id]).sessions]
+    where = (
+        f"tournament {max(played)} is the latest with sessions: nap standings {max(played)}"
+        if played
+        else "no tournament has any yet"
+    )
+    msg = f"tournament {row.id}, the latest, has no finished session ({row.status}); {where}"
+    raise StoreError(msg)
 
 
 def seats_for(entrants: Sequence[BotEntry], table_size: int | None, profile: Profile | None = None) -> int:

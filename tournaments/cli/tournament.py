@@ -32,6 +32,7 @@ from tournaments.cli.app import (
 )
 from tournaments.cli.reports import (
     announce_start,
+    latest_ranked,
     latest_tournament,
     play_and_publish,
     print_standings,
@@ -396,9 +397,13 @@ def _when(stamp: str, *, zone: bool = True) -> str:
 @json_option
 @friendly
 def standings_command(tournament_id: int | None, db_path: Path, out: Path | None, *, as_json: bool) -> None:
-    """Print (and with --out, republish) the standings of a tournament (default: the latest)."""
+    """Print (and with --out, republish) the standings of a tournament (default: the latest).
+
+    Without TOURNAMENT_ID, a latest tournament that has no finished session (it stopped
+    before its first) is an error, exit status 1, naming the latest one with sessions.
+    """
     with open_store(db_path) as store:
-        row = store.tournament(tournament_id) if tournament_id else latest_tournament(store)
+        row = store.tournament(tournament_id) if tournament_id else latest_ranked(store)
         standings = stored_standings(store, row)
         match = stored_match(store, row)
         title = f"Tournament {row.id}: {row.name}"
