@@ -21,6 +21,10 @@ Schema version history (``PRAGMA user_version``):
    kept as they are). ``tournaments.unisolated``: NULL while every run of the tournament
    ran its bots isolated, otherwise the reason the first run that did not gave; an
    upgraded file's tournaments were all played before isolation (:data:`UNISOLATED_BEFORE`).
+5. Submitted versions (:mod:`tournaments.versions`): ``bot_contents`` holds the pack of
+   each content a bot was submitted with, once per content hash; a ``bots`` row whose hash
+   is there is a submitted version, which ``--bot NAME[@VERSION]`` plays. An upgraded file
+   has none: its bots are submitted again to be played by name.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from __future__ import annotations
 APPLICATION_ID = 0x4E415041
 """``PRAGMA application_id`` of a Nap Arena database: ``"NAPA"`` in ASCII."""
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """``PRAGMA user_version`` this code writes and reads."""
 
 TOTALS_VERSION = 4
@@ -164,7 +168,13 @@ PACKED: tuple[str, ...] = (
 )
 """What version 3 added: the packed logs and the standings' totals (in today's shape)."""
 
+BOT_CONTENTS = """CREATE TABLE bot_contents (
+        content_hash TEXT PRIMARY KEY,
+        pack BLOB NOT NULL)  -- the folder as submitted: gzip tar (tournaments.versions.pack)"""
+"""What version 5 added: the content of every submitted bot version."""
+
 MIGRATIONS: dict[int, tuple[str, ...]] = {
+    5: (BOT_CONTENTS,),
     4: (
         "DROP TABLE block_seats",  # totals only: computed again once the steps are done
         BLOCK_SEATS,
@@ -195,6 +205,8 @@ SESSION_COLUMNS = """
 """
 
 BOT_COLUMNS = "SELECT id, name, version, command, language, folder, content_hash, registered_at FROM bots"
+SUBMITTED = f"{BOT_COLUMNS} WHERE name = ? AND content_hash IN (SELECT content_hash FROM bot_contents)"  # noqa: S608 - our own columns
+"""The submitted versions of one bot (a name to fill in; more conditions may follow)."""
 TOURNAMENT_COLUMNS = (
     "SELECT id, name, config, seed, status, created_at, finished_at, unisolated FROM tournaments"
 )
