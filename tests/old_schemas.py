@@ -70,6 +70,7 @@ OLD_TABLES: dict[int, dict[str, str]] = {
     1: {"declarations": V1_DECLARATIONS, "sessions": V1_SESSIONS, "tournaments": V3_TOURNAMENTS},
     2: {"sessions": V1_SESSIONS, "tournaments": V3_TOURNAMENTS},
     3: {"tournaments": V3_TOURNAMENTS, "block_seats": V3_BLOCK_SEATS, "bot_totals": V3_BOT_TOTALS},
+    4: {},
 }
 """The tables each version had in another shape than today's."""
 
@@ -77,12 +78,13 @@ OLD_STATEMENTS: dict[int, tuple[str, ...]] = {
     1: store_schema.SCHEMA,
     2: store_schema.SCHEMA,
     3: (*store_schema.SCHEMA, *store_schema.PACKED),
+    4: (*store_schema.SCHEMA, *store_schema.PACKED),
 }
 """Today's statements of the tables each version had (before the old shapes are put back)."""
 
 
 def create_old_database(conn: sqlite3.Connection, version: int) -> None:
-    """Make ``conn``'s empty database one of schema ``version`` (1 to 3), marked as ours, with no rows."""
+    """Make ``conn``'s empty database one of schema ``version`` (1 to 4), marked as ours, with no rows."""
     tables = OLD_TABLES[version]
     for statement in OLD_STATEMENTS[version]:
         old = (

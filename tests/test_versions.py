@@ -9,13 +9,17 @@ line. And the same seed gives the same sessions, whatever else the database hold
 from __future__ import annotations
 
 import json
+import sqlite3
+from contextlib import closing
 from typing import TYPE_CHECKING
 
 import pytest
 from click.testing import CliRunner, Result
 
+from tests.old_schemas import create_old_database
 from tournaments.bots import RunnerError
 from tournaments.cli import main
+from tournaments.entrants import resolve
 from tournaments.manifest import content_hash
 from tournaments.store import Store, StoreError
 from tournaments.versions import pack, parse_version, unpacked
@@ -214,3 +218,24 @@ def test_the_same_seed_gives_the_same_sessions_in_one_database(tmp_path: Path) -
         )
     assert len(first) == 9
     assert first == second
+
+
+def test_a_bot_registered_before_versions_were_kept_plays_only_while_its_folder_is_unchanged(
+    tmp_path: Path,
+) -> None:
+    """A version 4 file's bots have no stored content: --bot NAME plays the folder while it holds the hash."""
+    db, folder = tmp_path / "old.db", _bot(tmp_path / "mybot", "0.1")
+    with closing(sqlite3.connect(db)) as conn:
+        create_old_database(conn, 4)
+        conn.execute(
+            "INSERT INTO bots (name, version, command, language, folder, content_hash, registered_at)"
+            " VALUES ('mybot', '0.1', ?, NULL, ?, ?, '2026-11-01T00:00:00')",
+            (json.dumps(["{python}", "bot.py"]), str(folder), content_hash(folder)),
+        )
+        conn.commit()
+    with Store.open(db) as store:
+        entry = resolve("mybot", store=store)
+        assert (entry.cwd, entry.content_hash) == (folder, content_hash(folder))
+        (folder / "bot.py").write_text("# changed\n")
+        with pytest.raises(RunnerError, match="was registered before versions were kept, and its folder"):
+            resolve("mybot", store=store)
