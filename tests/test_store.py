@@ -1170,7 +1170,9 @@ class TestUpgradeEdges:
         )
         write_encoded_log(tmp_path / "logs", tournament=1, block=0, rotation=0, data=log_of(result))
         one_session_version_2(db, result, "logs/t1/b0-r0.json.gz")
-        with pytest.raises(StoreError, match=f"cannot be upgraded to schema {SCHEMA_VERSION}: cannot compute the standings"):
+        with pytest.raises(
+            StoreError, match=f"cannot be upgraded to schema {SCHEMA_VERSION}: cannot compute the standings"
+        ):
             Store.open(db).close()
         with closing(sqlite3.connect(db)) as conn:
             assert conn.execute("PRAGMA user_version").fetchone()[0] == 2

@@ -389,10 +389,12 @@ def _results(conn: sqlite3.Connection, where: str, params: Sequence[object]) -> 
     for session_id, *fault in conn.execute(sql.FAULTS_OF_SESSIONS.format(where=where), params):
         faults[session_id].append(FaultRecord(*fault))
     seats: dict[int, list[SeatResult]] = defaultdict(list)
-    for session_id, seat, bot, chips, share, count in conn.execute(
+    for session_id, seat, bot, chips, share, count, asked, substituted in conn.execute(
         sql.SEATS_OF_SESSIONS.format(where=where), params
     ):
-        seat_result = SeatResult(seat, bot, chips, share, tuple(declarations[session_id, seat]), count)
+        seat_result = SeatResult(
+            seat, bot, chips, share, tuple(declarations[session_id, seat]), count, asked, substituted
+        )
         seats[session_id].append(seat_result)
     return {
         session_id: SessionResult(
@@ -427,9 +429,12 @@ def _tournament_row(row: Row) -> TournamentRow:
 
 def _insert_seats(conn: sqlite3.Connection, session_id: int, result: SessionResult) -> None:
     conn.executemany(
-        "INSERT INTO seat_results (session_id, seat, bot, chips, win_share, faults)"
-        " VALUES (?, ?, ?, ?, ?, ?)",
-        [(session_id, s.seat, s.bot, s.chips, s.win_share, s.faults) for s in result.seats],
+        "INSERT INTO seat_results (session_id, seat, bot, chips, win_share, faults, asked, substituted)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (session_id, s.seat, s.bot, s.chips, s.win_share, s.faults, s.asked, s.substituted)
+            for s in result.seats
+        ],
     )
     conn.executemany(
         "INSERT INTO declarations"
