@@ -66,10 +66,47 @@ V3_BOT_TOTALS = """CREATE TABLE bot_totals (
         PRIMARY KEY (tournament_id, bot)) WITHOUT ROWID"""
 """The bot_totals table as schema version 3 made it: no rotation edges."""
 
+V4_SEAT_RESULTS = """CREATE TABLE seat_results (
+        session_id INTEGER NOT NULL REFERENCES sessions (id),
+        seat INTEGER NOT NULL,
+        bot TEXT NOT NULL,
+        chips INTEGER NOT NULL,
+        win_share REAL NOT NULL,
+        faults INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (session_id, seat)) WITHOUT ROWID"""
+"""The seat_results table as schema versions 1 to 4 made it: no counts of decisions asked and substituted."""
+
+V4_BOT_TOTALS = """CREATE TABLE bot_totals (
+        tournament_id INTEGER NOT NULL,
+        bot TEXT NOT NULL,
+        sessions INTEGER NOT NULL, blocks INTEGER NOT NULL,
+        chips INTEGER NOT NULL, chips_sq INTEGER NOT NULL,
+        wins INTEGER NOT NULL, wins_sq INTEGER NOT NULL,
+        expected INTEGER NOT NULL, faults INTEGER NOT NULL, beats INTEGER NOT NULL,
+        pools INTEGER NOT NULL, pool_chips INTEGER NOT NULL, widows INTEGER NOT NULL,
+        widows_taken INTEGER NOT NULL, widows_taken_made INTEGER NOT NULL,
+        widows_peeked INTEGER NOT NULL, exchanged INTEGER NOT NULL,
+        rotation_blocks INTEGER NOT NULL DEFAULT 0,
+        rotation_edge INTEGER NOT NULL DEFAULT 0,  -- in 1/3600 chip, whatever the table sizes
+        rotation_edge_sq INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (tournament_id, bot)) WITHOUT ROWID"""
+"""The bot_totals table as schema version 4 made it: no counts of decisions."""
+
 OLD_TABLES: dict[int, dict[str, str]] = {
-    1: {"declarations": V1_DECLARATIONS, "sessions": V1_SESSIONS, "tournaments": V3_TOURNAMENTS},
-    2: {"sessions": V1_SESSIONS, "tournaments": V3_TOURNAMENTS},
-    3: {"tournaments": V3_TOURNAMENTS, "block_seats": V3_BLOCK_SEATS, "bot_totals": V3_BOT_TOTALS},
+    1: {
+        "declarations": V1_DECLARATIONS,
+        "sessions": V1_SESSIONS,
+        "tournaments": V3_TOURNAMENTS,
+        "seat_results": V4_SEAT_RESULTS,
+    },
+    2: {"sessions": V1_SESSIONS, "tournaments": V3_TOURNAMENTS, "seat_results": V4_SEAT_RESULTS},
+    3: {
+        "tournaments": V3_TOURNAMENTS,
+        "block_seats": V3_BLOCK_SEATS,
+        "bot_totals": V3_BOT_TOTALS,
+        "seat_results": V4_SEAT_RESULTS,
+    },
+    4: {"seat_results": V4_SEAT_RESULTS, "bot_totals": V4_BOT_TOTALS},
 }
 """The tables each version had in another shape than today's."""
 
@@ -77,12 +114,13 @@ OLD_STATEMENTS: dict[int, tuple[str, ...]] = {
     1: store_schema.SCHEMA,
     2: store_schema.SCHEMA,
     3: (*store_schema.SCHEMA, *store_schema.PACKED),
+    4: (*store_schema.SCHEMA, *store_schema.PACKED),
 }
 """Today's statements of the tables each version had (before the old shapes are put back)."""
 
 
 def create_old_database(conn: sqlite3.Connection, version: int) -> None:
-    """Make ``conn``'s empty database one of schema ``version`` (1 to 3), marked as ours, with no rows."""
+    """Make ``conn``'s empty database one of schema ``version`` (1 to 4), marked as ours, with no rows."""
     tables = OLD_TABLES[version]
     for statement in OLD_STATEMENTS[version]:
         old = (

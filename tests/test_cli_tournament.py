@@ -276,14 +276,14 @@ def test_bot_new_check_submit_list(tmp_path: Path) -> None:
     assert "p50" in out
     code, out = nap("bot", "submit", str(folder), "-n", "3", "--db", db)
     assert code == 0, out
-    assert "registered as bot 1" in out
+    assert "submitted as bot 1" in out
     code, out = nap("bot", "submit", str(folder), "-n", "3", "--db", db)
-    assert "already registered as bot 1" in out
+    assert "already submitted as bot 1" in out
     (folder / "bot.py").write_text(
         (folder / "bot.py").read_text(encoding="utf-8") + "\n# v2\n", encoding="utf-8"
     )
     code, out = nap("bot", "submit", str(folder), "-n", "3", "--db", db)
-    assert "registered as bot 2" in out
+    assert "submitted as bot 2" in out
     code, out = nap("bot", "list", "--db", db)
     assert out.count("scaffolded") == 2
     code, out = nap(

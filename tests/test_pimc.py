@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+import threading
+import time
 from dataclasses import replace
 
 import pytest
@@ -488,6 +490,38 @@ class TestPimcBot:
         still, moving = session(0.0), session(0.001)
         assert moving == still
         assert still[1] == 0
+
+    def test_the_cap_counts_the_deciding_threads_cpu_not_the_wall_clock(self) -> None:
+        """Time spent waiting (for the CPU other processes hold, for the next request) is not thinking."""
+        bot = PimcBot()
+        start = bot._now()  # noqa: SLF001 - the clock the cap reads
+        time.sleep(0.2)
+        assert bot._now() - start < 0.05  # noqa: SLF001 - asleep, this thread used no CPU
+
+    def test_a_cpu_hog_beside_it_changes_no_choice(self) -> None:
+        """The default bot (its default clock) plays the same deals the same, with another thread busy."""
+
+        def session() -> tuple[list[list[Action]], int]:
+            pimc = PimcBot(seed=2, batch=Batch())
+            played = play_local([pimc, PeelBot(), RandomBot(seed=1)], seed=6, profile=HEATHER)
+            return [list(deal.actions) for deal in played.deals], pimc.capped
+
+        quiet = session()
+        stop = threading.Event()
+
+        def hog() -> None:
+            while not stop.is_set():
+                sum(range(10_000))
+
+        busy = threading.Thread(target=hog, daemon=True)
+        busy.start()
+        try:
+            loaded = session()
+        finally:
+            stop.set()
+            busy.join()
+        assert loaded == quiet
+        assert quiet[1] == 0
 
     def test_a_decision_past_the_cap_is_counted(self) -> None:
         now = [0.0]

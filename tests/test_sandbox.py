@@ -337,6 +337,7 @@ def test_without_a_seed_each_run_deals_its_own_secret_cards_and_resumes_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Two runs with no --seed: different seeds and boards, hidden until finished; each resumes its own."""
+    monkeypatch.delenv("NAP_SEED")  # the suite's seed (tests/conftest.py): the default is what is tested
     db, out = tmp_path / "nap.db", tmp_path / "out"
     real_record = Store.record_session
     recorded: list[int] = []

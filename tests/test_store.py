@@ -951,7 +951,7 @@ class TestUpgradeFromVersion2:
             assert store.tally(played.tournaments) == tally_of(played.results.values())
             assert [row.unisolated for row in store.tournaments()] == [UNISOLATED_BEFORE] * 3
         with closing(sqlite3.connect(db)) as conn:
-            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
             assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
             columns = [row[1] for row in conn.execute("PRAGMA table_info(sessions)")]
             assert columns == ["id", "tournament_id", "block_idx", "rotation", "finished_at"]
@@ -1076,7 +1076,7 @@ class TestUpgradeFromVersion3:
             store.mark_unisolated(1, "bwrap not available")
             assert store.tournament(1).unisolated == UNISOLATED_BEFORE
         with closing(sqlite3.connect(db)) as conn:
-            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
 
     def test_an_upgraded_file_has_a_new_ones_shape_and_goes_on_like_one(
         self, tmp_path: Path, old: tuple[Path, Played]
@@ -1170,7 +1170,9 @@ class TestUpgradeEdges:
         )
         write_encoded_log(tmp_path / "logs", tournament=1, block=0, rotation=0, data=log_of(result))
         one_session_version_2(db, result, "logs/t1/b0-r0.json.gz")
-        with pytest.raises(StoreError, match="cannot be upgraded to schema 4: cannot compute the standings"):
+        with pytest.raises(
+            StoreError, match=f"cannot be upgraded to schema {SCHEMA_VERSION}: cannot compute the standings"
+        ):
             Store.open(db).close()
         with closing(sqlite3.connect(db)) as conn:
             assert conn.execute("PRAGMA user_version").fetchone()[0] == 2

@@ -103,7 +103,8 @@ def _fault_record(fault: Fault, seating: Sequence[str]) -> FaultRecord:
 def finish_session(spec: BlockRun, rotation: int, outcome: SessionOutcome) -> FinishedSession:
     """A played session's result and log payload (pure).
 
-    Chips are the seats' final balances; each of w winners gets win share 1/w; each deal
+    Chips are the seats' final balances; each of w winners gets win share 1/w; each seat
+    counts the decisions it was asked and those the referee played for it; each deal
     a seat declared in adds a declaration (contract, made or failed; in a profile with a
     pool, also the chips taken from the pool, the widow, the peep and the cards exchanged, from a
     replay of the record: :func:`declarer_pool_deals`).
@@ -127,6 +128,12 @@ def finish_session(spec: BlockRun, rotation: int, outcome: SessionOutcome) -> Fi
                 )
             )
     share = 1 / len(record.winners) if record.winners else 0.0
+    asked, substituted = [0] * len(seating), [0] * len(seating)
+    for deal in outcome.decisions:
+        for decision in deal:
+            if not decision.forced:
+                asked[decision.seat] += 1
+                substituted[decision.seat] += decision.fault is not None
     seats = tuple(
         SeatResult(
             seat=seat,
@@ -135,6 +142,8 @@ def finish_session(spec: BlockRun, rotation: int, outcome: SessionOutcome) -> Fi
             win_share=share if seat in record.winners else 0.0,
             declarations=tuple(declared[seat]),
             faults=sum(1 for fault in faults if fault.seat == seat),
+            asked=asked[seat],
+            substituted=substituted[seat],
         )
         for seat, bot in enumerate(seating)
     )

@@ -60,6 +60,7 @@ __all__ = [
     "BotProcess",
     "RunnerError",
     "example_bot",
+    "example_hash",
     "new_token",
     "this_machine_proto",
 ]
@@ -145,6 +146,11 @@ _EXAMPLES = {
     "peel": ("clients.bots.peel", "PeelBot"),
     "pimc": ("clients.bots.pimc", "PimcBot"),
 }
+
+
+def example_hash(in_process: str) -> str:
+    """The content hash of the example bot whose in-process policy is ``in_process`` (``module:Class``)."""
+    return _source_hash(in_process.partition(":")[0])
 
 
 def _source_hash(module: str) -> str:

@@ -1,20 +1,27 @@
-"""Choosing entrants: built-in bots, registered bots and bot folders, resolved to entries.
+"""Choosing entrants: built-in bots, submitted bot versions and bot folders, resolved to entries.
 
 On the command line an entrant is written ``BOT`` or ``ALIAS=BOT``, where ``BOT`` is a
-built-in bot (``random``, ``peel``, ...), a bot registered with ``nap bot submit`` (its
-latest version), or a folder holding a ``nap-bot.toml``. ``ALIAS`` enters the same bot
-again under another name (``peel-2=peel``), e.g. to fill a table or to check that clones
-tie.
+built-in bot (``random``, ``peel``, ...), a bot submitted with ``nap bot submit``
+(``NAME``: its latest version; ``NAME@VERSION`` or ``NAME@HASH``: that one; played from
+the content stored at submission, :mod:`tournaments.versions`), or a folder holding a
+``nap-bot.toml`` (built and played where it is). ``ALIAS`` enters the same bot again
+under another name (``peel-2=peel``), e.g. to fill a table or to check that clones tie.
+
+Every entry carries the content hash of what it plays; :func:`recheck` refuses, in one
+line, an entry whose content has changed since (a resume after the bot's folder was
+edited).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tournaments.bots import BUILTIN_BOTS, BotEntry, RunnerError
+from tournaments.bots import BUILTIN_BOTS, BotEntry, RunnerError, example_hash
 from tournaments.manifest import Manifest, content_hash, read_manifest
+from tournaments.versions import VersionSpec, parse_version, unpacked
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -39,16 +46,48 @@ def entry_from_manifest(manifest: Manifest, *, digest: str | None = None) -> Bot
     )
 
 
-def entry_from_row(row: BotRow) -> BotEntry:
-    """The entry of a registered bot version (run from its folder)."""
-    manifest = Manifest(Path(row.folder or "."), row.name, row.version, row.command)
+def entry_from_row(row: BotRow, folder: Path) -> BotEntry:
+    """The entry of a registered bot version, played from ``folder`` (its unpacked content)."""
+    manifest = Manifest(folder, row.name, row.version, row.command)
     return BotEntry(
         name=row.name,
         version=row.version,
         command=manifest.argv(),
-        cwd=Path(row.folder) if row.folder else None,
+        cwd=folder,
         content_hash=row.content_hash,
     )
+
+
+def bots_folder(store: Store) -> Path:
+    """Where the submitted versions of ``store``'s bots are unpacked to be played: ``<db>-bots/``."""
+    real = store.path.resolve()
+    return real.with_name(f"{real.name}-bots")
+
+
+def _submitted(spec: VersionSpec, store: Store) -> BotEntry | None:
+    """The entry of a submitted version ``spec`` names, unpacked beside the database; None if none.
+
+    A bot registered before versions were kept (no stored content) is played from its
+    folder only while that folder still holds the registered content.
+    """
+    row = store.submitted(spec.name, spec.which)
+    if row is not None:
+        pack = store.bot_pack(row.content_hash)
+        folder = unpacked(pack, name=row.name, digest=row.content_hash, root=bots_folder(store))
+        return entry_from_row(row, folder)
+    if spec.which is not None:
+        return None
+    registered = {row.name: row for row in store.bots()}.get(spec.name)
+    if registered is None or not registered.folder:
+        return None
+    folder = Path(registered.folder)
+    if not folder.is_dir() or content_hash(folder) != registered.content_hash:
+        msg = (
+            f"bot {spec.name} {registered.version} ({registered.content_hash[:12]}) was registered before "
+            f"versions were kept, and its folder {folder} no longer holds it: nap bot submit it again"
+        )
+        raise RunnerError(msg)
+    return entry_from_row(registered, folder)
 
 
 def build(manifest: Manifest, *, sandbox: Sandbox | None = None) -> None:
@@ -132,13 +171,66 @@ def _resolve_target(target: str, *, store: Store | None, sandbox: Sandbox | None
         return entry_from_manifest(manifest)
     if target in BUILTIN_BOTS:
         return BUILTIN_BOTS[target]
-    if store is not None:
-        registered = {row.name: row for row in store.bots()}
-        if target in registered:
-            return entry_from_row(store.bot(target))
+    spec = parse_version(target)
+    found = None if store is None else _submitted(spec, store)
+    if found is not None:
+        return found
+    if spec.which is not None and store is not None:
+        versions = [
+            f"{row.version} ({row.content_hash[:12]})" for row in store.bots() if row.name == spec.name
+        ]
+        have = f"its versions: {', '.join(versions)}" if versions else "it was never submitted (nap bot list)"
+        msg = f"bot {spec.name} has no submitted version {spec.which!r}; {have}"
+        raise RunnerError(msg)
     known = ", ".join(sorted(BUILTIN_BOTS))
     msg = (
-        f"unknown bot {target!r}: not a built-in bot ({known}), not registered "
+        f"unknown bot {target!r}: not a built-in bot ({known}), not submitted "
         "(nap bot list), and not a folder with a nap-bot.toml"
     )
     raise RunnerError(msg)
+
+
+def recheck(entries: Sequence[BotEntry], *, tournament: int, store: Store) -> tuple[BotEntry, ...]:
+    """The entries of a stored tournament, each checked to play what it played before (for a resume).
+
+    A submitted version whose unpacked folder is gone is unpacked again; any other folder
+    must still have the content hash stored with the entry, and a built-in bot its code's.
+    Raises RunnerError (one line: what changed, what to do) otherwise.
+    """
+    checked = []
+    for stored in entries:
+        entry = _unpacked_again(stored, store)
+        now = _hash_now(entry)
+        if now is not None and now != entry.content_hash:
+            msg = (
+                f"bot {entry.name} changed since tournament {tournament} started ({what_changed(entry)} "
+                f"now hashes {now[:12]}, not {entry.content_hash[:12]}): undo the change to finish the "
+                "tournament as it began, or start a new one (nap bot submit keeps each version)"
+            )
+            raise RunnerError(msg)
+        checked.append(entry)
+    return tuple(checked)
+
+
+def _unpacked_again(entry: BotEntry, store: Store) -> BotEntry:
+    """``entry``, its folder unpacked again when it was a submitted version's and is gone."""
+    if entry.cwd is None or entry.cwd.is_dir():
+        return entry
+    row = store.submitted(entry.name, entry.content_hash)
+    if row is None or row.content_hash != entry.content_hash:
+        return entry
+    pack = store.bot_pack(row.content_hash)
+    folder = unpacked(pack, name=row.name, digest=row.content_hash, root=bots_folder(store))
+    return dataclasses.replace(entry, cwd=folder)
+
+
+def _hash_now(entry: BotEntry) -> str | None:
+    """The content hash of what ``entry`` would play now (None: nothing to hash, a remote bot)."""
+    if entry.cwd is not None:
+        return content_hash(entry.cwd) if entry.cwd.is_dir() else "(folder gone)"
+    return example_hash(entry.in_process) if entry.in_process is not None else None
+
+
+def what_changed(entry: BotEntry) -> str:
+    """What of ``entry`` the content hash covers, in words."""
+    return f"its folder {entry.cwd}" if entry.cwd is not None else "its code in this nap-arena"

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 
 MANIFEST = "nap-bot.toml"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$")
-_SKIP = {"__pycache__", ".git", "node_modules", ".venv", ".mypy_cache", ".pytest_cache"}
+SKIPPED = frozenset({"__pycache__", ".git", "node_modules", ".venv", ".mypy_cache", ".pytest_cache"})
+"""Folders the content hash leaves out: version control, caches and build products."""
 
 
 class ManifestError(ValueError):
@@ -107,7 +108,7 @@ def content_hash(folder: Path) -> str:
     digest = hashlib.sha256()
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         relative = path.relative_to(folder)
-        if _SKIP.intersection(relative.parts):
+        if SKIPPED.intersection(relative.parts):
             continue
         digest.update(relative.as_posix().encode() + b"\0")
         digest.update(path.read_bytes() + b"\0")

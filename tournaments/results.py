@@ -65,6 +65,12 @@ class SeatResult:
     win_share: float
     declarations: tuple[Declaration, ...] = ()
     faults: int = 0
+    asked: int = 0
+    """Decisions the referee asked of the seat (its forced moves, played without asking, apart)."""
+    substituted: int = 0
+    """Of those, the ones the referee played for it: a fault's substitute or penalty, or a
+    decision after it was disqualified. ``asked`` and ``substituted`` are 0 in sessions
+    stored before they were counted."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,6 +39,7 @@ from tournaments.blocks import BlockRun
 from tournaments.bots import BotEntry, RunnerError
 from tournaments.commands import resume_command
 from tournaments.config import TournamentConfig
+from tournaments.entrants import recheck
 from tournaments.executors import Executor, LocalExecutor, PlayContext, default_workers, record_usage
 from tournaments.host import Hosting, WorkerSetup
 from tournaments.locks import tournament_lock
@@ -235,7 +236,9 @@ async def resume_tournament_async(  # noqa: PLR0913 - keywords, each a part of t
     """Play the sessions of a stored tournament that are not recorded yet; return its id.
 
     The blocks (and so the board seeds) come from the store. ``bots`` replaces the stored
-    bot entries by name (say, to fix a command); the names must be the same set.
+    bot entries by name (say, to fix a command); the names must be the same set. Every
+    entry must still play the content it played (:func:`~tournaments.entrants.recheck`):
+    a bot whose folder changed is refused in one line.
     ``sandbox`` replaces the stored ``--sandbox`` mode (say, ``off`` on a machine without
     bubblewrap). A tournament that another live process is playing is refused with
     :class:`~tournaments.locks.TournamentBusyError` before anything is touched.
@@ -251,6 +254,7 @@ async def resume_tournament_async(  # noqa: PLR0913 - keywords, each a part of t
             config = TournamentConfig.from_json({**config.to_json(), "bots": [b.to_json() for b in bots]})
         if sandbox is not None:
             config = dataclasses.replace(config, sandbox=sandbox)
+        config = dataclasses.replace(config, bots=recheck(config.bots, tournament=tournament, store=store))
         _check_commands(config.bots)
         choose_sandbox(config.sandbox)
         blocks = [

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 from collections import defaultdict
 from contextlib import contextmanager, suppress
@@ -196,7 +197,7 @@ def _create_schema(conn: sqlite3.Connection, name: str) -> None:
     """Create the schema under the write lock, unless another process won the race."""
     with _write_locked(conn):
         if _needs_schema(conn, name):
-            for statement in (*sql.SCHEMA, *sql.PACKED):
+            for statement in (*sql.SCHEMA, *sql.PACKED, sql.BOT_CONTENTS):
                 conn.execute(statement)
             conn.execute(f"PRAGMA application_id = {sql.APPLICATION_ID}")
             conn.execute(f"PRAGMA user_version = {sql.SCHEMA_VERSION}")
@@ -337,6 +338,28 @@ def _scale(conn: sqlite3.Connection, tournament: int) -> int:
     return scale_for(seats or 1)
 
 
+def _register(  # noqa: PLR0913, PLR0917 - one argument per column
+    conn: sqlite3.Connection,
+    name: str,
+    version: str,
+    command: Sequence[str],
+    language: str | None,
+    folder: str | None,
+    content_hash: str,
+) -> BotRow:
+    """Insert a bots row unless (name, content_hash) is there; the row either way."""
+    conn.execute(
+        "INSERT INTO bots (name, version, command, language, folder, content_hash,"
+        " registered_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT (name, content_hash) DO NOTHING",
+        (name, version, json.dumps(list(command)), language, folder, content_hash, _now()),
+    )
+    row = conn.execute(
+        f"{sql.BOT_COLUMNS} WHERE name = ? AND content_hash = ?", (name, content_hash)
+    ).fetchone()
+    return _bot_row(row)
+
+
 def _block_seats(conn: sqlite3.Connection, tournament: int, block: int) -> dict[str, BlockSeat]:
     rows = conn.execute(
         "SELECT bot, sessions, chips, wins, first_chips, hand_chips FROM block_seats"
@@ -366,10 +389,12 @@ def _results(conn: sqlite3.Connection, where: str, params: Sequence[object]) -> 
     for session_id, *fault in conn.execute(sql.FAULTS_OF_SESSIONS.format(where=where), params):
         faults[session_id].append(FaultRecord(*fault))
     seats: dict[int, list[SeatResult]] = defaultdict(list)
-    for session_id, seat, bot, chips, share, count in conn.execute(
+    for session_id, seat, bot, chips, share, count, asked, substituted in conn.execute(
         sql.SEATS_OF_SESSIONS.format(where=where), params
     ):
-        seat_result = SeatResult(seat, bot, chips, share, tuple(declarations[session_id, seat]), count)
+        seat_result = SeatResult(
+            seat, bot, chips, share, tuple(declarations[session_id, seat]), count, asked, substituted
+        )
         seats[session_id].append(seat_result)
     return {
         session_id: SessionResult(
@@ -404,9 +429,12 @@ def _tournament_row(row: Row) -> TournamentRow:
 
 def _insert_seats(conn: sqlite3.Connection, session_id: int, result: SessionResult) -> None:
     conn.executemany(
-        "INSERT INTO seat_results (session_id, seat, bot, chips, win_share, faults)"
-        " VALUES (?, ?, ?, ?, ?, ?)",
-        [(session_id, s.seat, s.bot, s.chips, s.win_share, s.faults) for s in result.seats],
+        "INSERT INTO seat_results (session_id, seat, bot, chips, win_share, faults, asked, substituted)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (session_id, s.seat, s.bot, s.chips, s.win_share, s.faults, s.asked, s.substituted)
+            for s in result.seats
+        ],
     )
     conn.executemany(
         "INSERT INTO declarations"
@@ -542,16 +570,52 @@ class Store:
     ) -> BotRow:
         """Register a bot version; the same (name, content_hash) returns the existing row."""
         with self._transaction() as conn:
+            return _register(conn, name, version, command, language, folder, content_hash)
+
+    def submit_bot(  # noqa: PLR0913 - one keyword per column of a bot row, and its content
+        self,
+        *,
+        name: str,
+        version: str,
+        command: Sequence[str],
+        language: str | None,
+        folder: str | None,
+        content_hash: str,
+        pack: bytes,
+    ) -> BotRow:
+        """Register a bot version with its content (:func:`tournaments.versions.pack`): a submitted version.
+
+        The same content is stored once, whichever bots share it; the same (name,
+        content_hash) returns the existing row.
+        """
+        with self._transaction() as conn:
             conn.execute(
-                "INSERT INTO bots (name, version, command, language, folder, content_hash,"
-                " registered_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT (name, content_hash) DO NOTHING",
-                (name, version, json.dumps(list(command)), language, folder, content_hash, _now()),
+                "INSERT INTO bot_contents (content_hash, pack) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                (content_hash, pack),
             )
-            row = conn.execute(
-                f"{sql.BOT_COLUMNS} WHERE name = ? AND content_hash = ?", (name, content_hash)
-            ).fetchone()
-        return _bot_row(row)
+            return _register(conn, name, version, command, language, folder, content_hash)
+
+    def submitted(self, name: str, which: str | None = None) -> BotRow | None:
+        """A submitted version of bot ``name``: the latest, or the latest whose version or hash is ``which``.
+
+        ``which`` matches a version exactly, or the start of a content hash (six lowercase
+        hex digits or more). None when no submitted version matches.
+        """
+        query, params = sql.SUBMITTED, [name]
+        if which is not None:
+            by_hash = re.fullmatch(r"[0-9a-f]{6,64}", which) is not None
+            query += " AND (version = ? OR content_hash LIKE ?)"
+            params += [which, f"{which}%" if by_hash else ""]
+        rows = self._query(f"{query} ORDER BY id DESC LIMIT 1", params)
+        return _bot_row(rows[0]) if rows else None
+
+    def bot_pack(self, content_hash: str) -> bytes:
+        """The stored content of a submitted version; StoreError when there is none."""
+        rows = self._query("SELECT pack FROM bot_contents WHERE content_hash = ?", (content_hash,))
+        if not rows:
+            msg = f"no submitted content with hash {content_hash[:12]}"
+            raise StoreError(msg)
+        return bytes(rows[0][0])
 
     def bots(self) -> list[BotRow]:
         """List every registered bot version, oldest first."""

@@ -21,6 +21,13 @@ Schema version history (``PRAGMA user_version``):
    kept as they are). ``tournaments.unisolated``: NULL while every run of the tournament
    ran its bots isolated, otherwise the reason the first run that did not gave; an
    upgraded file's tournaments were all played before isolation (:data:`UNISOLATED_BEFORE`).
+5. Submitted versions (:mod:`tournaments.versions`): ``bot_contents`` holds the pack of
+   each content a bot was submitted with, once per content hash; a ``bots`` row whose hash
+   is there is a submitted version, which ``--bot NAME[@VERSION]`` plays. An upgraded file
+   has none: its bots are submitted again to be played by name. ``seat_results`` gain
+   ``asked`` and ``substituted`` (the decisions asked of the seat, and those the referee
+   played for it), 0 in the sessions of an upgraded file, and ``bot_totals`` their sums
+   (rebuilt and computed again, as version 4 did).
 """
 
 from __future__ import annotations
@@ -28,10 +35,10 @@ from __future__ import annotations
 APPLICATION_ID = 0x4E415041
 """``PRAGMA application_id`` of a Nap Arena database: ``"NAPA"`` in ASCII."""
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """``PRAGMA user_version`` this code writes and reads."""
 
-TOTALS_VERSION = 4
+TOTALS_VERSION = 5
 """The version that last changed what the totals hold: a file upgraded from an older one has
 every total computed again from its sessions."""
 
@@ -79,6 +86,8 @@ SCHEMA: tuple[str, ...] = (
         chips INTEGER NOT NULL,
         win_share REAL NOT NULL,
         faults INTEGER NOT NULL DEFAULT 0,
+        asked INTEGER NOT NULL DEFAULT 0,  -- decisions asked of the seat (forced moves apart)
+        substituted INTEGER NOT NULL DEFAULT 0,  -- of those, played by the referee (faults, disqualified)
         PRIMARY KEY (session_id, seat)) WITHOUT ROWID""",
     "CREATE INDEX seat_results_bot ON seat_results (bot, session_id)",
     """CREATE TABLE declarations (
@@ -131,6 +140,7 @@ BOT_TOTALS = """CREATE TABLE bot_totals (
         rotation_blocks INTEGER NOT NULL DEFAULT 0,
         rotation_edge INTEGER NOT NULL DEFAULT 0,  -- in 1/3600 chip, whatever the table sizes
         rotation_edge_sq INTEGER NOT NULL DEFAULT 0,
+        asked INTEGER NOT NULL DEFAULT 0, substituted INTEGER NOT NULL DEFAULT 0,
         PRIMARY KEY (tournament_id, bot)) WITHOUT ROWID"""
 
 PACKED: tuple[str, ...] = (
@@ -164,7 +174,19 @@ PACKED: tuple[str, ...] = (
 )
 """What version 3 added: the packed logs and the standings' totals (in today's shape)."""
 
+BOT_CONTENTS = """CREATE TABLE bot_contents (
+        content_hash TEXT PRIMARY KEY,
+        pack BLOB NOT NULL)  -- the folder as submitted: gzip tar (tournaments.versions.pack)"""
+"""What version 5 added: the content of every submitted bot version."""
+
 MIGRATIONS: dict[int, tuple[str, ...]] = {
+    5: (
+        BOT_CONTENTS,
+        "ALTER TABLE seat_results ADD COLUMN asked INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE seat_results ADD COLUMN substituted INTEGER NOT NULL DEFAULT 0",
+        "DROP TABLE bot_totals",  # totals only: computed again once the steps are done
+        BOT_TOTALS,
+    ),
     4: (
         "DROP TABLE block_seats",  # totals only: computed again once the steps are done
         BLOCK_SEATS,
@@ -195,6 +217,8 @@ SESSION_COLUMNS = """
 """
 
 BOT_COLUMNS = "SELECT id, name, version, command, language, folder, content_hash, registered_at FROM bots"
+SUBMITTED = f"{BOT_COLUMNS} WHERE name = ? AND content_hash IN (SELECT content_hash FROM bot_contents)"  # noqa: S608 - our own columns
+"""The submitted versions of one bot (a name to fill in; more conditions may follow)."""
 TOURNAMENT_COLUMNS = (
     "SELECT id, name, config, seed, status, created_at, finished_at, unisolated FROM tournaments"
 )
@@ -208,7 +232,7 @@ FAULTS_OF_SESSIONS = """
     FROM faults f WHERE f.session_id IN (SELECT id FROM sessions s WHERE {where}) ORDER BY f.id
 """
 SEATS_OF_SESSIONS = """
-    SELECT r.session_id, r.seat, r.bot, r.chips, r.win_share, r.faults
+    SELECT r.session_id, r.seat, r.bot, r.chips, r.win_share, r.faults, r.asked, r.substituted
     FROM seat_results r WHERE r.session_id IN (SELECT id FROM sessions s WHERE {where})
     ORDER BY r.session_id, r.seat
 """

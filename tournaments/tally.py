@@ -118,6 +118,10 @@ class BotTotals:
     widows_taken_made: int = 0
     widows_peeked: int = 0
     exchanged: int = 0
+    asked: int = 0
+    """Decisions asked of the bot (:attr:`~tournaments.results.SeatResult.asked`), summed over sessions."""
+    substituted: int = 0
+    """Of those, the ones the referee played for it."""
     rotation_blocks: int = 0
     """Complete blocks, each giving one rotation edge (:func:`rotation_edge_units`)."""
     rotation_edge: int = 0
@@ -323,6 +327,8 @@ def session_change(result: SessionResult, before: Mapping[str, BlockSeat], *, sc
             widows_taken_made=sum(bool(d.widow_taken) and d.made for d in widows),
             widows_peeked=sum(bool(d.peeked) for d in widows),
             exchanged=sum(d.exchanged for d in declarations),
+            asked=seat.asked,
+            substituted=seat.substituted,
         )
     if _completes(result, block):
         for seat in result.seats:

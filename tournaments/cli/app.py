@@ -221,12 +221,17 @@ out_option = click.option(
 )
 
 
+SEED_VARIABLE = "NAP_SEED"
+"""The environment variable that gives ``--seed`` when the command line does not (a test suite's)."""
+
 seed_option = click.option(
     "--seed",
     type=click.IntRange(0, 2**63 - 1),
     default=None,
+    envvar=SEED_VARIABLE,
     help="The seed of every deal, for a run that anyone can reproduce; anyone who knows the seed knows "
-    "every card. Default: a secret random seed, stored (a resume deals the same) and shown once finished.",
+    f"every card (also ${SEED_VARIABLE}). Default: a secret random seed, stored (a resume deals the same) "
+    "and shown once finished.",
 )
 
 

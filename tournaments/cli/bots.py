@@ -30,6 +30,7 @@ from tournaments.manifest import content_hash, read_manifest, scaffold
 from tournaments.practice import BASELINE, CheckReport, check_bot
 from tournaments.progress import tournament_progress
 from tournaments.store import Store
+from tournaments.versions import pack
 
 if TYPE_CHECKING:
     from tournaments.sandbox import BotLimits
@@ -128,7 +129,11 @@ def bot_check(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
 @isolation_options
 @friendly
 def bot_submit(folder: Path, db_path: Path, sessions: int, sandbox: str, bot_limits: BotLimits) -> None:
-    """Validate, check, and register a bot folder as a new version (by content hash)."""
+    """Validate, check, and keep a bot folder's content as a new version (by content hash).
+
+    The version plays exactly as it was checked, whatever happens to the folder: --bot NAME
+    plays the latest version, --bot NAME@VERSION or NAME@HASH an older one.
+    """
     manifest = read_manifest(folder)
     report = _check(
         folder,
@@ -148,16 +153,17 @@ def bot_submit(folder: Path, db_path: Path, sessions: int, sandbox: str, bot_lim
         msg = f"bot {manifest.name} did not pass its check; not registered"
         raise RunnerError(msg)
     with Store.open(db_path) as store:
-        known = {row.id for row in store.bots()}
-        row = store.register_bot(
+        known = {row.id for row in store.bots() if store.submitted(row.name, row.content_hash) is not None}
+        row = store.submit_bot(
             name=manifest.name,
             version=manifest.version,
             command=manifest.command,
             language=manifest.language,
             folder=str(manifest.folder),
             content_hash=content_hash(manifest.folder),
+            pack=pack(manifest.folder),
         )
-    state = "already registered as" if row.id in known else "registered as"
+    state = "already submitted as" if row.id in known else "submitted as"
     console.print(
         f"{manifest.name} {manifest.version} {state} bot {row.id} (hash {row.content_hash[:12]})",
         markup=False,
@@ -267,10 +273,15 @@ def _reasons(report: CheckReport) -> str:
 @db_option
 @friendly
 def bot_list(db_path: Path) -> None:
-    """List the registered bots and their versions."""
+    """List the registered bots and their versions.
+
+    A submitted version (nap bot submit) is kept: --bot NAME@VERSION plays it as it was.
+    The others were entered as folders in a tournament, and are listed for the record.
+    """
     with open_store(db_path) as store:
-        table = Table("id", "name", "version", "language", "hash", "registered (UTC)", "folder")
+        table = Table("id", "name", "version", "language", "hash", "registered (UTC)", "kept", "folder")
         for row in store.bots():
+            kept = store.submitted(row.name, row.content_hash) is not None
             table.add_row(
                 str(row.id),
                 row.name,
@@ -278,6 +289,7 @@ def bot_list(db_path: Path) -> None:
                 row.language or "",
                 row.content_hash[:12],
                 row.registered_at[:19].replace("T", " "),
+                "submitted" if kept else "",
                 row.folder or "",
             )
         console.print(table)

@@ -20,10 +20,11 @@ class Budget:
 
     ``seconds`` (per decision) and ``batch_seconds`` (per batch of the referee's requests,
     ``batch_size`` of them at most: the process's ``--max-batch``; see :class:`Batch`) are
-    only a safety cap, set well above what the samples take: on a machine far slower
-    than expected, or overloaded, a decision stops there (after ``min_samples`` at least)
-    rather than answer late, and is counted in :attr:`PimcBot.capped`. ``None``: no cap.
-    To play by time instead, give many samples and the seconds to spend.
+    only a safety cap, set well above what the samples take, in CPU seconds of the thread
+    that decides: a machine busy with other work does not make it bite, only a decision
+    that really needs that much thinking (seven cards at seven seats, say), which then
+    stops there (after ``min_samples`` at least) and is counted in :attr:`PimcBot.capped`.
+    ``None``: no cap. To play by time instead, give many samples and the seconds to spend.
     """
 
     samples: int = 30
