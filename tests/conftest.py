@@ -8,6 +8,7 @@ seed through ``$NAP_SEED``. The tests of the secret default seed take it away ag
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 import pytest
@@ -19,5 +20,5 @@ if TYPE_CHECKING:
 @pytest.fixture(autouse=True, scope="session")
 def _seeded() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("NAP_SEED", "1")
+        patch.setenv("NAP_SEED", os.environ.get("NAP_TEST_SEED", "1"))
         yield

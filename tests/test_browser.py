@@ -176,7 +176,7 @@ def test_a_faulty_session_opens_at_its_fault(published: Published, page: Page) -
     assert page.locator(".panel .badge.fault").count() == 1
     page.screenshot(path=published.shots / "fault.png", full_page=True)
     page.keyboard.press("ArrowRight")
-    assert page.locator("#timeline .tick.here:not(.fault)").count() == 1
+    sync_api.expect(page.locator("#timeline .tick.here:not(.fault)")).to_have_count(1)
 
 
 def test_the_replay_fits_a_phone(published: Published, browser: Browser) -> None:
