@@ -286,7 +286,7 @@ def test_json_documents_parse_and_say_their_format(with_faults: Played, tmp_path
         result = invoke(*args, "--db", db, "--json")
         assert result.exit_code == 0, result.output
         documents[name] = json.loads(result.stdout)
-    assert documents["standings"]["format"] == "nap-arena-standings/2"
+    assert documents["standings"]["format"] == "nap-arena-standings/3"
     assert {bot["bot"] for bot in documents["standings"]["bots"]} == {"dying", "random", "r2"}
     assert documents["standings"]["tournament"]["id"] == 1
     assert documents["list"]["tournaments"][0]["sessions"] == {"played": 3, "planned": 3}

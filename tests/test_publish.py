@@ -109,7 +109,7 @@ class TestPublish:
         assert [line["rank"] for line in data["bots"]] == [line.rank for line in standings.bots]
 
     def test_from_json_rejects_other_layouts(self) -> None:
-        with pytest.raises(ValueError, match="not nap-arena-standings/2 data"):
+        with pytest.raises(ValueError, match="not nap-arena-standings/3 data"):
             from_json({"format": "something-else"})
 
 

@@ -374,6 +374,50 @@ class TestRanks:
         assert last.los_next is None
 
 
+class TestUnranked:
+    """A bot the referee played most decisions for is listed last, with no rank."""
+
+    @staticmethod
+    def played(results: list[SessionResult], bot: str, asked: int, substituted: int) -> list[SessionResult]:
+        """``results``: each seat asked ``asked`` decisions, ``substituted`` of them played for ``bot``."""
+        return [
+            dataclasses.replace(
+                result,
+                seats=tuple(
+                    dataclasses.replace(seat, asked=asked, substituted=substituted if seat.bot == bot else 0)
+                    for seat in result.seats
+                ),
+            )
+            for result in results
+        ]
+
+    def test_a_hanging_bot_at_the_top_is_not_ranked(self) -> None:
+        """The issue's case: a bot that hangs from its first decision led the table on the referee's play."""
+        results = self.played(TestRanks.noisy(12, edge=10), "a", asked=40, substituted=40)
+        standings = compute_standings(results)
+        assert [line.bot for line in standings.bots] == ["b", "c", "d", "a"]
+        assert [line.rank for line in standings.bots] == [1, 2, 2, None]
+        assert standings.unranked == (standings.bot("a"),)
+        assert standings.bot("a").played_by_referee == 1.0
+        assert not standings.tied("a")
+        note = render_markdown(standings)
+        assert "| - | a |" in note
+        assert "Not ranked: a (100.0%)" in note
+
+    def test_a_bot_the_referee_played_half_for_is_still_ranked(self) -> None:
+        results = self.played(TestRanks.noisy(12, edge=10), "a", asked=40, substituted=20)
+        standings = compute_standings(results)
+        assert [line.rank for line in standings.bots] == [1, 2, 3, 3]
+        assert not standings.unranked
+        assert "Not ranked" not in render_markdown(standings)
+
+    def test_sessions_without_counts_rank_as_before(self) -> None:
+        """Sessions stored before decisions were counted (asked 0) leave every bot ranked."""
+        standings = compute_standings(TestRanks.noisy(12, edge=10))
+        assert standings.bot("a").played_by_referee is None
+        assert not standings.unranked
+
+
 class TestCrosstable:
     def results(self) -> list[SessionResult]:
         rng = random.Random(4)

@@ -27,7 +27,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from tournaments.publish import POOL_HEADER, percent, pool_cell, rank_label, shared_ranks_note
+from tournaments.publish import POOL_HEADER, percent, pool_cell, rank_label, rank_notes
 from tournaments.rotation_check import flag_warnings
 
 if TYPE_CHECKING:
@@ -218,16 +218,15 @@ def show_standings(console: Console, standings: Standings, *, title: str, live: 
 
 
 def _caption(standings: Standings, *, live: bool) -> str:
-    """How the standings are ranked, why ranks are shared if for too few blocks, what the rating is.
+    """How the standings are ranked, why ranks are shared or missing (:func:`rank_notes`), the rating.
 
     ``live`` adds that intervals are no stopping rule.
     """
-    note = shared_ranks_note(standings)
     stopping = (
         "Intervals are not a stopping rule: stopping once one clears zero finds differences that "
         "are not there. To stop as soon as the data decides: nap match --sprt."
     )
-    parts = [RANKING_NOTE, *([] if note is None else [note]), RATING_NOTE, *([stopping] if live else [])]
+    parts = [RANKING_NOTE, *rank_notes(standings), RATING_NOTE, *([stopping] if live else [])]
     return " ".join(parts)
 
 

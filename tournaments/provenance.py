@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from tournaments.executors import Usage
+    from tournaments.load_check import LateFaults
     from tournaments.store import TournamentRow
 
 __all__ = [
@@ -90,11 +91,14 @@ def describe_tournament(  # noqa: PLR0913 - each a separate fact from the store
     blocks: int,
     faults: int,
     usage: Usage | None,
+    late: LateFaults | None = None,
 ) -> dict[str, Any]:
     """Everything that says what ``row``'s tournament measured, as JSON-ready data.
 
     ``played`` and ``planned`` count sessions, ``blocks`` the duplicate blocks scheduled;
-    ``usage`` is the executor recorded for its latest run (None when there is no record).
+    ``usage`` is the executor recorded for its latest run (None when there is no record);
+    ``late`` its late faults, which say whether the machine was too busy for the clock
+    (:mod:`tournaments.load_check`; None: not counted).
     Times are the store's: ISO 8601 in UTC; ``finished_at`` is None until it finishes.
     """
     config: Mapping[str, Any] = row.config
@@ -132,6 +136,7 @@ def describe_tournament(  # noqa: PLR0913 - each a separate fact from the store
         "connect_timeout_s": config.get("connect_timeout_s"),
         "fault_policy": config.get("fault_policy"),
         "isolation": isolation_record(row),
+        "load": None if late is None else late.to_json(),
         "bots": [
             {
                 "name": bot.get("name"),

@@ -35,6 +35,7 @@ from tournaments.session_pages import (
     write_session_pages,
 )
 from tournaments.standings import (
+    UNRANKED_SHARE,
     BotStanding,
     ContractRecord,
     Estimate,
@@ -50,12 +51,16 @@ if TYPE_CHECKING:
 
     from tournaments.match import MatchSummary
 
-JSON_FORMAT = "nap-arena-standings/2"
+JSON_FORMAT = "nap-arena-standings/3"
 """Identifies the JSON layout; bumped whenever a key changes meaning or disappears.
 
 2: ranks may be shared (``tied``), ``los_next``; win share is an interval; the rating is
 one Bradley-Terry number (no ``mu``/``sigma``); intervals carry ``sd`` and ``warning``;
-``match``."""
+``match``.
+
+3: ``rank`` is null for a bot the referee played most decisions for (``unranked``), with
+``asked`` and ``played_by_referee`` counting its decisions; ``tournament.load`` says whether
+the machine was too busy for the clock."""
 
 _LABEL_CHARS = 24
 """Bot ids longer than this are shortened in the chart (tables show them whole)."""
@@ -116,8 +121,10 @@ def publish(  # noqa: PLR0913 - the standings, the folder and keyword-only optio
     data = folder / "standings.json"
     page = folder / "standings.html"
     isolation = None if about is None else about.get("isolation")
+    load = None if about is None else about.get("load")
     markdown.write_text(
-        render_markdown(standings, title=title, match=match, isolation=isolation), encoding="utf-8"
+        render_markdown(standings, title=title, match=match, isolation=isolation, load=load),
+        encoding="utf-8",
     )
     data.write_text(
         json.dumps(to_json(standings, title=title, match=match, about=about), indent=2, sort_keys=True)
@@ -131,7 +138,13 @@ def publish(  # noqa: PLR0913 - the standings, the folder and keyword-only optio
         )
     page.write_text(
         render_html(
-            standings, title=title, match=match, sessions=sessions, replays=made, isolation=isolation
+            standings,
+            title=title,
+            match=match,
+            sessions=sessions,
+            replays=made,
+            isolation=isolation,
+            load=load,
         ),
         encoding="utf-8",
     )
@@ -151,10 +164,25 @@ def shared_ranks_note(standings: Standings) -> str | None:
     )
 
 
-def _shared_ranks(standings: Standings) -> list[str]:
-    """:func:`shared_ranks_note` as a list: one sentence, or none."""
-    note = shared_ranks_note(standings)
-    return [] if note is None else [note]
+def unranked_note(standings: Standings) -> str | None:
+    """Which bots are not ranked and why (the referee played most of their decisions); None: all ranked."""
+    lines = standings.unranked
+    if not lines:
+        return None
+    bots = ", ".join(f"{line.bot} ({percent(line.played_by_referee)})" for line in lines)
+    return (
+        f"Not ranked: {bots} of the decisions asked of "
+        + ("it" if len(lines) == 1 else "each")
+        + " were played by the referee (late, invalid, crashed or disqualified), "
+        f"so the chips shown are the referee's play, not the bot's. A bot is ranked only while "
+        f"the referee plays at most {UNRANKED_SHARE:.0%} of its decisions."
+    )
+
+
+def rank_notes(standings: Standings) -> list[str]:
+    """:func:`shared_ranks_note` and :func:`unranked_note` as a list of sentences (none, one or two)."""
+    notes = (shared_ranks_note(standings), unranked_note(standings))
+    return [note for note in notes if note is not None]
 
 
 def _signed(value: float) -> str:
@@ -175,7 +203,9 @@ def percent(value: float | None) -> str:
 
 
 def rank_label(standings: Standings, line: BotStanding) -> str:
-    """``2`` or, when the rank is shared, ``2=``."""
+    """``2`` or, when the rank is shared, ``2=``; ``-`` for a bot not ranked (``unranked``)."""
+    if line.rank is None:
+        return "-"
     return f"{line.rank}=" if standings.tied(line.bot) else str(line.rank)
 
 
@@ -296,13 +326,16 @@ def render_markdown(
     title: str = "Standings",
     match: MatchSummary | None = None,
     isolation: Mapping[str, Any] | None = None,
+    load: Mapping[str, Any] | None = None,
 ) -> str:
     """Render the standings as Markdown: the match (if any), the ranking table, the crosstable, fair play.
 
     Crosstable cells read row bot minus column bot, mean chips per session over the
     blocks they shared, with the 95% interval and, in brackets, the number of blocks.
     ``isolation`` (:func:`tournaments.provenance.isolation_record`) says in the fair play
-    section whether the bots ran isolated.
+    section whether the bots ran isolated; ``load``
+    (:meth:`tournaments.load_check.LateFaults.to_json`) warns above the table when the
+    machine was too busy for the clock.
     """
 
     def row(cells: list[str]) -> str:
@@ -317,11 +350,12 @@ def render_markdown(
         *head,
         f"{standings.sessions} sessions in {standings.blocks} blocks. {READING_NOTE}",
         "",
+        *(line for warning in load_warnings(load) for line in (f"**Warning: {warning}.**", "")),
         row(headers),
         row(["---"] * len(headers)),
         *(row(cells) for cells in _rows(standings)),
         "",
-        *(line for note in _shared_ranks(standings) for line in (note, "")),
+        *(line for note in rank_notes(standings) for line in (note, "")),
         "## Crosstable (row minus column, chips per session; shared blocks in brackets)",
         "",
         row(["", *names]),
@@ -331,6 +365,12 @@ def render_markdown(
         *_fair_play_markdown(standings, isolation),
     ]
     return "\n".join(lines) + "\n"
+
+
+def load_warnings(load: Mapping[str, Any] | None) -> list[str]:
+    """The busy-machine warning of a tournament's ``load`` record, as a list: one sentence, or none."""
+    warning = None if load is None else load.get("warning")
+    return [] if warning is None else [str(warning)]
 
 
 def isolation_line(isolation: Mapping[str, Any] | None) -> list[str]:
@@ -390,6 +430,9 @@ def to_json(
                 {"contract": r.contract, "made": r.made, "attempted": r.attempted} for r in line.declarer
             ],
             "faults": line.faults,
+            "asked": line.asked,
+            "played_by_referee": line.substituted,
+            "unranked": line.unranked,
             "rating": line.rating,
             **({"declarer_pool": _pool_json(line)} if pool else {}),
             "rotation_edge": None if line.rotation_edge is None else line.rotation_edge.to_json(),
@@ -458,7 +501,7 @@ def from_json(data: dict[str, Any]) -> Standings:
         bots=tuple(
             BotStanding(
                 bot=str(line["bot"]),
-                rank=int(line["rank"]),
+                rank=None if line["rank"] is None else int(line["rank"]),
                 sessions=int(line["sessions"]),
                 blocks=int(line["blocks"]),
                 chips=est(line["chips_per_session"]),
@@ -478,6 +521,8 @@ def from_json(data: dict[str, Any]) -> Standings:
                 pool=_pool_from_json(line.get("declarer_pool")),
                 rotation_edge=None if line.get("rotation_edge") is None else est(line["rotation_edge"]),
                 rotation_flagged=bool(line.get("rotation_flagged", False)),
+                asked=int(line.get("asked", 0)),
+                substituted=int(line.get("played_by_referee", 0)),
             )
             for line in data["bots"]
         ),
@@ -598,10 +643,12 @@ def render_html(  # noqa: PLR0913 - the standings and keyword-only options
     sessions: Sequence[SessionLink] | None = None,
     replays: Collection[int] = (),
     isolation: Mapping[str, Any] | None = None,
+    load: Mapping[str, Any] | None = None,
 ) -> str:
     """Render a whole HTML page: match (if any), chart, ranking, crosstable, fair play; nothing external.
 
-    With ``sessions`` each bot, crosstable cell and fault count links to the sessions list
+    ``isolation`` and ``load`` are as for :func:`render_markdown`. With ``sessions`` each
+    bot, crosstable cell and fault count links to the sessions list
     (``sessions.html``, filtered), and the faulty sessions are listed, linked to their
     replay pages (those in ``replays``) or their rows in the sessions list.
     """
@@ -673,10 +720,14 @@ def render_html(  # noqa: PLR0913 - the standings and keyword-only options
                 f'<p class="note">{standings.sessions} sessions in {standings.blocks} blocks. '
                 f"{html.escape(READING_NOTE)}</p>"
             ),
+            *(
+                f'<p class="fault" id="load"><strong>Warning: {html.escape(warning)}.</strong></p>'
+                for warning in load_warnings(load)
+            ),
             *sessions_note,
             f'<div class="wide">{render_svg(standings)}</div>',
             table(headers, ranking),
-            *(f'<p class="note">{html.escape(note)}</p>' for note in _shared_ranks(standings)),
+            *(f'<p class="note">{html.escape(note)}</p>' for note in rank_notes(standings)),
             "<h2>Crosstable</h2>",
             (
                 '<p class="note">Row minus column, chips per session over shared blocks '

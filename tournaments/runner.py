@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import os
 import shutil
 import signal
 from dataclasses import dataclass, field
@@ -42,6 +43,7 @@ from tournaments.config import TournamentConfig
 from tournaments.entrants import recheck
 from tournaments.executors import Executor, LocalExecutor, PlayContext, default_workers, record_usage
 from tournaments.host import Hosting, WorkerSetup
+from tournaments.load_check import LateFaults
 from tournaments.locks import tournament_lock
 from tournaments.logfiles import LogError
 from tournaments.match import MatchMonitor
@@ -352,6 +354,8 @@ async def _play(  # noqa: PLR0913 - the pieces of one run
             progress,
             None if progress is None else progress.add_task(config.name, total=total, completed=done),
             monitor=monitor,
+            name=config.name,
+            late=store.late_faults(tournament) if finished else None,
         )
         commit.count = done
         try:
@@ -423,7 +427,10 @@ async def _run_blocks(  # noqa: PLR0913 - the pieces of one run
         report=lambda usage: record_usage(store.path, tournament, usage),
     )
     recorded = commit.count
-    await options.executor.play(runs, commit, context=context)
+    try:
+        await options.executor.play(runs, commit, context=context)
+    finally:
+        commit.warn_if_busy()  # at the end of the run too, under what it printed meanwhile
     unplayed = sum(len(run.rotations) for run in runs) - (commit.count - recorded)
     if unplayed > 0 and (commit.monitor is None or not commit.monitor.decided):
         msg = f"the {options.executor.name} executor returned with {unplayed} sessions unplayed"
@@ -468,32 +475,58 @@ async def _until_decided(play: Coroutine[Any, Any, None], commit: _Committer) ->
             raise
 
 
+def machine_load() -> str:
+    """``load 5.2 on 2 cores``: the one-minute load average and the cores; empty where unknown."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return ""
+    return f"load {load:.1f} on {os.cpu_count() or 1} cores"
+
+
+BUSY_MARK = " [busy machine: bots late together]"
+"""Added to the progress line's name once the late faults say the machine is too busy.
+
+See :mod:`tournaments.load_check`."""
+
+
 class _Committer:
     """Commits each finished session with its log and advances the progress bar.
 
     In a match, each session also goes to the match's ``monitor``; the progress bar shows
     its test's LLR and bounds, and ``on_decided`` is called once the test has decided.
+    ``late`` counts the late faults (those of earlier runs to begin with): once two bots
+    are late in one session it warns, and the progress line says so from then on.
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - the pieces of one run
         self,
         store: Store,
         progress: Progress | None,
         task_id: TaskID | None,
         *,
         monitor: MatchMonitor | None = None,
+        name: str = "",
+        late: LateFaults | None = None,
     ) -> None:
         self.store = store
         self.progress = progress
         self.task_id = task_id
         self.monitor = monitor
+        self.name = name
+        self.late = LateFaults() if late is None else late
         self.on_decided: Callable[[], object] | None = None
         self.count = 0
         """Sessions of the tournament recorded so far (including earlier runs)."""
+        if self.late.busy:
+            self._describe()
 
     def __call__(self, result: SessionResult, log: bytes) -> None:
         self.store.record_session(result, log=log)
         self.count += 1
+        if self.late.add(result):
+            self.warn_if_busy()
+            self._describe()
         if self.progress is not None and self.task_id is not None:
             self.progress.advance(self.task_id)
         monitor = self.monitor
@@ -501,10 +534,25 @@ class _Committer:
             return
         was_decided = monitor.decided
         monitor.add(result)
-        if self.progress is not None and self.task_id is not None:
-            self.progress.update(self.task_id, description=f"{monitor.plan.candidate}: {monitor.describe()}")
+        self._describe()
         if monitor.decided and not was_decided and self.on_decided is not None:
             self.on_decided()
+
+    def warn_if_busy(self) -> None:
+        """Warn (with the machine's load now) if the late faults so far say the machine is too busy."""
+        warning = self.late.warning(load=machine_load())
+        if warning is not None:
+            _log.warning(warning)
+
+    def _describe(self) -> None:
+        """The progress line's name (the tournament's, or a match's test), marked if the machine is busy."""
+        if self.progress is None or self.task_id is None:
+            return
+        monitor = self.monitor
+        name = self.name
+        if monitor is not None and monitor.plan.sprt is not None:
+            name = f"{monitor.plan.candidate}: {monitor.describe()}"
+        self.progress.update(self.task_id, description=name + (BUSY_MARK if self.late.busy else ""))
 
 
 @contextlib.contextmanager

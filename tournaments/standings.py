@@ -22,7 +22,9 @@ Conventions:
 * The rating is a Bradley-Terry fit on every session at once (:mod:`tournaments.rating`),
   so it does not depend on the order of the sessions; it breaks ties in mean chips for
   the order of display, never for the rank.
-* Faults are counted from ``SeatResult.faults``.
+* Faults are counted from ``SeatResult.faults``. A bot the referee played more than half
+  of the decisions for (:data:`UNRANKED_SHARE`: it faulted, hung or was disqualified) is
+  listed after the others with no rank: its chips are the referee's play, not its own.
 * Each bot's rotation edge (how much better it does on boards played before than on their
   first play, :mod:`tournaments.rotation_check`) is estimated over its complete blocks, and
   a bot whose edge is above zero at a 1% family-wise level is flagged.
@@ -61,6 +63,7 @@ if TYPE_CHECKING:
     from tournaments.tally import BotTotals, Tally
 
 __all__ = [
+    "UNRANKED_SHARE",
     "BotStanding",
     "ContractRecord",
     "Estimate",
@@ -72,6 +75,10 @@ __all__ = [
     "standings_of",
     "t_quantile",
 ]
+
+
+UNRANKED_SHARE = 0.5
+"""A bot the referee played more than this share of the asked decisions for is not ranked."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +120,8 @@ class PoolRecord:
 class BotStanding:
     """One bot's line in the standings.
 
-    ``rank`` is shared by bots the data does not separate (see the module notes);
+    ``rank`` is shared by bots the data does not separate (see the module notes), and
+    None for a bot that is not ranked (:attr:`unranked`);
     ``los_next`` is the paired likelihood that this bot is better than the next one in
     the standings (None for the last bot, or when the two never varied over shared
     blocks). ``chips`` is mean chips per session and ``win_share`` the share of session
@@ -125,10 +133,12 @@ class BotStanding:
     the bot's complete blocks, how much better it did on a board's later rotations than on
     its first (None: no complete block), and ``rotation_flagged`` says that the edge is
     above zero by the rotation check's test (:mod:`tournaments.rotation_check`).
+    ``asked`` counts the decisions asked of it and ``substituted`` those the referee
+    played for it (both 0 for sessions stored before they were counted).
     """
 
     bot: str
-    rank: int
+    rank: int | None
     sessions: int
     blocks: int
     chips: Estimate
@@ -141,6 +151,19 @@ class BotStanding:
     pool: PoolRecord = PoolRecord()
     rotation_edge: Estimate | None = None
     rotation_flagged: bool = False
+    asked: int = 0
+    substituted: int = 0
+
+    @property
+    def played_by_referee(self) -> float | None:
+        """The share of its asked decisions the referee played for it (None: none counted)."""
+        return self.substituted / self.asked if self.asked else None
+
+    @property
+    def unranked(self) -> bool:
+        """Whether the referee played over :data:`UNRANKED_SHARE` of its decisions, so it is not ranked."""
+        share = self.played_by_referee
+        return share is not None and share > UNRANKED_SHARE
 
     @property
     def declarations(self) -> int:
@@ -176,8 +199,9 @@ class HeadToHead:
 class Standings:
     """The standings of a tournament (or of any set of finished sessions).
 
-    ``bots`` is in display order: mean chips descending, then rating descending, then bot
-    id; their ``rank`` says which of them the data separates. ``crosstable`` holds one
+    ``bots`` is in display order: the ranked bots by mean chips descending, then rating
+    descending, then bot id, and after them the unranked ones (:attr:`BotStanding.unranked`)
+    in the same order; their ``rank`` says which of them the data separates. ``crosstable`` holds one
     entry per ordered pair of bots that shared at least one block, sorted by (bot,
     opponent). ``has_pool`` says that the sessions were played on a profile with a pool
     (:attr:`referee.rules.Profile.has_pool`), so the declarers' pool records belong in
@@ -210,9 +234,14 @@ class Standings:
         return None
 
     def tied(self, name: str) -> bool:
-        """Whether bot ``name`` shares its rank with another bot."""
+        """Whether bot ``name`` shares its rank with another bot (an unranked bot shares none)."""
         rank = self.bot(name).rank
-        return sum(line.rank == rank for line in self.bots) > 1
+        return rank is not None and sum(line.rank == rank for line in self.bots) > 1
+
+    @property
+    def unranked(self) -> tuple[BotStanding, ...]:
+        """The bots not ranked because the referee played most of their decisions."""
+        return tuple(line for line in self.bots if line.unranked)
 
     @property
     def too_few_blocks(self) -> int | None:
@@ -225,7 +254,8 @@ class Standings:
         few = [
             entry.difference.n
             for above, line in itertools.pairwise(self.bots)
-            if line.rank == above.rank
+            if line.rank is not None
+            and line.rank == above.rank
             and (entry := self.versus(above.bot, line.bot)) is not None
             and entry.difference.n < FEW_BLOCKS
         ]
@@ -254,7 +284,7 @@ def standings_of(tally: Tally, *, has_pool: bool = False) -> Standings:
     lines = [_bot_standing(bot, totals, tally, ratings[bot]) for bot, totals in tally.bots.items()]
     flagged = rotation_flags({line.bot: line.rotation_edge for line in lines})
     lines = [dataclasses.replace(line, rotation_flagged=line.bot in flagged) for line in lines]
-    lines.sort(key=lambda line: (-line.chips.mean, -line.rating, line.bot))
+    lines.sort(key=lambda line: (line.unranked, -line.chips.mean, -line.rating, line.bot))
     return Standings(
         bots=_ranked(lines, crosstable),
         crosstable=crosstable,
@@ -294,21 +324,31 @@ def _bot_standing(bot: str, totals: BotTotals, tally: Tally, rating: float) -> B
         else estimate_from_sums(
             totals.rotation_blocks, totals.rotation_edge, totals.rotation_edge_sq, ROTATION_UNIT
         ),
+        asked=totals.asked,
+        substituted=totals.substituted,
     )
 
 
 def _ranked(lines: Sequence[BotStanding], crosstable: Sequence[HeadToHead]) -> tuple[BotStanding, ...]:
-    """The lines with their ranks (tied unless separated from the line above) and paired LOS."""
+    """The lines with their ranks (tied unless separated from the line above) and paired LOS.
+
+    The unranked lines (which come last) get no rank, and the LOS of each line is over the
+    next line whatever it is.
+    """
     pairs = {(entry.bot, entry.opponent): entry for entry in crosstable}
     ranked: list[BotStanding] = []
     for position, line in enumerate(lines):
         after = lines[position + 1] if position + 1 < len(lines) else None
         below = None if after is None else pairs.get((line.bot, after.bot))
-        rank = 1
-        if ranked:
-            above = pairs.get((ranked[-1].bot, line.bot))
-            separated = above is not None and above.difference.trusted and (above.difference.low or 0.0) > 0
-            rank = position + 1 if separated else ranked[-1].rank
+        rank: int | None = None
+        if not line.unranked:
+            rank = 1
+            if ranked:
+                above = pairs.get((ranked[-1].bot, line.bot))
+                separated = (
+                    above is not None and above.difference.trusted and (above.difference.low or 0.0) > 0
+                )
+                rank = position + 1 if separated else ranked[-1].rank
         ranked.append(dataclasses.replace(line, rank=rank, los_next=None if below is None else below.los))
     return tuple(ranked)
 

@@ -34,7 +34,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Self, get_args
 
+from referee.match.faults import FaultKind
 from tournaments import store_schema as sql
+from tournaments.load_check import LateFaults
 from tournaments.results import Declaration, FaultRecord, SeatResult, SessionResult
 from tournaments.tally import (
     BOT_FIELDS,
@@ -926,6 +928,24 @@ class Store:
         ):
             tally.contracts[bot, contract] = ContractTotals(made, attempted)
         return tally
+
+    def late_faults(self, tournament: int) -> LateFaults:
+        """``tournament``'s late faults per bot and the sessions in which two or more bots were late.
+
+        The same as :meth:`LateFaults.of <tournaments.load_check.LateFaults.of>` over its
+        sessions; it reads only the late faults (by their index).
+        """
+        late = LateFaults()
+        bots: dict[int, set[str]] = defaultdict(set)
+        for session_id, bot in self._query(
+            "SELECT f.session_id, f.bot FROM faults f JOIN sessions s ON s.id = f.session_id"
+            " WHERE f.kind = ? AND s.tournament_id = ?",
+            (str(FaultKind.LATE), tournament),
+        ):
+            late.by_bot[bot] += 1
+            bots[session_id].add(bot)
+        late.together = sum(len(names) >= 2 for names in bots.values())
+        return late
 
 
 def _filters(

@@ -68,6 +68,7 @@ def tournament_facts(store: Store, row: TournamentRow) -> dict[str, Any]:
         blocks=blocks,
         faults=tally.faults,
         usage=recorded_usage(store.path, row.id),
+        late=store.late_faults(row.id),
     )
 
 

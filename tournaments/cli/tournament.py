@@ -361,6 +361,7 @@ def status_lines(facts: dict[str, Any]) -> list[str]:
             f"  each worker: {facts['concurrency']} blocks in flight, bots restarted at most "
             f"{facts['max_restarts']} times, {facts['connect_timeout_s']:g} s to connect"
         ),
+        *([f"  warning: {facts['load']['warning']}"] if facts["load"] and facts["load"]["warning"] else []),
     ]
 
 

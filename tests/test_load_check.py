@@ -1,0 +1,136 @@
+"""A machine too busy for the clock: bots late together are noticed, said, and kept with the standings."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import pytest
+from click.testing import CliRunner
+
+from tests.test_store import log_of
+from tournaments.cli import main
+from tournaments.load_check import ADVICE, LateFaults
+from tournaments.results import FaultRecord, SeatResult, SessionResult
+from tournaments.store import Store
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
+
+# Late once a table, at its first decision: two of these at one table are two bots late together.
+SLOW_BOT = '''"""Sleeps past the deadline at its first decision of each table, then plays at once."""
+
+import time
+
+from clients.sdk import Bot, run
+
+
+class Slow(Bot):
+    started = False
+
+    def decide(self, view):
+        if not self.started:  # one instance per table and seat
+            self.started = True
+            time.sleep(1.0)
+        return view.legal_actions[0]
+
+
+if __name__ == "__main__":
+    run(Slow, name="slow", version="1")
+'''
+
+
+def session(rotation: int, late: list[str], other: Sequence[tuple[str, str]] = ()) -> SessionResult:
+    """Bots a, b, c; a late fault per bot in ``late``, a ``kind`` fault per ``(kind, bot)`` in ``other``."""
+    faults = [FaultRecord("late", bot, 0, 0, 0, 900.0, "") for bot in late]
+    faults += [FaultRecord(kind, bot, 0, 0, 0, 1.0, "") for kind, bot in other]
+    return SessionResult(
+        tournament=1,
+        block=0,
+        rotation=rotation,
+        board_seed=7,
+        seats=tuple(SeatResult(seat=i, bot=bot, chips=0, win_share=1 / 3) for i, bot in enumerate("abc")),
+        faults=tuple(faults),
+    )
+
+
+class TestLateFaults:
+    def test_one_slow_bot_is_the_bots_own_business(self) -> None:
+        """However often one bot is late, the machine is not blamed."""
+        late = LateFaults.of([session(r, ["a", "a"]) for r in range(3)])
+        assert late.by_bot == {"a": 6}
+        assert not late.busy
+        assert late.warning() is None
+
+    def test_two_bots_late_in_one_session_is_the_machine(self) -> None:
+        late = LateFaults()
+        assert not late.add(session(0, ["a"]))
+        assert not late.add(session(1, ["b"], [("illegal", "c")]))
+        assert late.add(session(2, ["a", "b"])), "the first busy session is said"
+        assert not late.add(session(0, ["a", "c"])), "and only the first"
+        assert late.together == 2
+        assert late.total == 6
+        warning = late.warning(load="load 6.0 on 2 cores")
+        assert warning is not None
+        assert "load 6.0 on 2 cores" in warning
+        assert "a 3, b 2, c 1" in warning
+        assert warning.endswith(ADVICE)
+
+    def test_the_json_reads_back(self) -> None:
+        late = LateFaults.of([session(0, ["a", "b"]), session(1, ["a"])])
+        data = late.to_json()
+        assert data["busy"] is True
+        assert data["warning"] == late.warning()
+        again = LateFaults.from_json(json.loads(json.dumps(data)))
+        assert (again.by_bot, again.together) == (late.by_bot, late.together)
+
+    def test_the_store_counts_as_the_sessions_do(self, tmp_path: Path) -> None:
+        results = [
+            session(0, ["a", "b"]),
+            session(1, ["a"], [("late", "c"), ("illegal", "b")]),
+            session(2, []),
+        ]
+        with Store.open(tmp_path / "nap.db") as store:
+            tournament = store.create_tournament(
+                name="t", config={}, seed=1, blocks=[(0, 7, ("a", "b", "c"))]
+            )
+            for result in results:
+                store.record_session(result, log=log_of(result))
+            stored = store.late_faults(tournament)
+        expected = LateFaults.of(results)
+        assert (
+            (stored.by_bot, stored.together)
+            == (expected.by_bot, expected.together)
+            == ({"a": 2, "b": 1, "c": 1}, 2)
+        )
+
+
+@pytest.mark.slow
+def test_a_run_with_bots_late_together_warns_and_the_standings_say_so(tmp_path: Path) -> None:
+    """Two bots late at every table: the run warns with what to do, and the standings files carry it."""
+    folder = tmp_path / "slow"
+    folder.mkdir()
+    folder.chmod(0o755)  # a sandbox run by root starts bots as another user
+    (folder / "bot.py").write_text(SLOW_BOT, encoding="utf-8")
+    (folder / "nap-bot.toml").write_text(
+        'name = "slow"\nversion = "1"\ncommand = ["{python}", "bot.py"]\n', encoding="utf-8"
+    )
+    out = tmp_path / "out"
+    args = [
+        "tournament", "run", "-b", str(folder), "-b", "s2=" + str(folder), "-b", "random", "-n", "3",
+        "--decision-ms", "100", "--db", str(tmp_path / "nap.db"), "--out", str(out),
+    ]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "the machine may be too busy for the clock" in result.output
+    assert ADVICE in result.output
+    standings = json.loads((out / "t1" / "standings.json").read_text(encoding="utf-8"))
+    load = standings["tournament"]["load"]
+    assert load["busy"] is True
+    assert load["sessions_late_together"] == 3
+    assert set(load["late_faults"]) == {"slow", "s2"}
+    assert "Warning: the machine may be too busy" in (out / "t1" / "standings.md").read_text(encoding="utf-8")
+    assert 'id="load"' in (out / "t1" / "standings.html").read_text(encoding="utf-8")
+    status = CliRunner().invoke(main, ["tournament", "status", "--db", str(tmp_path / "nap.db")])
+    assert "warning: the machine may be too busy" in status.output
