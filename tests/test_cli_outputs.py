@@ -310,7 +310,7 @@ def test_status_reads_as_words(with_faults: Played) -> None:
     text = invoke("tournament", "status", "--db", db).output
     assert "None" not in text
     assert "{" not in text
-    assert "workers: one per core asked" in text
+    assert "workers: one per two cores asked" in text
     assert "time limits: 200 ms per decision" in text
     assert re.search(r"started \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC, finished ", text)
     assert f"3 seats, seed {_seed(db)}, rules heather" in text  # finished: the secret seed is shown

@@ -63,7 +63,7 @@ class TestJson:
         assert loaded.time_limits == TimeLimits(decision_ms=300, session_bank_ms=900, margin_ms=0)
 
     def test_null_limits_policy_and_workers_read_as_their_defaults(self) -> None:
-        """Nulls where an older writer left them read as no limits given, no policy, one per core."""
+        """Nulls where an older writer left them read as no limits given, no policy, one per two cores."""
         loaded = TournamentConfig.from_json(
             {**required_json(), "time_limits": None, "fault_policy": None, "workers": None}
         )

@@ -40,7 +40,7 @@ class TournamentConfig:
     ``max_restarts`` bounds the restarts of each bot process after a crash.
     ``connect_timeout_s`` is how long a bot process may take to connect.
     ``workers`` is the number of processes that play blocks, each with its own referee and
-    bot processes (:mod:`tournaments.workers`); None means one per core. With one worker,
+    bot processes (:mod:`tournaments.workers`); None means one per two cores. With one worker,
     or with remote bots, the referee runs in the runner's own process.
     ``match`` makes the tournament a match (:mod:`tournaments.match`): every block seats
     the candidate with ``table_size - 1`` of the other entrants, and a sequential test,

@@ -6,7 +6,7 @@ progress bar. What a tournament is comes in as a :class:`~tournaments.config.Tou
 (stored with it); how this run goes (progress bar, live standings, server limits, where
 the referee listens, where the blocks are played) as one :class:`RunOptions`, which is not
 stored. The blocks are played by an executor (:mod:`tournaments.executors`): by default
-worker processes, one per core, each with its own referee on ``127.0.0.1:0`` and one
+worker processes, one per two cores, each with its own referee on ``127.0.0.1:0`` and one
 process per bot entry, each serving many tables (:mod:`tournaments.workers`), or with one
 worker, or with remote bots, a referee in this process (:mod:`tournaments.host`); or Ray
 workers on a cluster, each the same referee and bot processes. Blocks run concurrently

@@ -179,7 +179,10 @@ workers_option = click.option(
     "-w",
     type=click.IntRange(1),
     default=None,
-    help="Processes that play blocks, each with its own referee and bot processes (default: one per core).",
+    help=(
+        "Processes that play blocks, each with its own referee and bot processes "
+        "(default: one per two cores)."
+    ),
 )
 decision_option = click.option(
     "--decision-ms",

@@ -356,7 +356,7 @@ def status_lines(facts: dict[str, Any]) -> list[str]:
             f"  time limits: {limits['decision_ms']} ms per decision, bank {limits['session_bank_ms']} ms "
             f"per seat and session, margin {limits['margin_ms']} ms"
         ),
-        f"  workers: {'one per core' if asked is None else asked} asked; executor {executor} ({when})",
+        f"  workers: {'one per two cores' if asked is None else asked} asked; executor {executor} ({when})",
         (
             f"  each worker: {facts['concurrency']} blocks in flight, bots restarted at most "
             f"{facts['max_restarts']} times, {facts['connect_timeout_s']:g} s to connect"

@@ -1,6 +1,6 @@
 """Where a tournament's blocks are played: on this machine, or on a Ray cluster.
 
-- :class:`LocalExecutor` (the default): worker processes on this machine, one per core,
+- :class:`LocalExecutor` (the default): worker processes on this machine, one per two cores,
   or the runner's own process when one is enough (:mod:`tournaments.executors.local`).
 - :class:`RayExecutor` (``--executor ray``): Ray workers on a cluster, or on a local Ray
   instance started for the run (:mod:`tournaments.executors.ray`; Ray is an optional
