@@ -285,7 +285,9 @@ def test_bot_new_check_submit_list(tmp_path: Path) -> None:
     code, out = nap("bot", "submit", str(folder), "-n", "3", "--db", db)
     assert "submitted as bot 2" in out
     code, out = nap("bot", "list", "--db", db)
-    assert out.count("scaffolded") == 2
+    rows = [line.split("\t") for line in out.splitlines() if "\t" in line]  # no terminal: tab-separated
+    names = [cells[1] for cells in rows[1:]]
+    assert names.count("scaffolded") == 2
     code, out = nap(
         "tournament",
         "run",

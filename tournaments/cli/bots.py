@@ -277,19 +277,29 @@ def bot_list(db_path: Path) -> None:
 
     A submitted version (nap bot submit) is kept: --bot NAME@VERSION plays it as it was.
     The others were entered as folders in a tournament, and are listed for the record.
+    Without a terminal (a pipe, a script) each bot is one tab-separated line, under a
+    line of headers.
     """
+    headers = ("id", "name", "version", "language", "hash", "registered (UTC)", "kept", "folder")
     with open_store(db_path) as store:
-        table = Table("id", "name", "version", "language", "hash", "registered (UTC)", "kept", "folder")
-        for row in store.bots():
-            kept = store.submitted(row.name, row.content_hash) is not None
-            table.add_row(
+        rows = [
+            (
                 str(row.id),
                 row.name,
                 row.version,
                 row.language or "",
                 row.content_hash[:12],
                 row.registered_at[:19].replace("T", " "),
-                "submitted" if kept else "",
+                "submitted" if store.submitted(row.name, row.content_hash) is not None else "",
                 row.folder or "",
             )
-        console.print(table)
+            for row in store.bots()
+        ]
+    if not console.is_terminal:  # a pipe or a log: whole lines that nothing cuts to 80 columns
+        for cells in (headers, *rows):
+            click.echo("\t".join(cells))
+        return
+    table = Table(*headers)
+    for cells in rows:
+        table.add_row(*cells)
+    console.print(table)
