@@ -31,6 +31,7 @@ import dataclasses
 import importlib.util
 import logging
 import math
+import os
 import signal
 import tempfile
 import threading
@@ -43,7 +44,6 @@ import structlog
 
 from tournaments.bots import RunnerError
 from tournaments.executors.base import PlayContext, Usage
-from tournaments.executors.local import default_workers
 from tournaments.executors.ray_worker import BlockWorker, WorkerInfo
 from tournaments.executors.shipping import portable_bots
 from tournaments.host import WorkerSetup, first_failure
@@ -164,7 +164,7 @@ class RayExecutor:
         previous = signal.getsignal(signal.SIGTERM)
         try:
             if self.address is None:
-                cpus = self.num_cpus or default_workers()
+                cpus = self.num_cpus or os.cpu_count() or 1
                 ray.init(
                     address="local",
                     num_cpus=cpus,
