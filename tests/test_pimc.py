@@ -441,7 +441,7 @@ class TestPimcBot:
     def test_decisions_are_legal(self, profile: str, seats: int) -> None:
         """Seven-card Nap, a 32-card pack (the bots are given the house rules) and the pool variants."""
         rules = PROFILES.get(profile, PACK_32)
-        for seed in range(4):
+        for seed in range(2):
             bots: list[Bot] = [
                 Checked(quick(seed, rules)),
                 Checked(PeelBot(profile=rules)),

@@ -53,7 +53,7 @@ from referee.rules import (
 if TYPE_CHECKING:
     from referee.rules import Action
 
-SESSIONS_PER_CASE = 250  # x 8 deals = 2,000 deals for each profile and table size
+SESSIONS_PER_CASE = 120  # x 8 deals = 960 deals for each profile and table size
 
 
 def _short_pack(base: str, pack_size: int) -> Profile:
