@@ -145,6 +145,25 @@ def test_on_without_bubblewrap_says_how_to_install_it(monkeypatch: pytest.Monkey
     assert choose_sandbox("off") == "--sandbox off"
 
 
+@needs_bwrap
+@pytest.mark.slow
+def test_an_interpreter_under_tmp_still_sandboxes(tmp_path: Path) -> None:
+    """A checkout (and its venv) under /tmp: the sandbox's private /tmp must not hide the interpreter."""
+    venv = tmp_path / "venv"
+    subprocess.run([PYTHON, "-m", "venv", "--without-pip", str(venv)], check=True)
+    root = Path(sandboxing.__file__).resolve().parents[1]
+    probe = (
+        f"import sys; sys.path.insert(0, {str(root)!r}); from tournaments.sandbox import sandbox_problem; "
+    )
+    done = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", probe + "print(sandbox_problem())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.strip() == "None", done.stdout + done.stderr
+
+
 def test_an_exit_is_explained_by_the_limit_it_reached() -> None:
     limits = BotLimits(memory_mb=256, processes=64, open_files=64)
     assert "memory limit (256 MiB" in explain_exit(

@@ -185,6 +185,7 @@ def sandbox_problem() -> str | None:
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return "bubblewrap (bwrap) is not installed"
+    interpreter = Path(sys.executable).resolve()
     probe = [  # every kind of option a bot's sandbox uses (an old bubblewrap lacks --size)
         bwrap,
         *_namespaces(network=False),
@@ -201,10 +202,13 @@ def sandbox_problem() -> str | None:
         str(1 << 20),
         "--tmpfs",
         "/tmp",  # noqa: S108 - the probe's own
+        "--ro-bind",  # the interpreter shown again, should it live under /tmp (a checkout there)
+        str(interpreter.parent),
+        str(interpreter.parent),
         "--remount-ro",
         "/",
         "--",
-        sys.executable,
+        str(interpreter),
         "-I",
         "-S",
         "-c",
