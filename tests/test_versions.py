@@ -116,7 +116,7 @@ def test_a_version_is_named_by_number_or_hash() -> None:
 
 def test_only_submitted_versions_are_found_by_number_or_hash(tmp_path: Path) -> None:
     with Store.open(tmp_path / "nap.db") as store:
-        kept = store.submit_bot(
+        kept = store.register_bot(
             name="b",
             version="0.1",
             command=("x",),

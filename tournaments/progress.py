@@ -27,8 +27,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from tournaments.publish import POOL_HEADER, percent, pool_cell, rank_label, rank_notes
-from tournaments.rotation_check import flag_warnings
+from tournaments.publish import POOL_HEADER, flag_warnings, percent, pool_cell, rank_label, rank_notes
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -22,7 +22,7 @@ import html
 import json
 from typing import TYPE_CHECKING, Any
 
-from tournaments.rotation_check import fair_play_lines, rotation_test_json
+from tournaments.rotation_check import ALPHA, MIN_BLOCKS, rotation_test_json, tested
 from tournaments.session_pages import (
     REPLAY_LIMIT,
     SESSIONS,
@@ -741,3 +741,56 @@ def render_html(  # noqa: PLR0913 - the standings and keyword-only options
             "",
         ]
     )
+
+
+# The rotation check in words (tournaments.rotation_check holds the test itself).
+
+
+def _rotation_edge(edge: Estimate) -> str:
+    """``+8.10 ± 3.20``, or the mean alone where there is no interval."""
+    return f"{edge.mean:+.2f}" + ("" if edge.half_width is None else f" ± {edge.half_width:.2f}")
+
+
+def rotation_warning(line: BotStanding) -> str:
+    """The plain sentence said of a flagged bot."""
+    edge = line.rotation_edge
+    assert edge is not None  # noqa: S101 - a flagged bot has complete blocks
+    return (
+        f"{line.bot} does better on boards it has seen played before: {_rotation_edge(edge)} chips a session "
+        f"over {edge.n} blocks (one-sided t test, {ALPHA:.0%} false-positive rate over all bots); "
+        f"a bot that remembers boards does this; see docs/security.md"
+    )
+
+
+def flag_warnings(standings: Standings) -> list[str]:
+    """One :func:`rotation_warning` per flagged bot, in the standings' order (none: nobody flagged)."""
+    return [rotation_warning(line) for line in standings.bots if line.rotation_flagged]
+
+
+def fair_play_lines(standings: Standings) -> tuple[str, list[str], list[str]]:
+    """The "Fair play" section: an introduction, one item per bot, and the warnings.
+
+    Each item is the bot's rotation edge with its 95% interval over complete blocks, or why
+    there is none; the warnings are :func:`flag_warnings`.
+    """
+    intro = (
+        "Edge on boards played before: each bot's chips a session on a board's later rotations "
+        "less on its first, both against the others' results with the same hands (95% interval "
+        f"over complete blocks). A bot is tested from {MIN_BLOCKS} complete blocks, one-sided, "
+        f"at a {ALPHA:.0%} false-positive rate over all bots."
+    )
+    items = []
+    for line in standings.bots:
+        edge = line.rotation_edge
+        if edge is None:
+            items.append(f"{line.bot}: no complete block yet")
+            continue
+        caveat = edge.caveat
+        blocks = f"{edge.n} block{'s' if edge.n > 1 else ''}"
+        text = f"{line.bot}: {_rotation_edge(edge)} chips a session over {blocks}"
+        if caveat is not None and edge.n > 1:
+            text += f" ({caveat})"
+        if not tested(edge):
+            text += "; not tested"
+        items.append(text + ("; flagged" if line.rotation_flagged else ""))
+    return intro, items, flag_warnings(standings)

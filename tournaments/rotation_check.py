@@ -21,7 +21,8 @@ the standings is flagged is at most :data:`ALPHA`. A bot is tested only from
 that tie every block, says nothing). ``bench/rotation_flag.py`` measures the false-positive
 rate and the power by simulation (docs/statistics.md).
 
-The module is pure: the test, and the words the standings files and the console use for it.
+The module is pure. The words the standings files and the console use for the test are
+:mod:`tournaments.publish`'s (:func:`~tournaments.publish.fair_play_lines`).
 """
 
 from __future__ import annotations
@@ -34,18 +35,13 @@ from tournaments.stats import Estimate, t_quantile
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from tournaments.standings import BotStanding, Standings
-
 __all__ = [
     "ALPHA",
     "METHOD",
     "MIN_BLOCKS",
-    "fair_play_lines",
-    "flag_warnings",
     "rotation_flags",
     "rotation_test_json",
     "tested",
-    "warning",
 ]
 
 ALPHA: Final = 0.01
@@ -58,9 +54,6 @@ METHOD: Final = (
     "one-sided Student t test of mean rotation edge > 0 over complete blocks, Bonferroni over the bots tested"
 )
 """The test in words, as standings.json names it."""
-
-SECURITY_DOC: Final = "docs/security.md"
-"""Where the threat model is told, which the warning points to."""
 
 
 def tested(edge: Estimate | None) -> bool:
@@ -88,52 +81,3 @@ def rotation_flags(edges: Mapping[str, Estimate | None]) -> frozenset[str]:
 def rotation_test_json() -> dict[str, Any]:
     """The test as standings.json describes it (``rotation_test``)."""
     return {"method": METHOD, "alpha": ALPHA, "min_blocks": MIN_BLOCKS}
-
-
-def _edge(edge: Estimate) -> str:
-    """``+8.10 ± 3.20``, or the mean alone where there is no interval."""
-    return f"{edge.mean:+.2f}" + ("" if edge.half_width is None else f" ± {edge.half_width:.2f}")
-
-
-def warning(line: BotStanding) -> str:
-    """The plain sentence said of a flagged bot."""
-    edge = line.rotation_edge
-    assert edge is not None  # noqa: S101 - a flagged bot has complete blocks
-    return (
-        f"{line.bot} does better on boards it has seen played before: {_edge(edge)} chips a session "
-        f"over {edge.n} blocks (one-sided t test, {ALPHA:.0%} false-positive rate over all bots); "
-        f"a bot that remembers boards does this; see {SECURITY_DOC}"
-    )
-
-
-def flag_warnings(standings: Standings) -> list[str]:
-    """One :func:`warning` per flagged bot, in the standings' order (none: nobody flagged)."""
-    return [warning(line) for line in standings.bots if line.rotation_flagged]
-
-
-def fair_play_lines(standings: Standings) -> tuple[str, list[str], list[str]]:
-    """The "Fair play" section: an introduction, one item per bot, and the warnings.
-
-    Each item is the bot's rotation edge with its 95% interval over complete blocks, or why
-    there is none; the warnings are :func:`flag_warnings`.
-    """
-    intro = (
-        "Edge on boards played before: each bot's chips a session on a board's later rotations "
-        "less on its first, both against the others' results with the same hands (95% interval "
-        f"over complete blocks). A bot is tested from {MIN_BLOCKS} complete blocks, one-sided, "
-        f"at a {ALPHA:.0%} false-positive rate over all bots."
-    )
-    items = []
-    for line in standings.bots:
-        edge = line.rotation_edge
-        if edge is None:
-            items.append(f"{line.bot}: no complete block yet")
-            continue
-        caveat = edge.caveat
-        text = f"{line.bot}: {_edge(edge)} chips a session over {edge.n} block{'s' if edge.n > 1 else ''}"
-        if caveat is not None and edge.n > 1:
-            text += f" ({caveat})"
-        if not tested(edge):
-            text += "; not tested"
-        items.append(text + ("; flagged" if line.rotation_flagged else ""))
-    return intro, items, flag_warnings(standings)

@@ -560,7 +560,7 @@ class Store:
 
     # Bots
 
-    def register_bot(  # noqa: PLR0913 - one keyword per column of a bot row
+    def register_bot(  # noqa: PLR0913 - one keyword per column of a bot row, and its content
         self,
         *,
         name: str,
@@ -569,32 +569,19 @@ class Store:
         language: str | None,
         folder: str | None,
         content_hash: str,
+        pack: bytes | None = None,
     ) -> BotRow:
-        """Register a bot version; the same (name, content_hash) returns the existing row."""
-        with self._transaction() as conn:
-            return _register(conn, name, version, command, language, folder, content_hash)
+        """Register a bot version; the same (name, content_hash) returns the existing row.
 
-    def submit_bot(  # noqa: PLR0913 - one keyword per column of a bot row, and its content
-        self,
-        *,
-        name: str,
-        version: str,
-        command: Sequence[str],
-        language: str | None,
-        folder: str | None,
-        content_hash: str,
-        pack: bytes,
-    ) -> BotRow:
-        """Register a bot version with its content (:func:`tournaments.versions.pack`): a submitted version.
-
-        The same content is stored once, whichever bots share it; the same (name,
-        content_hash) returns the existing row.
+        With its content ``pack`` (:func:`tournaments.versions.pack`) it is a submitted
+        version (``nap bot submit``); the same content is stored once, whichever bots share it.
         """
         with self._transaction() as conn:
-            conn.execute(
-                "INSERT INTO bot_contents (content_hash, pack) VALUES (?, ?) ON CONFLICT DO NOTHING",
-                (content_hash, pack),
-            )
+            if pack is not None:
+                conn.execute(
+                    "INSERT INTO bot_contents (content_hash, pack) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                    (content_hash, pack),
+                )
             return _register(conn, name, version, command, language, folder, content_hash)
 
     def submitted(self, name: str, which: str | None = None) -> BotRow | None:

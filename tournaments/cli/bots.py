@@ -154,7 +154,7 @@ def bot_submit(folder: Path, db_path: Path, sessions: int, sandbox: str, bot_lim
         raise RunnerError(msg)
     with Store.open(db_path) as store:
         known = {row.id for row in store.bots() if store.submitted(row.name, row.content_hash) is not None}
-        row = store.submit_bot(
+        row = store.register_bot(
             name=manifest.name,
             version=manifest.version,
             command=manifest.command,

@@ -19,8 +19,7 @@ from tournaments.match import MatchSummary, summarize
 from tournaments.outfolder import logs_root, point_latest, tournament_folder, write_index
 from tournaments.progress import show_standings, tournament_progress
 from tournaments.provenance import describe_tournament
-from tournaments.publish import match_lines, publish
-from tournaments.rotation_check import flag_warnings
+from tournaments.publish import flag_warnings, match_lines, publish
 from tournaments.runner import RunOptions, RunStart, run_tournament
 from tournaments.scheduler import MIN_TABLE_SIZE, check_table_size
 from tournaments.session_pages import LISTED_LIMIT, session_links
