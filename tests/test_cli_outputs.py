@@ -235,7 +235,7 @@ def test_standings_json_says_what_was_measured(with_faults: Played) -> None:
     out = with_faults.out
     data = json.loads((out / "t1" / "standings.json").read_text(encoding="utf-8"))
     about = data["tournament"]
-    assert about["format"] == "nap-arena-tournament/1"
+    assert about["format"] == "nap-arena-tournament/2"
     assert about["profile"]["name"] == "heather"
     assert about["profile"]["parameters"]["contracts"]["nap"]["win"] == 5
     assert (about["table_size"], about["seed"], about["blocks"]) == (3, _seed(with_faults.db), 1)

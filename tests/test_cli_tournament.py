@@ -24,8 +24,8 @@ from tournaments.cli import main
 from tournaments.cli.serve import serve
 from tournaments.cli.tournament import tournament_run
 from tournaments.executors import Usage, record_usage
-from tournaments.logfiles import read_log
-from tournaments.store import Store
+from tournaments.logfiles import decode_log, read_log
+from tournaments.store import Store, StoreError
 
 if TYPE_CHECKING:
     from tournaments.results import SessionResult
@@ -756,6 +756,77 @@ def test_a_table_size_the_profile_does_not_allow_is_one_line_and_stores_nothing(
         out.strip() == "Error: table size 7 is not allowed by the rules profile two-to-five: 3 to 6 players"
     )
     assert not db.exists()
+
+
+@pytest.mark.slow
+def test_rules_from_a_relative_file_are_stored_whole(  # noqa: PLR0915 - one story, step by step
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--profile pub.toml` typed in one folder stores the rules themselves, not the file's name.
+
+    With the file deleted, and from another folder, `status`, `resume`, `log verify` and
+    `standings` all work and play the house rules (four deals a session). A resume that
+    cannot start leaves the stored status as it was, and one with nothing left to play
+    leaves a finished tournament's status and time alone.
+    """
+    here, elsewhere = tmp_path / "here", tmp_path / "elsewhere"
+    here.mkdir()
+    elsewhere.mkdir()
+    _house_rules(here, 'name = "pub"\nbase = "heather"\ndeals_per_session = 4\n')
+    db, out = tmp_path / "nap.db", tmp_path / "out"
+    real_record = Store.record_session
+
+    def record(self: Store, result: SessionResult, *, log: bytes) -> int:
+        if len(self.finished_keys(result.tournament)) == 3:
+            msg = "disk full (a test's)"
+            raise StoreError(msg)
+        return real_record(self, result, log=log)
+
+    monkeypatch.chdir(here)
+    monkeypatch.setattr(Store, "record_session", record)
+    flags = ("-n", "8", "-k", "4", "-w", "1", "--seed", "3", "--db", db, "--out", out)
+    result = invoke("tournament", "run", "--profile", "pub.toml", *flags)
+    monkeypatch.undo()
+    assert result.exit_code == 1, result.output
+    (here / "pub.toml").unlink()
+    monkeypatch.chdir(elsewhere)
+    status = invoke("tournament", "status", "1", "--db", db)
+    assert status.exit_code == 0, (status.output, status.exception)
+    text = status.output
+    assert "status interrupted, 3 of 8 sessions" in text
+    assert "rules pub: house rules from pub.toml over heather" in text
+
+    monkeypatch.setenv("PATH", "")  # no bubblewrap: `--sandbox on` is refused before the run starts
+    result = invoke("tournament", "resume", "1", "--sandbox", "on", "--db", db, "--out", out)
+    monkeypatch.undo()
+    monkeypatch.chdir(elsewhere)
+    assert result.exit_code == 1, result.output
+    assert stored(db, "SELECT status FROM tournaments") == "interrupted"
+
+    result = invoke("tournament", "resume", "1", "--db", db, "--out", out)
+    assert result.exit_code == 0, result.output
+    finished_at = stored(db, "SELECT finished_at FROM tournaments")
+    assert stored(db, "SELECT status FROM tournaments") == "finished"
+    with Store.open(db) as store:
+        assert len(store.session_results(1)) == 8
+        logs = [decode_log(store.log(row.id), name="log") for row in store.find_sessions(tournament=1)]
+    records = [log["record"] for log in logs]
+    assert {len(record["deals"]) for record in records} == {4}  # type: ignore[index]
+    code, text = nap("log", "verify", "--db", str(db))
+    assert code == 0, text
+    assert "8 match, 0 mismatch" in text
+    code, text = nap("standings", "1", "--db", str(db), "--out", str(elsewhere / "out"))
+    assert code == 0, text
+    about = json.loads((elsewhere / "out" / "t1" / "standings.json").read_text(encoding="utf-8"))[
+        "tournament"
+    ]
+    assert about["profile"]["name"] == "pub"
+    assert about["profile"]["parameters"]["deals_per_session"] == 4
+
+    result = invoke("tournament", "resume", "1", "--db", db, "--out", out)  # nothing left to play
+    assert result.exit_code == 0, result.output
+    assert stored(db, "SELECT status FROM tournaments") == "finished"
+    assert stored(db, "SELECT finished_at FROM tournaments") == finished_at
 
 
 @pytest.mark.slow

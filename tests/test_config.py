@@ -8,7 +8,7 @@ from dataclasses import MISSING, fields
 import pytest
 
 from referee.match import TimeLimits
-from referee.rules import DEFAULT_PROFILE, FaultPolicy
+from referee.rules import DEFAULT_PROFILE, PROFILES, FaultPolicy, get_profile
 from tournaments.bots import RunnerError, example_bot
 from tournaments.config import TournamentConfig
 
@@ -25,7 +25,7 @@ class TestJson:
         """Non-default values in every field come back equal after json.dumps / json.loads."""
         config = TournamentConfig(
             **REQUIRED,  # type: ignore[arg-type]
-            profile="full-ladder",
+            profile=PROFILES["full-ladder"],
             concurrency=7,
             time_limits=TimeLimits(decision_ms=50, session_bank_ms=500, margin_ms=25),
             max_restarts=0,
@@ -41,7 +41,7 @@ class TestJson:
         """The store's JSON keeps its shape: field names as keys, plain values, nested limits."""
         data = TournamentConfig(**REQUIRED).to_json()  # type: ignore[arg-type]
         assert list(data) == [f.name for f in fields(TournamentConfig)]
-        assert data["profile"] == "heather"
+        assert data["profile"] == DEFAULT_PROFILE.parameters()
         assert data["time_limits"] == {"decision_ms": 1000, "session_bank_ms": 0, "margin_ms": 0}
         assert data["fault_policy"] is None
         assert data["workers"] is None
@@ -53,7 +53,7 @@ class TestJson:
         for f in fields(TournamentConfig):
             if f.default is not MISSING:
                 assert getattr(loaded, f.name) == f.default, f.name
-        assert loaded.profile == DEFAULT_PROFILE.name
+        assert loaded.profile == DEFAULT_PROFILE
 
     def test_limits_stored_without_a_margin_load_with_none(self) -> None:
         """time_limits written before margin_ms was stored load with a margin of 0 ms."""
@@ -74,6 +74,35 @@ class TestJson:
     def test_unknown_keys_are_ignored(self) -> None:
         """A key this version does not know (from a newer one) does not stop a resume."""
         assert TournamentConfig.from_json({**required_json(), "later": 1}) == TournamentConfig(**REQUIRED)  # type: ignore[arg-type]
+
+
+class TestRules:
+    """The rules are stored as a value: every parameter, so no rules file is read after the command line."""
+
+    def test_house_rules_come_back_whole_without_their_file(self, tmp_path) -> None:
+        house = tmp_path / "house.toml"
+        house.write_text(
+            'name = "pub"\nbase = "full-ladder"\nstarting_chips = 40\n[contracts.nap]\nwin = 12\n'
+        )
+        config = TournamentConfig(**REQUIRED, profile=get_profile(str(house)))  # type: ignore[arg-type]
+        stored = json.loads(json.dumps(config.to_json()))
+        house.unlink()
+        loaded = TournamentConfig.from_json(stored)
+        assert loaded.profile == config.profile
+        assert (loaded.profile.name, loaded.profile.starting_chips) == ("pub", 40)
+        assert loaded.profile.contract("nap").win == 12
+
+    def test_a_built_in_name_stored_by_an_older_version_reads_as_that_profile(self) -> None:
+        loaded = TournamentConfig.from_json({**required_json(), "profile": "full-ladder"})
+        assert loaded.profile == PROFILES["full-ladder"]
+
+    def test_an_older_house_rules_path_whose_file_is_gone_is_one_line(self, tmp_path) -> None:
+        gone = tmp_path / "gone.toml"
+        with pytest.raises(
+            RunnerError, match=r"^rules .*gone\.toml: stored as a file's path by an older"
+        ) as raised:
+            TournamentConfig.from_json({**required_json(), "profile": str(gone)})
+        assert "\n" not in str(raised.value)
 
 
 def test_bad_settings_are_one_line_errors() -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.rules import SessionRecord, verify
+from referee.rules import PROFILES, SessionRecord, verify
 from tournaments.blocks import BlockRun, play_block_in_process
 from tournaments.bots import BotEntry, RunnerError, example_bot
 from tournaments.config import TournamentConfig
@@ -211,7 +211,7 @@ class TestBotProcesses:
             name="bridged", version="1", command=(PYTHON, "-m", "clients.stdio.bridge", "--", *program)
         )
         bots = (*entrants(("peel", "peel"), ("random", "random")), bridged)
-        plan = config(bots, sessions=3, table_size=3, profile="purchase", sandbox="off")
+        plan = config(bots, sessions=3, table_size=3, profile=PROFILES["purchase"], sandbox="off")
         with Store.open(tmp_path / "nap.db") as store, pytest.raises(RunnerError) as raised:
             run_tournament(plan, store=store, logs_root=tmp_path / "logs")
         assert str(raised.value).startswith(

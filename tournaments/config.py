@@ -12,7 +12,8 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Final
 
 from referee.match import TimeLimits
-from referee.rules import DEFAULT_PROFILE, FaultPolicy
+from referee.rules import DEFAULT_PROFILE, PROFILES, FaultPolicy, Profile, ProfileError, get_profile
+from referee.rules.profiles import profile_from_parameters
 from tournaments.bots import BotEntry, RunnerError
 from tournaments.match import MatchPlan
 from tournaments.sandbox import SANDBOX_MODES, BotLimits
@@ -20,7 +21,7 @@ from tournaments.sandbox import SANDBOX_MODES, BotLimits
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-__all__ = ["DEFAULT_CONCURRENCY", "TournamentConfig", "time_limits_from_json"]
+__all__ = ["DEFAULT_CONCURRENCY", "TournamentConfig", "stored_profile", "time_limits_from_json"]
 
 DEFAULT_CONCURRENCY = 512
 """Blocks in flight on each referee by default: enough tables for full batches to every bot
@@ -48,6 +49,10 @@ class TournamentConfig:
     most it may play.
     ``sandbox`` says whether the bot processes run isolated (:mod:`tournaments.sandbox`:
     ``auto``, ``on`` or ``off``) and ``bot_limits`` what each may use there.
+    ``profile`` is the rules as a value, resolved once where the user named them (a
+    built-in name or a house-rules file): it is stored whole (name, source and every
+    parameter), so nothing after the command line reads a rules file, and a resume, a
+    status or a remote worker needs only the database.
     """
 
     name: str
@@ -55,7 +60,7 @@ class TournamentConfig:
     table_size: int
     sessions: int
     seed: int
-    profile: str = DEFAULT_PROFILE.name
+    profile: Profile = DEFAULT_PROFILE
     concurrency: int = DEFAULT_CONCURRENCY
     time_limits: TimeLimits = field(default_factory=TimeLimits)
     max_restarts: int = 3
@@ -99,6 +104,28 @@ def time_limits_from_json(data: Mapping[str, Any] | None) -> TimeLimits:
     return TimeLimits(**(data or {}))
 
 
+def stored_profile(data: object) -> Profile:
+    """The stored rules: every parameter, or the name or file path an older Nap Arena stored.
+
+    A built-in name stays readable as it was. An old tournament stored its house rules as
+    the file's path: that file is read once more here (the only read of a rules file after
+    the command line), and a file gone is one line that says so.
+    """
+    if isinstance(data, str):
+        if data in PROFILES:
+            return PROFILES[data]
+        try:
+            return get_profile(data)
+        except (ProfileError, OSError) as exc:
+            msg = f"rules {data}: stored as a file's path by an older version, and {exc}"
+            raise RunnerError(msg) from exc
+    try:
+        return profile_from_parameters(data if isinstance(data, dict) else None)
+    except (ProfileError, KeyError, TypeError, ValueError) as exc:
+        msg = f"the stored rules cannot be read: {exc}"
+        raise RunnerError(msg) from exc
+
+
 def _same(value: object) -> object:
     return value
 
@@ -114,6 +141,7 @@ _WRITE: Final[Mapping[str, Callable[[Any], object]]] = {
         "session_bank_ms": limits.session_bank_ms,
         "margin_ms": limits.margin_ms,
     },
+    "profile": lambda profile: profile.parameters(),
     "fault_policy": lambda policy: None if policy is None else policy.value,
     "match": lambda plan: None if plan is None else plan.to_json(),
     "bot_limits": lambda limits: limits.to_json(),
@@ -126,7 +154,7 @@ _READ: Final[Mapping[str, Callable[[Any], Any]]] = {
     "table_size": int,
     "sessions": int,
     "seed": int,
-    "profile": str,
+    "profile": stored_profile,
     "concurrency": int,
     "time_limits": time_limits_from_json,
     "max_restarts": int,

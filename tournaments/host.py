@@ -37,7 +37,6 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from referee.rules import get_profile
 from referee.server import Referee
 from tournaments.blocks import BlockRun, FinishedSession, finish_session
 from tournaments.bots import BotEntry, BotProcess, RunnerError, new_token
@@ -139,7 +138,7 @@ class BlockHost:
         self.config = config
         self.tournament = tournament
         self.logs_root = logs_root
-        self.profile = get_profile(config.profile)
+        self.profile = config.profile
         """The rules, one object for every block played here."""
         self.referee = Referee(
             limits=limits, logger=quiet_logger(), profile=self.profile, time_limits=config.time_limits

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from referee.match import TimeLimits
-from referee.rules import DEFAULT_PROFILE
+from referee.rules import DEFAULT_PROFILE, Profile
 from tournaments.botlogs import bot_output
 from tournaments.bots import BUILTIN_BOTS, RunnerError
 from tournaments.config import TournamentConfig
@@ -123,7 +123,7 @@ def check_bot(  # noqa: PLR0913 - keyword options of `nap bot check`
     *,
     sessions: int = 8,
     table_size: int = 3,
-    profile: str = DEFAULT_PROFILE.name,
+    profile: Profile = DEFAULT_PROFILE,
     seed: int = 1,
     decision_ms: int = 1000,
     baseline: str | None = BASELINE,

@@ -12,8 +12,9 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
-from referee.rules import ProfileError, get_profile
-from tournaments.config import time_limits_from_json
+from referee.rules import DEFAULT_PROFILE
+from tournaments.config import stored_profile, time_limits_from_json
+from tournaments.errors import RunnerError
 from tournaments.sandbox import BotLimits
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ __all__ = [
     "shown_seed",
 ]
 
-TOURNAMENT_FORMAT = "nap-arena-tournament/1"
+TOURNAMENT_FORMAT = "nap-arena-tournament/2"
 """Identifies the layout of :func:`describe_tournament`'s data; bumped whenever a key changes
 meaning or disappears (keys may be added without a bump)."""
 
@@ -45,17 +46,18 @@ def arena_version() -> str:
         return "unknown"
 
 
-def profile_record(profile: str) -> dict[str, Any]:
-    """The rules profile as played: its name, source and every parameter, overrides applied.
+def profile_record(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The rules as played, from a stored config: the profile's name, source and every parameter.
 
-    ``profile`` is what the tournament stored: a built-in name or a house-rules file.
-    A file that can no longer be read leaves its path and the reason, not a failure.
+    The tournament stored its rules as a value (:class:`~tournaments.config.TournamentConfig`),
+    so this reads no file; rules that cannot be read back (an older tournament naming a
+    house-rules file gone since) leave ``error`` with the reason instead.
     """
     try:
-        rules = get_profile(profile)
-    except (ProfileError, OSError) as exc:
-        return {"given": profile, "error": str(exc)}
-    return {"given": profile, "name": rules.name, "source": rules.source, "parameters": rules.parameters()}
+        rules = stored_profile(config.get("profile", DEFAULT_PROFILE.name))
+    except RunnerError as exc:
+        return {"error": str(exc)}
+    return {"name": rules.name, "source": rules.source, "parameters": rules.parameters()}
 
 
 def isolation_record(row: TournamentRow) -> dict[str, Any]:
@@ -116,7 +118,7 @@ def describe_tournament(  # noqa: PLR0913 - each a separate fact from the store
         "sessions": {"played": played, "planned": planned},
         "blocks": blocks,
         "faults": faults,
-        "profile": profile_record(str(config.get("profile"))),
+        "profile": profile_record(config),
         "time_limits": {
             "decision_ms": limits.decision_ms,
             "session_bank_ms": limits.session_bank_ms,

@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from referee.rules import get_profile
 from referee.server import ServerLimits
 from tournaments.blocks import BlockRun
 from tournaments.bots import BotEntry, RunnerError
@@ -160,15 +159,10 @@ def _validate(config: TournamentConfig) -> Profile:
         msg = f"bot names must be unique: {', '.join(names)}"
         raise RunnerError(msg)
     try:
-        profile = get_profile(config.profile)
-    except (ValueError, OSError) as exc:
-        msg = f"profile {config.profile}: {exc}"
-        raise RunnerError(msg) from exc
-    try:
-        check_table_size(config.table_size, profile)
+        check_table_size(config.table_size, config.profile)
     except ValueError as exc:
         raise RunnerError(str(exc)) from exc
-    return profile
+    return config.profile
 
 
 async def run_tournament_async(
@@ -263,8 +257,6 @@ async def resume_tournament_async(  # noqa: PLR0913 - keywords, each a part of t
             BlockSpec(index=b.index, board_seed=b.board_seed, bots=b.bots) for b in store.blocks(tournament)
         ]
         finished = store.finished_keys(tournament)
-        if row.status != "running":
-            store.set_status(tournament, "running")
         await _play(
             tournament,
             config,
@@ -301,6 +293,40 @@ def resume_tournament(  # noqa: PLR0913 - as resume_tournament_async
     )
 
 
+def _runs_left(
+    tournament: int, config: TournamentConfig, blocks: Sequence[BlockSpec], finished: set[tuple[int, int]]
+) -> list[BlockRun]:
+    """The blocks with rotations still to play, each with only those rotations."""
+    runs = (
+        BlockRun(
+            tournament=tournament,
+            index=block.index,
+            board_seed=block.board_seed,
+            bots=block.bots,
+            profile=config.profile,
+            time_limits=config.time_limits,
+            rotations=tuple(r for r in block.rotations if (block.index, r) not in finished),
+            fault_policy=config.fault_policy,
+            ask_forced=config.ask_forced,
+        )
+        for block in blocks
+    )
+    return [run for run in runs if run.rotations]
+
+
+def _starts(store: Store, tournament: int, *, runs: bool) -> bool:
+    """Mark the tournament ``running`` now that its run starts; False when there is nothing to play.
+
+    Until here a resume leaves the stored status as it was: one refused earlier (a bot
+    changed, no sandbox) does not turn a finished tournament into a running one, and a
+    finished one resumed with nothing left keeps its status and its time.
+    """
+    status = store.tournament(tournament).status
+    if runs and status != "running":
+        store.set_status(tournament, "running")
+    return runs or status != "finished"
+
+
 async def _play(  # noqa: PLR0913 - the pieces of one run
     tournament: int,
     config: TournamentConfig,
@@ -316,22 +342,7 @@ async def _play(  # noqa: PLR0913 - the pieces of one run
     Anything that stops the run once it has started becomes :class:`TournamentInterrupted`
     (one line), except a bug's own exception, which is raised as it is.
     """
-    profile = get_profile(config.profile)
-    runs = [
-        BlockRun(
-            tournament=tournament,
-            index=block.index,
-            board_seed=block.board_seed,
-            bots=block.bots,
-            profile=profile,
-            time_limits=config.time_limits,
-            rotations=tuple(r for r in block.rotations if (block.index, r) not in finished),
-            fault_policy=config.fault_policy,
-            ask_forced=config.ask_forced,
-        )
-        for block in blocks
-    ]
-    runs = [run for run in runs if run.rotations]
+    runs = _runs_left(tournament, config, blocks, finished)
     monitor = None
     if config.match is not None:  # a match stops once its test decides, also on a resume
         monitor = MatchMonitor(config.match, store.session_results(tournament) if finished else ())
@@ -346,6 +357,8 @@ async def _play(  # noqa: PLR0913 - the pieces of one run
         options.on_start(
             RunStart(tournament=tournament, name=config.name, sessions=total, recorded=done, resume=resume)
         )
+    if not _starts(store, tournament, runs=bool(runs)):
+        return
     main = asyncio.current_task()
     with _sigterm_cancels(main) as signalled:
         progress = options.progress
@@ -360,23 +373,9 @@ async def _play(  # noqa: PLR0913 - the pieces of one run
         commit.count = done
         try:
             if runs:
-                watcher = (
-                    asyncio.create_task(
-                        _report_standings(store, tournament, options, has_pool=profile.has_pool)
-                    )
-                    if options.standings_every
-                    else None
+                await _play_watched(
+                    tournament, config, runs, commit, store=store, logs_root=logs_root, options=options
                 )
-                try:
-                    playing = _run_blocks(
-                        tournament, config, runs, commit, store=store, logs_root=logs_root, options=options
-                    )
-                    await _until_decided(playing, commit)
-                finally:
-                    if watcher is not None:
-                        watcher.cancel()
-                        with contextlib.suppress(asyncio.CancelledError):
-                            await watcher
             store.set_status(tournament, "finished")
             log.info("tournament finished", sessions=commit.count)
         except BaseException as exc:
@@ -396,6 +395,34 @@ async def _play(  # noqa: PLR0913 - the pieces of one run
                 msg = f"{reason}; tournament {tournament} stopped {so_far}"
                 raise TournamentInterrupted(msg, tournament=tournament) from exc
             raise
+
+
+async def _play_watched(  # noqa: PLR0913 - the pieces of one run
+    tournament: int,
+    config: TournamentConfig,
+    runs: Sequence[BlockRun],
+    commit: _Committer,
+    *,
+    store: Store,
+    logs_root: Path,
+    options: RunOptions,
+) -> None:
+    """Play ``runs`` until done (or a match decides), reporting live standings if asked."""
+    watcher = (
+        asyncio.create_task(_report_standings(store, tournament, options, has_pool=config.profile.has_pool))
+        if options.standings_every
+        else None
+    )
+    try:
+        playing = _run_blocks(
+            tournament, config, runs, commit, store=store, logs_root=logs_root, options=options
+        )
+        await _until_decided(playing, commit)
+    finally:
+        if watcher is not None:
+            watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watcher
 
 
 async def _run_blocks(  # noqa: PLR0913 - the pieces of one run

@@ -21,7 +21,7 @@ import click
 import structlog
 from rich.console import Console
 
-from referee.rules import DEFAULT_PROFILE
+from referee.rules import DEFAULT_PROFILE, Profile, ProfileError, get_profile
 from tournaments.commands import DB_VARIABLE, DEFAULT_DB, DEFAULT_OUT
 from tournaments.logfiles import LogError
 from tournaments.sandbox import SANDBOX_MODES, BotLimits, Sandbox, SandboxSpec, sandbox_for
@@ -167,12 +167,31 @@ def main(*, verbose: bool) -> None:
     )
 
 
+class _Rules(click.ParamType[Profile, object]):
+    """A rules profile named on the command line, resolved here, once: a built-in name or a .toml file.
+
+    What a command gets is the profile as a value; a tournament stores that value whole,
+    so no later step (a resume, a status, a worker on another machine) reads the file again.
+    """
+
+    name = "profile"
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> Profile:
+        if isinstance(value, Profile):
+            return value
+        try:
+            return get_profile(str(value))
+        except ProfileError as exc:
+            self.fail(str(exc), param, ctx)
+
+
 profile_option = click.option(
     "--profile",
     "-p",
+    type=_Rules(),
     default=DEFAULT_PROFILE.name,
     show_default=True,
-    help="Rules profile: a built-in name or a house-rules .toml file.",
+    help="Rules profile: a built-in name or a house-rules .toml file (read once, stored whole).",
 )
 workers_option = click.option(
     "--workers",

@@ -33,6 +33,7 @@ from tournaments.store import Store
 from tournaments.versions import pack
 
 if TYPE_CHECKING:
+    from referee.rules import Profile
     from tournaments.sandbox import BotLimits
 
 
@@ -79,7 +80,7 @@ def bot_check(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
     folder: Path,
     sessions: int,
     table_size: int,
-    profile: str,
+    profile: Profile,
     decision_ms: int,
     baseline: str,
     no_baseline: bool,  # noqa: FBT001 - a click flag
@@ -139,7 +140,7 @@ def bot_submit(folder: Path, db_path: Path, sessions: int, sandbox: str, bot_lim
         folder,
         sessions=sessions,
         table_size=3,
-        profile=DEFAULT_PROFILE.name,
+        profile=DEFAULT_PROFILE,
         decision_ms=1000,
         baseline=None,
         screen=console,
@@ -175,7 +176,7 @@ def _check(  # noqa: PLR0913 - the options of `nap bot check`
     *,
     sessions: int,
     table_size: int,
-    profile: str,
+    profile: Profile,
     decision_ms: int,
     baseline: str | None,
     screen: Console,

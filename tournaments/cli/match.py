@@ -10,7 +10,6 @@ import click
 from rich.console import Console
 
 from referee.match import TimeLimits
-from referee.rules import get_profile
 from tournaments.bots import RunnerError
 from tournaments.cli.app import (
     bank_option,
@@ -177,7 +176,7 @@ def match_command(  # noqa: PLR0913, PLR0917 - one parameter per command-line op
     table_size: int | None,
     sessions: int | None,
     seed: int | None,
-    profile: str,
+    profile: Profile,
     concurrency: int,
     workers: int | None,
     decision_ms: int,
@@ -209,8 +208,7 @@ def match_command(  # noqa: PLR0913, PLR0917 - one parameter per command-line op
     test = (
         None if sprt is None else Sprt(d0=sprt[0], d1=sprt[1], alpha=alpha, beta=beta, min_blocks=min_blocks)
     )
-    rules = get_profile(profile)
-    size = _table_size(table_size, rules)
+    size = _table_size(table_size, profile)
     builds = build_sandbox(sandbox, bot_limits, hidden=(db_path, out))
     with Store.open(db_path) as store:
         entry = resolve(candidate, store=store, sandbox=builds)
@@ -227,7 +225,7 @@ def match_command(  # noqa: PLR0913, PLR0917 - one parameter per command-line op
             raise RunnerError(msg)
         against = baseline if baseline is not None else ", ".join(o.name for o in opponents)
         config = TournamentConfig(
-            name=name or _name(entry.name, str(against), rules, size, test),
+            name=name or _name(entry.name, str(against), profile, size, test),
             bots=(entry, *opponents),
             table_size=size,
             sessions=sessions or (SPRT_MAX_SESSIONS if test else FIXED_SESSIONS),
@@ -250,7 +248,7 @@ def match_command(  # noqa: PLR0913, PLR0917 - one parameter per command-line op
                 options=RunOptions(progress=progress, on_start=_announcer(screen, test)),
             )
         summary = summarize(store.session_results(tournament), MatchPlan(candidate=entry.name, sprt=test))
-        standings = standings_of(store.tally([tournament]), has_pool=get_profile(config.profile).has_pool)
+        standings = standings_of(store.tally([tournament]), has_pool=config.profile.has_pool)
         paths = publish(
             standings,
             tournament_folder(out, tournament),

@@ -9,11 +9,11 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from referee.rules import ProfileError, get_profile
+from referee.rules import DEFAULT_PROFILE
 from referee.server import tune_collector
 from tournaments.bots import RunnerError
 from tournaments.cli.app import console
-from tournaments.config import TournamentConfig
+from tournaments.config import TournamentConfig, stored_profile
 from tournaments.executors import recorded_usage
 from tournaments.match import MatchSummary, summarize
 from tournaments.outfolder import logs_root, point_latest, tournament_folder, write_index
@@ -46,12 +46,13 @@ def stored_match(store: Store, row: TournamentRow) -> MatchSummary | None:
 def stored_standings(store: Store, row: TournamentRow) -> Standings:
     """The standings of ``row``'s sessions (from the store's totals), told whether its profile has a pool.
 
-    A profile that no longer loads (a house-rules file moved away) counts as one without:
-    the declarers' pool records then show only where they are not all zeros.
+    Rules that cannot be read back (an older tournament naming a house-rules file gone
+    since) count as rules without a pool: the declarers' pool records then show only where
+    they are not all zeros.
     """
     try:
-        has_pool = get_profile(TournamentConfig.from_json(row.config).profile).has_pool
-    except ProfileError:
+        has_pool = stored_profile(row.config.get("profile", DEFAULT_PROFILE.name)).has_pool
+    except RunnerError:
         has_pool = False
     return standings_of(store.tally([row.id]), has_pool=has_pool)
 

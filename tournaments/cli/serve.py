@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 
 import click
 
-from referee.rules import get_profile
 from referee.server import TimeLimits, port_in_use
 from tournaments.config import TournamentConfig
 from tournaments.entrants import resolve_all
@@ -20,6 +19,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from pathlib import Path
 
+    from referee.rules import Profile
     from tournaments.sandbox import BotLimits
 
 from tournaments.cli.app import (
@@ -94,7 +94,7 @@ def serve(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
     table_size: int | None,
     sessions: int,
     seed: int | None,
-    profile: str,
+    profile: Profile,
     decision_ms: int,
     bank_ms: int,
     margin_ms: int,
@@ -118,13 +118,12 @@ def serve(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
         raise OSError(msg)
     port = port or free_port(host)  # the tournament's name and the bots' address need the real one
     tokens = dict(_name_token(spec) for spec in remotes)
-    rules = get_profile(profile)
     if table_size is not None:  # refused before the database is opened, so nothing is stored
-        check_table_size(table_size, rules)
+        check_table_size(table_size, profile)
     with Store.open(db_path) as store:
         builds = build_sandbox(sandbox, bot_limits, hidden=(db_path, out))
         entrants = (*(remote_bot(name) for name in tokens), *resolve_all(bots, store=store, sandbox=builds))
-        size = seats_for(entrants, table_size, rules)
+        size = seats_for(entrants, table_size, profile)
         config = TournamentConfig(
             name=f"served on port {port}: {', '.join(e.name for e in entrants)}",
             bots=entrants,
@@ -141,7 +140,7 @@ def serve(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
             host=host,
             port=port,
             tokens={n: t for n, t in tokens.items() if t},
-            announce=_announce(host, rules.name),
+            announce=_announce(host, profile.name),
         )
         play_and_publish(config, store=store, out=out, options=RunOptions(hosting=hosting))
 

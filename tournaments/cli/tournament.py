@@ -10,7 +10,6 @@ from rich.console import Console
 from rich.table import Table
 
 from referee.match import TimeLimits
-from referee.rules import get_profile
 from tournaments.cli.app import (
     bank_option,
     build_sandbox,
@@ -65,6 +64,7 @@ from tournaments.store import Store
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from referee.rules import Profile
     from tournaments.sandbox import BotLimits
 
 P = ParamSpec("P")
@@ -165,7 +165,7 @@ def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line o
     table_size: int | None,
     sessions: int,
     seed: int | None,
-    profile: str,
+    profile: Profile,
     concurrency: int | None,
     workers: int | None,
     decision_ms: int,
@@ -188,16 +188,15 @@ def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line o
     seed knows every card.
     """
     chosen = chosen_executor(executor, ray_address)  # before anything is stored
-    rules = get_profile(profile)
     if table_size is not None:  # refused before the database is opened, so nothing is stored
-        check_table_size(table_size, rules)
+        check_table_size(table_size, profile)
     builds = build_sandbox(sandbox, bot_limits, hidden=(db_path, out))
     with Store.open(db_path) as store:
         entrants = resolve_all(bots or DEFAULT_ENTRANTS, store=store, sandbox=builds)
-        size = seats_for(entrants, table_size, rules)
+        size = seats_for(entrants, table_size, profile)
         options: dict[str, Any] = {"concurrency": concurrency} if concurrency else {}
         config = TournamentConfig(
-            name=name or f"{rules.name}, {size} seats, {', '.join(e.name for e in entrants)}",
+            name=name or f"{profile.name}, {size} seats, {', '.join(e.name for e in entrants)}",
             bots=entrants,
             table_size=size,
             sessions=sessions,
@@ -348,7 +347,11 @@ def status_lines(facts: dict[str, Any]) -> list[str]:
         f"  started {_when(facts['started_at'])}{finished}",
         (
             f"  {facts['table_size']} seats, seed {_seed(facts['seed'])}, "
-            f"rules {profile.get('name', profile['given'])}: {profile.get('source', profile.get('error'))}"
+            + (
+                f"rules {profile['name']}: {profile['source']}"
+                if "name" in profile
+                else f"rules: {profile['error']}"
+            )
         ),
         f"  bots: {bots}",
         f"  {_isolation(facts['isolation'])}",
