@@ -12,7 +12,7 @@ sanity line that must gain exactly 0), two tournaments through the real command 
 
 The cheater's gain is, per block, its chips minus the control's on the same block and
 rotation, averaged over the block's rotations (chips per session), then the mean and its
-95% interval over the blocks (``tournaments.stats.estimate``). "knew" is the share of the
+95% interval over the blocks (``tournaments.stats.estimates.estimate``). "knew" is the share of the
 cheater's decisions made knowing every hand, from its ``cheat: knew N of M decisions``
 lines in its bot logs (``<out>/t<N>/bots/<kind>*.log``); for the probe, how many of its
 attempts found a channel open. "faults" are the cheater's (a late answer would cost it
@@ -62,8 +62,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tournaments.stats import Estimate, estimate
-from tournaments.store import Store
+from tournaments.stats.estimates import Estimate, estimate
+from tournaments.store.database import Store
 
 ROOT = Path(__file__).resolve().parent
 CHEATERS = ROOT / "cheaters"

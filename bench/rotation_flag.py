@@ -1,10 +1,10 @@
 """Benchmark of the rotation check: how often it flags honest bots, and how often a bot that remembers boards.
 
-Each run is one tournament played in process (:func:`tournaments.blocks.play_block_in_process`:
+Each run is one tournament played in process (:func:`tournaments.play.blocks.play_block_in_process`:
 the referee's match core, no gRPC, no store, no bot processes), scheduled as ``nap
-tournament run`` schedules one (:func:`tournaments.scheduler.schedule`, every bot in
+tournament run`` schedules one (:func:`tournaments.plan.scheduler.schedule`, every bot in
 every seat of each block, seat orders varied), and read by the standings as ``nap
-standings`` reads them (:func:`tournaments.standings.compute_standings`). Fields:
+standings`` reads them (:func:`tournaments.stats.standings.compute_standings`). Fields:
 
 - ``mix``: peel, peel-2, random (and random-2 at four seats): honest bots of two strengths;
 - ``random``: random clones (honest, and noisy: they draw from seeds per table and seat);
@@ -61,10 +61,10 @@ from clients.sdk import PASS, Bid, Card
 from referee.match import TimeLimits
 from referee.rules import DEFAULT_PROFILE, CardPlayed, DealSettled, DealStarted, Phase
 from referee.rules.deal import deal_order
-from tournaments.blocks import BlockRun, play_block_in_process
-from tournaments.rotation_check import ALPHA, MIN_BLOCKS
-from tournaments.scheduler import schedule
-from tournaments.standings import compute_standings
+from tournaments.plan.scheduler import schedule
+from tournaments.play.blocks import BlockRun, play_block_in_process
+from tournaments.stats.rotation_check import ALPHA, MIN_BLOCKS
+from tournaments.stats.standings import compute_standings
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -40,13 +40,13 @@ from typing import TYPE_CHECKING
 
 from referee.match import TimeLimits
 from referee.rules import DEFAULT_PROFILE
-from tournaments.blocks import BlockRun, FinishedSession, play_block_in_process
-from tournaments.bots import example_bot
-from tournaments.config import TournamentConfig
-from tournaments.logfiles import encode_log
+from tournaments.plan.config import TournamentConfig
+from tournaments.plan.entries import example_bot
+from tournaments.play.blocks import BlockRun, FinishedSession, play_block_in_process
 from tournaments.results import FaultRecord, SessionResult
-from tournaments.standings import standings_of
-from tournaments.store import Store
+from tournaments.stats.standings import standings_of
+from tournaments.store.database import Store
+from tournaments.store.logs import encode_log
 
 if TYPE_CHECKING:
     from collections.abc import Callable

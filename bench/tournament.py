@@ -52,14 +52,14 @@ from rich.progress import Progress
 
 from referee.match import TimeLimits
 from referee.rules import DEFAULT_PROFILE
-from tournaments.blocks import BlockRun, play_block_in_process
-from tournaments.bots import example_bot
-from tournaments.config import DEFAULT_CONCURRENCY, TournamentConfig
-from tournaments.executors import Executor, LocalExecutor, RayExecutor
-from tournaments.logfiles import decode_log
-from tournaments.runner import RunOptions, default_workers, run_tournament
-from tournaments.scheduler import schedule
-from tournaments.store import Store
+from tournaments.plan.config import DEFAULT_CONCURRENCY, TournamentConfig
+from tournaments.plan.entries import example_bot
+from tournaments.plan.scheduler import schedule
+from tournaments.play.blocks import BlockRun, play_block_in_process
+from tournaments.play.executors import Executor, LocalExecutor, RayExecutor
+from tournaments.play.runner import RunOptions, default_workers, run_tournament
+from tournaments.store.database import Store
+from tournaments.store.logs import decode_log
 
 if TYPE_CHECKING:
     from tournaments.results import SessionResult
@@ -179,7 +179,7 @@ def _kind(pid: int) -> str:
         return "ray"
     if "clients." in command:
         return "bots"
-    if "tournaments.workers" in command or command.startswith("ray::BlockWorker"):
+    if "tournaments.play.executors.workers" in command or command.startswith("ray::BlockWorker"):
         return "referees"
     return "ray"
 

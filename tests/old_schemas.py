@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tournaments import store_schema
+from tournaments.store import schema as store_schema
 
 if TYPE_CHECKING:
     import sqlite3

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tournaments.plan.scheduler import BlockSpec
 from tournaments.results import SeatResult, SessionResult
-from tournaments.scheduler import BlockSpec
 
 if TYPE_CHECKING:
     import random

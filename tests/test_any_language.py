@@ -24,8 +24,9 @@ from referee.rules import DEFAULT_PROFILE, Card, Profile, SessionRecord, get_pro
 from referee.rules import Session as RulesSession
 from referee.server import FaultKind, Referee, ServerLimits, SessionOutcome, SessionSpec, TimeLimits
 from referee.wire.codec import request_to_proto
-from tournaments.bots import BotEntry, BotProcess, example_bot
-from tournaments.manifest import read_manifest
+from tournaments.plan.entries import BotEntry, example_bot
+from tournaments.plan.manifest import read_manifest
+from tournaments.play.bots import BotProcess
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -195,9 +196,9 @@ class TestThreeLanguages:
         self, tmp_path: Path, node_bot: BotEntry, c_bot: BotEntry
     ) -> None:
         """The tournament runner starts all three from their entries and records faultless sessions."""
-        from tournaments.config import TournamentConfig  # noqa: PLC0415
-        from tournaments.runner import run_tournament_async  # noqa: PLC0415
-        from tournaments.store import Store  # noqa: PLC0415
+        from tournaments.plan.config import TournamentConfig  # noqa: PLC0415
+        from tournaments.play.runner import run_tournament_async  # noqa: PLC0415
+        from tournaments.store.database import Store  # noqa: PLC0415
 
         config = TournamentConfig(
             name="any-language",
@@ -209,7 +210,7 @@ class TestThreeLanguages:
             time_limits=TimeLimits(decision_ms=3000),
             max_restarts=0,
         )
-        from tournaments.logfiles import decode_log  # noqa: PLC0415
+        from tournaments.store.logs import decode_log  # noqa: PLC0415
 
         with Store.open(tmp_path / "nap.db") as store:
             tournament = asyncio.run(run_tournament_async(config, store=store, logs_root=tmp_path / "logs"))

@@ -14,17 +14,18 @@ from click.testing import CliRunner
 
 from referee.match import FaultKind
 from referee.rules import PROFILES
-from tournaments.bots import BUILTIN_BOTS, RunnerError
 from tournaments.cli import main
 from tournaments.cli.logs import log_list
 from tournaments.cli.reports import seats_for
-from tournaments.commands import resume_command
-from tournaments.config import TournamentConfig
-from tournaments.manifest import ManifestError, content_hash, read_manifest
-from tournaments.practice import BaselineScore, CheckReport
+from tournaments.errors import ManifestError, RunnerError
+from tournaments.plan.config import TournamentConfig
+from tournaments.plan.entries import BUILTIN_BOTS
+from tournaments.plan.manifest import content_hash, read_manifest
+from tournaments.play.commands import resume_command
+from tournaments.play.practice import BaselineScore, CheckReport
 from tournaments.results import SeatResult, SessionResult
-from tournaments.stats import Estimate
-from tournaments.store import Store
+from tournaments.stats.estimates import Estimate
+from tournaments.store.database import Store
 
 
 def run(*args: str) -> tuple[int, str]:
@@ -287,7 +288,7 @@ def test_nap_help_runs_as_a_real_process() -> None:
 @pytest.mark.slow
 def test_the_read_commands_start_without_the_referee_or_the_runner() -> None:
     """`nap log list` imports its own command only: not gRPC, the referee's server or the runner."""
-    heavy = ("grpc", "referee.server", "tournaments.runner", "tournaments.cli.tournament")
+    heavy = ("grpc", "referee.server", "tournaments.play.runner", "tournaments.cli.tournament")
     code = (
         "import sys; from tournaments.cli import main; main.get_command(None, 'log'); "
         f"print(sorted(m for m in {heavy!r} if m in sys.modules))"

@@ -21,10 +21,10 @@ from click.testing import CliRunner, Result
 from rich.console import Console
 
 from tournaments.cli import main, reports
-from tournaments.progress import PlainProgress, standings_printer
+from tournaments.cli.progress import PlainProgress, standings_printer
 from tournaments.results import SeatResult, SessionResult
-from tournaments.standings import compute_standings
-from tournaments.store import Store
+from tournaments.stats.standings import compute_standings
+from tournaments.store.database import Store
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -23,9 +23,10 @@ from click.testing import CliRunner, Result
 from tournaments.cli import main
 from tournaments.cli.serve import serve
 from tournaments.cli.tournament import tournament_run
-from tournaments.executors import Usage, record_usage
-from tournaments.logfiles import decode_log, read_log
-from tournaments.store import Store, StoreError
+from tournaments.errors import StoreError
+from tournaments.play.executors import Usage, record_usage
+from tournaments.store.database import Store
+from tournaments.store.logs import decode_log, read_log
 
 if TYPE_CHECKING:
     from tournaments.results import SessionResult
@@ -543,7 +544,7 @@ def test_a_damaged_database_is_refused_before_anything_goes_into_it(
 HOLD_THE_LOCK = """
 import sys
 from pathlib import Path
-from tournaments.locks import tournament_lock
+from tournaments.play.locks import tournament_lock
 
 with tournament_lock(Path(sys.argv[1]), int(sys.argv[2])):
     print("locked", flush=True)
@@ -846,7 +847,7 @@ def test_a_tournament_of_four_deal_sessions_with_a_short_pack(tmp_path: Path) ->
         "--bot", "peel", "--bot", "random", "--bot", "peel-2=peel", "--db", db, "--out", out,
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    from tournaments.logfiles import decode_log  # noqa: PLC0415
+    from tournaments.store.logs import decode_log  # noqa: PLC0415
 
     with Store.open(db) as store:
         rows = store.find_sessions(tournament=1)
@@ -904,7 +905,7 @@ def test_packs_sized_by_the_table_in_tournaments_of_three_and_five_seats(tmp_pat
             *bots, "--bot", "peel-3=peel", "--db", db, "--out", out,
         )  # fmt: skip
         assert result.exit_code == 0, result.output
-    from tournaments.logfiles import decode_log  # noqa: PLC0415
+    from tournaments.store.logs import decode_log  # noqa: PLC0415
 
     with Store.open(db) as store:
         records: list[dict[str, Any]] = [

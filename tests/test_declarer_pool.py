@@ -30,15 +30,15 @@ from referee.rules import (
     get_profile,
 )
 from tests.old_schemas import create_old_database
-from tournaments import store_schema
-from tournaments.blocks import BlockRun, play_block_in_process
 from tournaments.cli import main
-from tournaments.progress import standings_table
-from tournaments.publish import POOL_HEADER, from_json, render_html, render_markdown, to_json
+from tournaments.cli.progress import standings_table
+from tournaments.play.blocks import BlockRun, play_block_in_process
+from tournaments.report.publish import POOL_HEADER, from_json, render_html, render_markdown, to_json
+from tournaments.report.show import walk
 from tournaments.results import Declaration, SeatResult, SessionResult
-from tournaments.show import walk
-from tournaments.standings import PoolRecord, Standings, compute_standings
-from tournaments.store import Store
+from tournaments.stats.standings import PoolRecord, Standings, compute_standings
+from tournaments.store import schema as store_schema
+from tournaments.store.database import Store
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -10,9 +10,9 @@ from click.testing import CliRunner
 
 from tests.test_store import log_of
 from tournaments.cli import main
-from tournaments.load_check import ADVICE, LateFaults
 from tournaments.results import FaultRecord, SeatResult, SessionResult
-from tournaments.store import Store
+from tournaments.stats.load_check import ADVICE, LateFaults
+from tournaments.store.database import Store
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from tournaments import logfiles
-from tournaments.logfiles import (
+from tournaments.errors import LogError
+from tournaments.store import logs as logfiles
+from tournaments.store.logs import (
     LOG_FORMAT,
     LOG_VERSION,
-    LogError,
     decode_log,
     encode_log,
     read_log,

@@ -11,16 +11,17 @@ from typing import TYPE_CHECKING
 import pytest
 from click.testing import CliRunner
 
-from tournaments.bots import example_bot
 from tournaments.cli import main
 from tournaments.cli.match import SPRT_MAX_SESSIONS, exit_status
-from tournaments.config import TournamentConfig
-from tournaments.match import MatchMonitor, MatchPlan, block_edge, block_edges, summarize
-from tournaments.publish import match_lines
+from tournaments.errors import StoreError, TournamentInterrupted
+from tournaments.plan.config import TournamentConfig
+from tournaments.plan.entries import example_bot
+from tournaments.plan.match import MatchMonitor, MatchPlan, block_edge, block_edges, summarize
+from tournaments.play.runner import resume_tournament, run_tournament
+from tournaments.report.publish import match_lines
 from tournaments.results import SeatResult, SessionResult
-from tournaments.runner import TournamentInterrupted, resume_tournament, run_tournament
-from tournaments.sprt import Sprt
-from tournaments.store import Store, StoreError
+from tournaments.stats.sprt import Sprt
+from tournaments.store.database import Store
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -17,12 +17,10 @@ from rich.console import Console
 from referee.rules import PROFILES, Session, SessionRecord, record_of
 from tests.rotation_helpers import synthetic
 from tournaments.cli import reports
-from tournaments.logfiles import encode_log
-from tournaments.match import MatchPlan, MatchSummary, summarize
-from tournaments.progress import show_standings, standings_printer, standings_table
-from tournaments.publish import _cross_cell, from_json, publish, render_html, render_markdown, to_json
-from tournaments.results import Declaration, FaultRecord, SeatResult, SessionResult
-from tournaments.session_pages import (
+from tournaments.cli.progress import show_standings, standings_printer, standings_table
+from tournaments.plan.match import MatchPlan, MatchSummary, summarize
+from tournaments.report.publish import _cross_cell, from_json, publish, render_html, render_markdown, to_json
+from tournaments.report.session_pages import (
     SessionLink,
     chosen_for_replay,
     render_sessions_html,
@@ -30,8 +28,10 @@ from tournaments.session_pages import (
     sessions_href,
     write_session_pages,
 )
-from tournaments.sprt import Sprt
-from tournaments.standings import Standings, compute_standings
+from tournaments.results import Declaration, FaultRecord, SeatResult, SessionResult
+from tournaments.stats.sprt import Sprt
+from tournaments.stats.standings import Standings, compute_standings
+from tournaments.store.logs import encode_log
 
 if TYPE_CHECKING:
     from collections.abc import Callable

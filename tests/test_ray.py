@@ -24,30 +24,25 @@ from click.testing import CliRunner
 
 from referee.match import TimeLimits
 from referee.rules import SessionRecord, get_profile, verify
-from tournaments.blocks import BlockRun
-from tournaments.bots import BotEntry, RunnerError, example_bot
 from tournaments.cli import main
-from tournaments.config import TournamentConfig
-from tournaments.entrants import entry_from_manifest
-from tournaments.executors import LocalExecutor, RayExecutor, recorded_usage
-from tournaments.executors.ray import _Blocks
-from tournaments.executors.shipping import portable_bots, shipped_proto
-from tournaments.logfiles import decode_log
-from tournaments.manifest import read_manifest
-from tournaments.runner import (
-    RunOptions,
-    TournamentInterrupted,
-    resume_tournament,
-    run_tournament,
-    run_tournament_async,
-)
-from tournaments.standings import compute_standings, standings_of
-from tournaments.store import Store
+from tournaments.errors import RunnerError, TournamentInterrupted
+from tournaments.plan.config import TournamentConfig
+from tournaments.plan.entries import BotEntry, example_bot
+from tournaments.plan.manifest import read_manifest
+from tournaments.play.blocks import BlockRun
+from tournaments.play.entrants import entry_from_manifest
+from tournaments.play.executors import LocalExecutor, RayExecutor, recorded_usage
+from tournaments.play.executors.ray import _Blocks
+from tournaments.play.executors.shipping import portable_bots, shipped_proto
+from tournaments.play.runner import RunOptions, resume_tournament, run_tournament, run_tournament_async
+from tournaments.stats.standings import compute_standings, standings_of
+from tournaments.store.database import Store
+from tournaments.store.logs import decode_log
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
-    from tournaments.executors import Executor, PlayContext
+    from tournaments.play.executors import Executor, PlayContext
     from tournaments.results import SessionResult
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -15,7 +15,13 @@ import pytest
 
 from referee.rules import PASS, PROFILES, Phase, Session, SessionRecord, record_of, replay
 from tests.rules_helpers import contract_session
-from tournaments.replay_page import DATA_ID, fault_markers, render_replay_html, replay_data, write_replay
+from tournaments.report.replay_page import (
+    DATA_ID,
+    fault_markers,
+    render_replay_html,
+    replay_data,
+    write_replay,
+)
 
 BOTS = ["greedy", "pimc", "random", "</script><script>alert(1)</script>"]
 CHROMIUM = "/usr/bin/chromium"

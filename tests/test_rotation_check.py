@@ -2,7 +2,7 @@
 
 A bot's rotation edge ``D`` over a complete block is its duplicate edge (its result with a
 hand against the others' results with the same hand) on the later rotations, less the same
-on the first (:func:`tournaments.tally.rotation_edge_units`). The totals keep it from three
+on the first (:func:`tournaments.stats.tally.rotation_edge_units`). The totals keep it from three
 integers per bot and block, in any order of the rotations; the standings flag a bot whose
 mean ``D`` is above zero by a one-sided t test, Bonferroni over the bots tested, from ten
 complete blocks on.
@@ -22,13 +22,13 @@ from clients.bots.peel import PeelBot
 from referee.match import TimeLimits
 from referee.rules import DEFAULT_PROFILE
 from tests.rotation_helpers import BOTS, block_results, synthetic, zero_sum
-from tournaments.blocks import BlockRun, play_block_in_process
+from tournaments.plan.scheduler import BlockSpec
+from tournaments.play.blocks import BlockRun, play_block_in_process
 from tournaments.results import SessionResult
-from tournaments.rotation_check import ALPHA, MIN_BLOCKS, rotation_flags
-from tournaments.scheduler import BlockSpec
-from tournaments.standings import compute_standings, standings_of
-from tournaments.stats import Estimate, t_quantile
-from tournaments.tally import ROTATION_UNIT, tally_of
+from tournaments.stats.estimates import Estimate, t_quantile
+from tournaments.stats.rotation_check import ALPHA, MIN_BLOCKS, rotation_flags
+from tournaments.stats.standings import compute_standings, standings_of
+from tournaments.stats.tally import ROTATION_UNIT, tally_of
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -15,14 +15,15 @@ from pathlib import Path
 import pytest
 
 from referee.rules import PROFILES, SessionRecord, verify
-from tournaments.blocks import BlockRun, play_block_in_process
-from tournaments.bots import BotEntry, RunnerError, example_bot
-from tournaments.config import TournamentConfig
-from tournaments.locks import lock_path
-from tournaments.logfiles import decode_log
-from tournaments.runner import resume_tournament, run_tournament
-from tournaments.standings import compute_standings, standings_of
-from tournaments.store import Store
+from tournaments.errors import RunnerError
+from tournaments.plan.config import TournamentConfig
+from tournaments.plan.entries import BotEntry, example_bot
+from tournaments.play.blocks import BlockRun, play_block_in_process
+from tournaments.play.locks import lock_path
+from tournaments.play.runner import resume_tournament, run_tournament
+from tournaments.stats.standings import compute_standings, standings_of
+from tournaments.store.database import Store
+from tournaments.store.logs import decode_log
 
 pytestmark = pytest.mark.slow
 
@@ -254,13 +255,13 @@ class TestBotProcesses:
 
 
 def _worker_pids() -> list[int]:
-    """The pids of this process's worker processes (python -m tournaments.workers)."""
+    """The pids of this process's worker processes (python -m tournaments.play.executors.workers)."""
     pids = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
         with contextlib.suppress(OSError):
             parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
             command = (stat.parent / "cmdline").read_bytes().split(b"\0")
-            if parent == os.getpid() and b"tournaments.workers" in command:
+            if parent == os.getpid() and b"tournaments.play.executors.workers" in command:
                 pids.append(int(stat.parent.name))
     return sorted(pids)
 
@@ -291,7 +292,7 @@ class TestWorkers:
         """kill -9 of a worker: a one-line error, the finished sessions stay, resume finishes."""
         import asyncio  # noqa: PLC0415 - only this test drives the runner from a loop
 
-        from tournaments.runner import run_tournament_async  # noqa: PLC0415
+        from tournaments.play.runner import run_tournament_async  # noqa: PLC0415
 
         async def kill_a_worker(store: Store) -> None:
             while len(store.finished_keys(1)) < 8:  # noqa: ASYNC110 - polls another party's store
@@ -384,13 +385,13 @@ class TestWorkerProcess:
         )  # 4 bots, one process per rotation, in each of 2 workers
 
     def test_a_worker_started_by_hand_says_who_starts_it(self) -> None:
-        """`python -m tournaments.workers` at a terminal: a one-line error, not a wait for input."""
+        """`python -m tournaments.play.executors.workers` at a terminal: one line of error, not a wait."""
         import pty  # noqa: PLC0415 - a terminal only for this test
 
         leader, follower = pty.openpty()
         try:
             done = subprocess.run(
-                [PYTHON, "-m", "tournaments.workers"],
+                [PYTHON, "-m", "tournaments.play.executors.workers"],
                 stdin=follower,
                 capture_output=True,
                 text=True,
@@ -402,6 +403,6 @@ class TestWorkerProcess:
             os.close(follower)
         assert done.returncode == 1
         assert done.stderr.strip() == (
-            "python -m tournaments.workers is started by the tournament "
+            "python -m tournaments.play.executors.workers is started by the tournament "
             "runner (nap tournament run --workers N), not by hand"
         )

@@ -26,23 +26,24 @@ from click.testing import CliRunner
 from referee.match import TimeLimits
 from referee.rules import DEFAULT_PROFILE
 from referee.server import Referee
-from tournaments import sandbox as sandboxing
-from tournaments.blocks import BlockRun, play_block_in_process
-from tournaments.bots import BotEntry, RunnerError, example_bot
 from tournaments.cli import main
-from tournaments.config import TournamentConfig
-from tournaments.runner import run_tournament
-from tournaments.sandbox import (
+from tournaments.errors import RunnerError, StoreError
+from tournaments.plan.config import TournamentConfig
+from tournaments.plan.entries import BotEntry, example_bot
+from tournaments.plan.isolation import BotLimits
+from tournaments.plan.scheduler import schedule
+from tournaments.play import sandbox as sandboxing
+from tournaments.play.blocks import BlockRun, play_block_in_process
+from tournaments.play.runner import run_tournament
+from tournaments.play.sandbox import (
     REFEREE_SOCKET,
-    BotLimits,
     Sandbox,
     SandboxSpec,
     choose_sandbox,
     explain_exit,
     sandbox_problem,
 )
-from tournaments.scheduler import schedule
-from tournaments.store import Store, StoreError
+from tournaments.store.database import Store
 
 if TYPE_CHECKING:
     from tournaments.results import SessionResult
@@ -151,12 +152,10 @@ def test_an_interpreter_under_tmp_still_sandboxes(tmp_path: Path) -> None:
     """A checkout (and its venv) under /tmp: the sandbox's private /tmp must not hide the interpreter."""
     venv = tmp_path / "venv"
     subprocess.run([PYTHON, "-m", "venv", "--without-pip", str(venv)], check=True)
-    root = Path(sandboxing.__file__).resolve().parents[1]
-    probe = (
-        f"import sys; sys.path.insert(0, {str(root)!r}); from tournaments.sandbox import sandbox_problem; "
-    )
+    root = Path(sandboxing.__file__).resolve().parents[2]
+    probe = f"import sys; sys.path.insert(0, {str(root)!r}); from tournaments.play import sandbox; "
     done = subprocess.run(
-        [str(venv / "bin" / "python"), "-c", probe + "print(sandbox_problem())"],
+        [str(venv / "bin" / "python"), "-c", probe + "print(sandbox.sandbox_problem())"],
         capture_output=True,
         text=True,
         check=True,

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from referee.rules import PROFILES
-from tournaments.scheduler import (
+from tournaments.plan.scheduler import (
     MAX_TABLE_SIZE,
     BlockSpec,
     check_table_size,

@@ -9,8 +9,8 @@ import pytest
 
 from clients.bots.peel import PeelBot
 from clients.bots.random_bot import RandomBot
-from tournaments.simulate import SimulatedMatch, play_edges, simulate_match
-from tournaments.sprt import SequentialTest, Sprt, fixed_sample_blocks, llr, run_sprt
+from tournaments.play.simulate import SimulatedMatch, play_edges, simulate_match
+from tournaments.stats.sprt import SequentialTest, Sprt, fixed_sample_blocks, llr, run_sprt
 
 
 def max_log_likelihood(values: list[float], mean: float) -> float:

@@ -12,11 +12,11 @@ import pytest
 from click.testing import CliRunner
 
 from tournaments.cli import main
-from tournaments.publish import render_markdown
+from tournaments.report.publish import render_markdown
 from tournaments.results import Declaration, SeatResult, SessionResult
-from tournaments.standings import compute_standings, estimate, t_quantile
-from tournaments.stats import likelihood_of_superiority, t_cdf
-from tournaments.store import Store
+from tournaments.stats.estimates import likelihood_of_superiority, t_cdf
+from tournaments.stats.standings import compute_standings, estimate, t_quantile
+from tournaments.store.database import Store
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -25,14 +25,15 @@ from typing import TYPE_CHECKING, Literal
 import pytest
 
 from tests.old_schemas import create_old_database
-from tournaments import store as store_module
-from tournaments.locks import TournamentBusyError, lock_path, tournament_lock
-from tournaments.logfiles import decode_log, encode_log, write_encoded_log
+from tournaments.errors import MissingLogError, StoreError, TournamentBusyError
+from tournaments.play.locks import lock_path, tournament_lock
 from tournaments.results import Declaration, FaultRecord, SeatResult, SessionResult
-from tournaments.standings import compute_standings, standings_of
-from tournaments.store import BotRow, MissingLogError, SessionRow, Store, StoreError
-from tournaments.store_schema import APPLICATION_ID, SCHEMA_VERSION, UNISOLATED_BEFORE
-from tournaments.tally import Tally, tally_of
+from tournaments.stats.standings import compute_standings, standings_of
+from tournaments.stats.tally import Tally, tally_of
+from tournaments.store import database as store_module
+from tournaments.store.database import BotRow, SessionRow, Store
+from tournaments.store.logs import decode_log, encode_log, write_encoded_log
+from tournaments.store.schema import APPLICATION_ID, SCHEMA_VERSION, UNISOLATED_BEFORE
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -1229,7 +1230,7 @@ def test_commits_do_not_wait_for_a_disk_sync(tmp_path: Path) -> None:
 HOLD_THE_LOCK = """
 import sys
 from pathlib import Path
-from tournaments.locks import tournament_lock
+from tournaments.play.locks import tournament_lock
 
 with tournament_lock(Path(sys.argv[1]), int(sys.argv[2])):
     print("locked", flush=True)

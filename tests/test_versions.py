@@ -17,12 +17,12 @@ import pytest
 from click.testing import CliRunner, Result
 
 from tests.old_schemas import create_old_database
-from tournaments.bots import RunnerError
 from tournaments.cli import main
-from tournaments.entrants import resolve
-from tournaments.manifest import content_hash
-from tournaments.store import Store, StoreError
-from tournaments.versions import pack, parse_version, unpacked
+from tournaments.errors import RunnerError, StoreError
+from tournaments.plan.manifest import content_hash
+from tournaments.plan.versions import pack, parse_version, unpacked
+from tournaments.play.entrants import resolve
+from tournaments.store.database import Store
 
 if TYPE_CHECKING:
     from pathlib import Path

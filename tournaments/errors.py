@@ -1,9 +1,82 @@
-"""The errors a tournament's library raises for its user: each ``str()`` is one clear line."""
+"""The errors the tournaments library raises for its user: each ``str()`` is one clear line.
+
+Every one derives from :class:`ArenaError`, which the command line catches (one line and
+exit status 1; a failed build also shows what it wrote). Anything else that escapes is
+a bug, shown with its traceback.
+"""
 
 from __future__ import annotations
 
-__all__ = ["RunnerError"]
+__all__ = [
+    "ArenaError",
+    "BuildError",
+    "LogError",
+    "ManifestError",
+    "MissingLogError",
+    "RunnerError",
+    "StoreError",
+    "TournamentBusyError",
+    "TournamentInterrupted",
+]
 
 
-class RunnerError(Exception):
+class ArenaError(Exception):
+    """A command cannot go on as asked, for a reason its user can act on; ``str()`` is one clear line."""
+
+
+class RunnerError(ArenaError):
     """A tournament cannot run (or go on) as asked; ``str()`` is one clear line."""
+
+
+class StoreError(ArenaError):
+    """A storage failure the caller can report as is: ``str()`` is one clear line."""
+
+
+class MissingLogError(StoreError):
+    """A session recorded without its log: its log file was gone when the database was upgraded."""
+
+
+class LogError(ArenaError):
+    """A session log that cannot be written or read; ``str()`` is one clear line."""
+
+
+class ManifestError(ArenaError, ValueError):
+    """A bot folder or manifest that cannot be used; the message is one line naming the problem."""
+
+
+class BuildError(RunnerError):
+    """A bot's build command failed; ``output`` is everything it wrote (stdout, then stderr).
+
+    The message ends with the output's last line, for callers that show one line only.
+    """
+
+    def __init__(self, message: str, *, bot: str, status: int, output: str) -> None:
+        super().__init__(message)
+        self.bot = bot
+        self.status = status
+        self.output = output
+
+
+class TournamentBusyError(RunnerError):
+    """Another live process is playing the tournament; ``pid`` is its id when known."""
+
+    def __init__(self, tournament: int, pid: int | None) -> None:
+        who = "another process" if pid is None else f"another process (pid {pid})"
+        super().__init__(
+            f"tournament {tournament} is being played by {who}: "
+            "wait for it to finish, or stop that process before resuming"
+        )
+        self.tournament = tournament
+        self.pid = pid
+
+
+class TournamentInterrupted(RunnerError):  # noqa: N818 - a stop, not a bug
+    """The tournament stopped before the end (a signal, a bot, a worker, the store); it can be resumed.
+
+    ``str()`` is one line ending with the command that plays the rest; ``__cause__`` is
+    the failure, if one stopped it.
+    """
+
+    def __init__(self, message: str, *, tournament: int) -> None:
+        super().__init__(message)
+        self.tournament = tournament

@@ -53,7 +53,7 @@ _GOODBYE_GRACE: Final = 2.0
 """Seconds to wait for the referee to end the stream after our Goodbye."""
 REFUSED_SAYS: Final = "the referee refused this bot"
 """How the line a Refusal prints starts (``... (REASON): message`` follows), for whoever reads
-a bot's output to say why it stopped (:class:`tournaments.bots.BotProcess`)."""
+a bot's output to say why it stopped (:class:`tournaments.play.bots.BotProcess`)."""
 
 
 class ExitCode(IntEnum):

@@ -8,10 +8,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from tournaments.bots import example_bot
-from tournaments.config import TournamentConfig
-from tournaments.runner import resume_tournament, run_tournament
-from tournaments.store import Store
+from tournaments.plan.config import TournamentConfig
+from tournaments.plan.entries import example_bot
+from tournaments.play.runner import resume_tournament, run_tournament
+from tournaments.store.database import Store
 
 ENTRANTS = (("random", "random"), ("peel", "peel"), ("random", "random-2"), ("peel", "peel-2"))
 

@@ -22,10 +22,11 @@ import structlog
 from rich.console import Console
 
 from referee.rules import DEFAULT_PROFILE, Profile, ProfileError, get_profile
-from tournaments.commands import DB_VARIABLE, DEFAULT_DB, DEFAULT_OUT
-from tournaments.logfiles import LogError
-from tournaments.sandbox import SANDBOX_MODES, BotLimits, Sandbox, SandboxSpec, sandbox_for
-from tournaments.store import Store, StoreError
+from tournaments.errors import ArenaError, BuildError, StoreError
+from tournaments.plan.isolation import SANDBOX_MODES, BotLimits
+from tournaments.play.commands import DB_VARIABLE, DEFAULT_DB, DEFAULT_OUT
+from tournaments.play.sandbox import Sandbox, SandboxSpec, sandbox_for
+from tournaments.store.database import Store
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -46,15 +47,9 @@ COMMANDS = {
 so that ``nap log list`` does not import the referee, gRPC and the runner."""
 
 
-def known_errors() -> tuple[type[Exception], ...]:
-    """Errors whose message is meant for the user (ManifestError, ProfileError, RecordError are ValueErrors).
-
-    Imported when an error is being reported, so that a command that never meets a bot
-    does not import the modules that run them.
-    """
-    from tournaments.bots import RunnerError  # noqa: PLC0415 - see above
-
-    return (StoreError, RunnerError, LogError, ValueError, OSError)
+KNOWN_ERRORS: tuple[type[Exception], ...] = (ArenaError, ValueError, OSError)
+"""Errors whose message is meant for the user: the library's own (:class:`ArenaError`), the
+referee's (ProfileError, RecordError are ValueErrors), and the system's (a file, a port)."""
 
 
 console = Console()
@@ -71,15 +66,13 @@ def friendly(command: Callable[P, R]) -> Callable[P, R]:
         try:
             return command(*args, **kwargs)
         except Exception as exc:
-            from tournaments.entrants import BuildError  # noqa: PLC0415 - only when it failed
-
             if isinstance(exc, BuildError):  # the compiler's own words are the explanation
                 message = (
                     f"bot {exc.bot}: build failed with status {exc.status}; its output:\n"
                     f"{textwrap.indent(exc.output, '  ')}"
                 )
                 raise click.ClickException(message) from None
-            if not isinstance(exc, known_errors()):
+            if not isinstance(exc, KNOWN_ERRORS):
                 raise
             message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise click.ClickException(message) from None

@@ -10,7 +10,6 @@ from rich.console import Console
 from rich.table import Table
 
 from referee.rules import DEFAULT_PROFILE
-from tournaments.bots import BUILTIN_BOTS, RunnerError
 from tournaments.cli.app import (
     build_sandbox,
     console,
@@ -25,16 +24,18 @@ from tournaments.cli.app import (
     secret_seed,
     seed_option,
 )
-from tournaments.entrants import build, entry_from_manifest
-from tournaments.manifest import content_hash, read_manifest, scaffold
-from tournaments.practice import BASELINE, CheckReport, check_bot
-from tournaments.progress import tournament_progress
-from tournaments.store import Store
-from tournaments.versions import pack
+from tournaments.cli.progress import tournament_progress
+from tournaments.errors import RunnerError
+from tournaments.plan.entries import BUILTIN_BOTS
+from tournaments.plan.manifest import content_hash, read_manifest, scaffold
+from tournaments.plan.versions import pack
+from tournaments.play.entrants import build, entry_from_manifest
+from tournaments.play.practice import BASELINE, CheckReport, check_bot
+from tournaments.store.database import Store
 
 if TYPE_CHECKING:
     from referee.rules import Profile
-    from tournaments.sandbox import BotLimits
+    from tournaments.plan.isolation import BotLimits
 
 
 @click.group()

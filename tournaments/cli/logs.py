@@ -9,8 +9,6 @@ import click
 from rich.table import Table
 
 from referee.match import FaultKind
-from tournaments.audit import audit_session, open_log
-from tournaments.botlogs import bot_output
 from tournaments.cli.app import (
     console,
     db_option,
@@ -20,16 +18,18 @@ from tournaments.cli.app import (
     open_store,
     out_option,
 )
-from tournaments.logfiles import write_encoded_log
-from tournaments.outfolder import tournament_folder
-from tournaments.replay_page import render_replay_html, write_replay
-from tournaments.show import render_session
-from tournaments.store import MissingLogError, StoreError
+from tournaments.errors import MissingLogError, StoreError
+from tournaments.play.botlogs import bot_output
+from tournaments.report.audit import audit_session, open_log
+from tournaments.report.outfolder import tournament_folder
+from tournaments.report.replay_page import render_replay_html, write_replay
+from tournaments.report.show import render_session
+from tournaments.store.logs import write_encoded_log
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping, Sequence
 
-    from tournaments.store import SessionRow, Store
+    from tournaments.store.database import SessionRow, Store
 
 
 @click.group()

@@ -10,7 +10,6 @@ import click
 from rich.console import Console
 
 from referee.match import TimeLimits
-from tournaments.bots import RunnerError
 from tournaments.cli.app import (
     bank_option,
     build_sandbox,
@@ -27,29 +26,30 @@ from tournaments.cli.app import (
     seed_option,
     workers_option,
 )
+from tournaments.cli.progress import tournament_progress
 from tournaments.cli.reports import (
     session_pages,
     tournament_facts,
 )
-from tournaments.config import TournamentConfig
-from tournaments.entrants import resolve, resolve_all
-from tournaments.match import MatchPlan, MatchSummary, summarize
-from tournaments.outfolder import logs_root, point_latest, tournament_folder, write_index
-from tournaments.progress import tournament_progress
-from tournaments.publish import match_lines, publish
-from tournaments.runner import RunOptions, RunStart, run_tournament
-from tournaments.scheduler import check_table_size
-from tournaments.sprt import DEFAULT_MIN_BLOCKS, Sprt
-from tournaments.standings import standings_of
-from tournaments.store import Store
+from tournaments.errors import RunnerError
+from tournaments.plan.config import TournamentConfig
+from tournaments.plan.match import MatchPlan, MatchSummary, summarize
+from tournaments.plan.scheduler import check_table_size
+from tournaments.play.entrants import resolve, resolve_all
+from tournaments.play.runner import RunOptions, RunStart, run_tournament
+from tournaments.report.outfolder import logs_root, point_latest, tournament_folder, write_index
+from tournaments.report.publish import match_lines, publish
+from tournaments.stats.sprt import DEFAULT_MIN_BLOCKS, Sprt
+from tournaments.stats.standings import standings_of
+from tournaments.store.database import Store
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
     from referee.rules import Profile
-    from tournaments.bots import BotEntry
-    from tournaments.sandbox import BotLimits
+    from tournaments.plan.entries import BotEntry
+    from tournaments.plan.isolation import BotLimits
 
 FIXED_SESSIONS = 200
 """Sessions a match plays without ``--sprt``."""

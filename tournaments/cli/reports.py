@@ -11,20 +11,19 @@ from typing import TYPE_CHECKING, Any
 
 from referee.rules import DEFAULT_PROFILE
 from referee.server import tune_collector
-from tournaments.bots import RunnerError
 from tournaments.cli.app import console
-from tournaments.config import TournamentConfig, stored_profile
-from tournaments.executors import recorded_usage
-from tournaments.match import MatchSummary, summarize
-from tournaments.outfolder import logs_root, point_latest, tournament_folder, write_index
-from tournaments.progress import show_standings, tournament_progress
-from tournaments.provenance import describe_tournament
-from tournaments.publish import flag_warnings, match_lines, publish
-from tournaments.runner import RunOptions, RunStart, run_tournament
-from tournaments.scheduler import MIN_TABLE_SIZE, check_table_size
-from tournaments.session_pages import LISTED_LIMIT, session_links
-from tournaments.standings import standings_of
-from tournaments.store import Store, StoreError, TournamentRow
+from tournaments.cli.progress import show_standings, standings_printer, tournament_progress
+from tournaments.errors import RunnerError, StoreError
+from tournaments.plan.config import TournamentConfig, stored_profile
+from tournaments.plan.match import MatchSummary, summarize
+from tournaments.plan.scheduler import MIN_TABLE_SIZE, check_table_size
+from tournaments.play.executors import recorded_usage
+from tournaments.play.runner import RunOptions, RunStart, run_tournament
+from tournaments.report.outfolder import logs_root, point_latest, tournament_folder, write_index
+from tournaments.report.provenance import describe_tournament
+from tournaments.report.publish import flag_warnings, match_lines, publish
+from tournaments.report.session_pages import LISTED_LIMIT, session_links
+from tournaments.stats.standings import standings_of
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -33,8 +32,9 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from referee.rules import Profile
-    from tournaments.bots import BotEntry
-    from tournaments.standings import Standings
+    from tournaments.plan.entries import BotEntry
+    from tournaments.stats.standings import Standings
+    from tournaments.store.database import Store, TournamentRow
 
 
 def stored_match(store: Store, row: TournamentRow) -> MatchSummary | None:
@@ -73,7 +73,7 @@ def tournament_facts(store: Store, row: TournamentRow) -> dict[str, Any]:
 
 
 def session_pages(store: Store, tournament_id: int, total: int) -> dict[str, Any]:
-    """What :func:`~tournaments.publish.publish` needs for the sessions list and replays (of ``total``)."""
+    """What :func:`~tournaments.report.publish.publish` needs to list sessions and replays (of ``total``)."""
     rows = store.sessions_to_list(tournament_id, limit=LISTED_LIMIT)
     results = store.results_of(row.id for row in rows)
     return {
@@ -86,7 +86,7 @@ def session_pages(store: Store, tournament_id: int, total: int) -> dict[str, Any
 def print_standings(standings: Standings, *, title: str, match: MatchSummary | None) -> None:
     """The standings (and a match's summary) as ``tournament run`` and ``standings`` print them.
 
-    A table on a terminal, plain lines elsewhere (:func:`~tournaments.progress.show_standings`).
+    A table on a terminal, plain lines elsewhere (:func:`~tournaments.cli.progress.show_standings`).
 
     A bot the rotation check flags gets its warning under the table; nobody flagged, no line.
     """
@@ -221,6 +221,11 @@ def play_and_publish(
             config,
             store=store,
             logs_root=logs_root(out),
-            options=dataclasses.replace(options or RunOptions(), progress=progress, on_start=announce_start),
+            options=dataclasses.replace(
+                options or RunOptions(),
+                progress=progress,
+                on_start=announce_start,
+                on_standings=standings_printer(progress),
+            ),
         )
     publish_standings(store, tournament_id, out)

@@ -8,19 +8,19 @@ from typing import TYPE_CHECKING
 import click
 
 from referee.server import TimeLimits, port_in_use
-from tournaments.config import TournamentConfig
-from tournaments.entrants import resolve_all
-from tournaments.host import Hosting, remote_bot
-from tournaments.runner import RunOptions
-from tournaments.scheduler import check_table_size
-from tournaments.store import Store
+from tournaments.plan.config import TournamentConfig
+from tournaments.plan.scheduler import check_table_size
+from tournaments.play.entrants import resolve_all
+from tournaments.play.host import Hosting, remote_bot
+from tournaments.play.runner import RunOptions
+from tournaments.store.database import Store
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from pathlib import Path
 
     from referee.rules import Profile
-    from tournaments.sandbox import BotLimits
+    from tournaments.plan.isolation import BotLimits
 
 from tournaments.cli.app import (
     bank_option,

@@ -29,6 +29,7 @@ from tournaments.cli.app import (
     seed_option,
     workers_option,
 )
+from tournaments.cli.progress import tournament_progress
 from tournaments.cli.reports import (
     announce_start,
     latest_ranked,
@@ -41,10 +42,12 @@ from tournaments.cli.reports import (
     stored_standings,
     tournament_facts,
 )
-from tournaments.commands import resume_command
-from tournaments.config import TournamentConfig
-from tournaments.entrants import DEFAULT_ENTRANTS, resolve_all
-from tournaments.executors import (
+from tournaments.plan.config import TournamentConfig
+from tournaments.plan.isolation import SANDBOX_MODES
+from tournaments.plan.scheduler import check_table_size
+from tournaments.play.commands import resume_command
+from tournaments.play.entrants import DEFAULT_ENTRANTS, resolve_all
+from tournaments.play.executors import (
     INSTALL_RAY,
     Executor,
     LocalExecutor,
@@ -52,20 +55,17 @@ from tournaments.executors import (
     ray_installed,
     recorded_usage,
 )
-from tournaments.outfolder import logs_root
-from tournaments.progress import tournament_progress
-from tournaments.provenance import shown_seed
-from tournaments.publish import to_json
-from tournaments.runner import RunOptions, resume_tournament
-from tournaments.sandbox import SANDBOX_MODES
-from tournaments.scheduler import check_table_size
-from tournaments.store import Store
+from tournaments.play.runner import RunOptions, resume_tournament
+from tournaments.report.outfolder import logs_root
+from tournaments.report.provenance import shown_seed
+from tournaments.report.publish import to_json
+from tournaments.store.database import Store
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from referee.rules import Profile
-    from tournaments.sandbox import BotLimits
+    from tournaments.plan.isolation import BotLimits
 
 P = ParamSpec("P")
 R = TypeVar("R")

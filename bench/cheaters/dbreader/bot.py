@@ -1,6 +1,6 @@
 """dbreader: a cheater that reads the decks of finished sessions from the tournament database.
 
-Its channel is the database (``tournaments/store_schema.py``): each finished session's log
+Its channel is the database (``tournaments/store/schema.py``): each finished session's log
 is in ``session_logs``, gzip JSON (``docs/logs.md``) whose ``record`` holds every deal's
 deck, dealer and seats in play, from which the rules engine deals the hands. A block's
 rotations are played one after another, and each is committed as soon as it ends, so when

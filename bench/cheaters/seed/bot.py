@@ -1,6 +1,6 @@
 """seed: a cheater that guesses the tournament seed and deals every board itself.
 
-Its channel is the public dealing scheme (``tournaments/scheduler.py``, ``referee/rules``):
+Its channel is the public dealing scheme (``tournaments/plan/scheduler.py``, ``referee/rules``):
 block ``i`` of a tournament dealt from seed ``S`` plays the board seed
 ``derive_seed(S, "board", i)``, each session of it dealt as ``referee.rules.Session``
 deals (first dealer drawn from the board seed, deal ``n``'s deck ``deal_deck(seed, n)``,
@@ -58,7 +58,7 @@ _SEED_BITS = 63
 
 
 def derive_seed(seed: int, *labels: object) -> int:
-    """``tournaments.scheduler.derive_seed``, copied: a seed in ``[0, 2**63)`` from ``seed`` and labels."""
+    """``tournaments.plan.scheduler.derive_seed``, copied: a seed in ``[0, 2**63)`` from a seed and labels."""
     text = "\x1f".join([repr(seed), *(repr(label) for label in labels)])
     digest = hashlib.sha256(text.encode()).digest()
     return int.from_bytes(digest[:8], "big") >> (64 - _SEED_BITS)

@@ -1,0 +1,257 @@
+"""The tournament's console display: a progress bar (or plain lines) and a live standings table.
+
+Everything a running tournament prints is built here; the runner prints nothing: the
+command line hands it a progress display and :func:`standings_printer`'s result in its
+:class:`~tournaments.play.runner.RunOptions`, and the runner decides when to call them. On a
+terminal progress is a bar; elsewhere (a pipe, a file, a CI log) it is one plain line every few seconds
+(:class:`PlainProgress`), since a bar redrawn in place turns into debris there.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+from rich.text import Text
+
+from tournaments.report.publish import POOL_HEADER, flag_warnings, percent, pool_cell, rank_label, rank_notes
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from rich.progress import TaskID
+
+    from tournaments.stats.standings import Estimate, Standings
+
+PLAIN_EVERY_S = 5.0
+"""Seconds between two lines of :class:`PlainProgress`."""
+
+RANKING_NOTE = "Ranked by mean chips per session; ranks are shared unless the data separates them."
+"""How the standings printed on the console are ranked: their caption begins with it."""
+RATING_NOTE = (
+    "rating: Bradley-Terry on all sessions (Elo scale, average 0); it counts who ended a "
+    "session with more chips than whom, not by how much, so it may order bots differently."
+)
+"""What the rating is, in the caption of the standings printed on the console."""
+
+
+class SpeedColumn(ProgressColumn):
+    """Sessions per second, from rich's moving estimate."""
+
+    def render(self, task: Task) -> Text:
+        """The speed as ``123.4 sessions/s`` (blank until there is an estimate)."""
+        speed = task.finished_speed or task.speed
+        return Text("" if speed is None else f"{speed:,.1f} sessions/s", style="progress.data.speed")
+
+
+def progress_columns() -> tuple[ProgressColumn, ...]:
+    """Columns for a tournament's ``rich`` progress bar: done/total, speed, time left."""
+    return (
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        SpeedColumn(),
+        TimeElapsedColumn(),
+        TextColumn("left"),
+        TimeRemainingColumn(),
+    )
+
+
+class PlainProgress(Progress):
+    """Progress for a console that is not a terminal: a plain line every ``every_s`` seconds.
+
+    Each line reads ``NAME: 120/200 sessions, 13.8 sessions/s, 0:00:06 left``; the first
+    comes with the first session, the last when the display stops. ``clock`` (seconds,
+    monotonic) is rich's own, so the speed and the spacing of lines come from one source.
+    """
+
+    def __init__(
+        self,
+        *,
+        console: Console,
+        every_s: float = PLAIN_EVERY_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__(console=console, disable=True, get_time=clock)
+        self.every_s = every_s
+        self._printed: dict[TaskID, tuple[float, float]] = {}
+        """Per task, when its last line was printed and the count it showed."""
+
+    def advance(self, task_id: TaskID, advance: float = 1) -> None:
+        """Advance as rich does, then print a line if the last one is ``every_s`` old."""
+        super().advance(task_id, advance)
+        last = self._printed.get(task_id)
+        if last is None or self.get_time() - last[0] >= self.every_s:
+            self._print_line(task_id)
+
+    def stop(self) -> None:
+        """Print each task's final count (unless its last line showed it), then stop."""
+        for task in self.tasks:
+            last = self._printed.get(task.id)
+            if last is not None and last[1] != task.completed:
+                self._print_line(task.id)
+        super().stop()
+
+    def _print_line(self, task_id: TaskID) -> None:
+        task = self._tasks[task_id]
+        self._printed[task_id] = (self.get_time(), task.completed)
+        self.console.print(plain_line(task), markup=False, highlight=False, soft_wrap=True)
+
+
+def plain_line(task: Task) -> str:
+    """``NAME: 120/200 sessions, 13.8 sessions/s, 0:00:06 left`` (speed and time left once known)."""
+    total = "?" if task.total is None else f"{task.total:g}"
+    parts = [f"{task.description}: {task.completed:g}/{total} sessions"]
+    speed = task.finished_speed or task.speed
+    if speed:
+        parts.append(f"{speed:,.1f} sessions/s")
+    if task.finished:
+        parts.append("done")
+    elif task.time_remaining is not None:
+        parts.append(f"{timedelta(seconds=round(task.time_remaining))} left")
+    return ", ".join(parts)
+
+
+def tournament_progress(console: Console, *, transient: bool = False) -> Progress:
+    """A bar on a terminal; :class:`PlainProgress` anywhere else (``transient``: the bar vanishes)."""
+    if console.is_terminal:
+        return Progress(*progress_columns(), console=console, transient=transient)
+    return PlainProgress(console=console)
+
+
+def standings_table(standings: Standings, *, title: str = "Standings", live: bool = False) -> Table:
+    """A compact ``rich`` table of standings: shared ranks, chips with 95% interval, win share, rating.
+
+    In the pool variants (:attr:`Standings.shows_pool`) it adds each bot's pool record as declarer.
+
+    The caption says how the table is ordered and what the rating is; ``live`` adds that
+    live intervals are not a stopping rule.
+    """
+    table = Table(title=title, caption=_caption(standings, live=live), caption_justify="left")
+    headers = (
+        "#",
+        "bot",
+        "sessions",
+        "chips/session",
+        "95% CI",
+        "LOS over next",
+        "win share",
+        *([POOL_HEADER] if standings.shows_pool else []),
+        "faults",
+        "rating",
+    )
+    for header in headers:
+        table.add_column(header, justify="left" if header == "bot" else "right")
+    for position, line in enumerate(standings.bots):
+        share = line.win_share
+        table.add_row(
+            rank_label(standings, line),
+            line.bot,
+            str(line.sessions),
+            f"{line.chips.mean:+.2f}",
+            _spread(line.chips),
+            "" if position == len(standings.bots) - 1 else percent(line.los_next),
+            f"{share.mean:.3f} " + ("(n/a)" if share.half_width is None else f"±{share.half_width:.3f}"),
+            *([pool_cell(standings, line, separator="\n")] if standings.shows_pool else []),
+            str(line.faults),
+            f"{line.rating:+.0f}",
+        )
+    return table
+
+
+def standings_lines(standings: Standings, *, title: str = "Standings") -> list[str]:
+    """The standings as plain lines, for a console that is not a terminal (a pipe, a file, a CI log).
+
+    The figures of :func:`standings_table`, two lines a bot (three with a pool record),
+    each figure named, so that nothing needs cutting to fit 80 columns: rich fits a table
+    to the width it assumes for a pipe (80) by cutting its cells (``+18.…``).
+    """
+    width = max((len(line.bot) for line in standings.bots), default=0)
+    lines = [title]
+    for position, line in enumerate(standings.bots):
+        share = line.win_share
+        figures = [
+            f"win share {share.mean:.3f} "
+            + ("(n/a)" if share.half_width is None else f"±{share.half_width:.3f}"),
+            *([] if position == len(standings.bots) - 1 else [f"LOS over next {percent(line.los_next)}"]),
+            f"faults {line.faults}",
+            f"rating {line.rating:+.0f}",
+        ]
+        lines += [
+            (
+                f"{rank_label(standings, line):<3} {line.bot:<{width}}  {line.chips.mean:+.2f} "
+                f"chips/session {_spread(line.chips)}, {line.sessions} sessions"
+            ),
+            "    " + ", ".join(figures),
+        ]
+        if standings.shows_pool:
+            lines.append(f"    as declarer: {pool_cell(standings, line)}")
+    return lines
+
+
+def show_standings(console: Console, standings: Standings, *, title: str, live: bool = False) -> None:
+    """Print the standings: :func:`standings_table` on a terminal, :func:`standings_lines` elsewhere.
+
+    Without a terminal the table's caption follows the lines, as a paragraph that wraps
+    between words.
+    """
+    if console.is_terminal:
+        console.print(standings_table(standings, title=title, live=live))
+        return
+    for line in standings_lines(standings, title=title):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+    console.print(_caption(standings, live=live), markup=False, highlight=False)
+
+
+def _caption(standings: Standings, *, live: bool) -> str:
+    """How the standings are ranked, why ranks are shared or missing (:func:`rank_notes`), the rating.
+
+    ``live`` adds that intervals are no stopping rule.
+    """
+    stopping = (
+        "Intervals are not a stopping rule: stopping once one clears zero finds differences that "
+        "are not there. To stop as soon as the data decides: nap match --sprt."
+    )
+    parts = [RANKING_NOTE, *rank_notes(standings), RATING_NOTE, *([stopping] if live else [])]
+    return " ".join(parts)
+
+
+def _spread(value: Estimate) -> str:
+    """``±1.25``, ``±3.10 (3 blocks)``, ``n/a (1 block)`` or ``n/a (no variation)``: short, for a terminal."""
+    if value.half_width is None:
+        return "n/a (1 block)" if value.n < 2 else "n/a (no variation)"
+    return f"±{value.half_width:.2f}" + ("" if value.trusted else f" ({value.n} blocks)")
+
+
+def standings_printer(progress: Progress | None) -> Callable[[Standings], None]:
+    """Print live standings as a table, above ``progress``'s bar (or to stderr without one).
+
+    Standings equal to the last ones printed are not printed again: a look every few
+    seconds at a tournament that has not moved shows nothing new. A bot the rotation check
+    flags gets its warning under the table.
+    """
+    console = progress.console if progress is not None else Console(stderr=True)
+    shown: list[Standings] = []
+
+    def show(standings: Standings) -> None:
+        if shown and shown[-1] == standings:
+            return
+        shown[:] = [standings]
+        show_standings(console, standings, title=f"Standings after {standings.sessions} sessions", live=True)
+        for warning in flag_warnings(standings):
+            console.print(warning, markup=False, highlight=False, soft_wrap=True)
+
+    return show

@@ -1,0 +1,53 @@
+"""How isolated a tournament's bot processes are: the ``--sandbox`` modes and each process's limits.
+
+Plain values, stored with a tournament's config; :mod:`tournaments.play.sandbox` applies
+them. docs/security.md says what isolation keeps from a bot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from tournaments.errors import RunnerError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+__all__ = ["SANDBOX_MODES", "BotLimits"]
+
+SANDBOX_MODES = ("auto", "on", "off")
+"""``--sandbox``: ``auto`` isolates the bots where bubblewrap works (a warning otherwise),
+``on`` refuses to start without it, ``off`` runs them as plain processes."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BotLimits:
+    """What each sandboxed bot process may use (``--bot-memory``, ``--bot-processes``, ``--bot-files``).
+
+    ``memory_mb`` caps the memory the process allocates (its data segment and anonymous
+    mappings: ``RLIMIT_DATA``, which Python, Node.js and C programs all respect), and its
+    ``/tmp`` holds at most as much again; ``processes`` caps the processes and threads it
+    runs at once (``RLIMIT_NPROC``); ``open_files`` its file descriptors (``RLIMIT_NOFILE``).
+    A bot that reaches one sees an allocation, a fork or an open fail; its exit is then
+    explained in one line (:func:`explain_exit`).
+    """
+
+    memory_mb: int = 2048
+    processes: int = 256
+    open_files: int = 256
+
+    def __post_init__(self) -> None:
+        for name, least in (("memory_mb", 64), ("processes", 8), ("open_files", 32)):
+            if getattr(self, name) < least:
+                msg = f"bot limit {name} must be at least {least}, got {getattr(self, name)}"
+                raise RunnerError(msg)
+
+    def to_json(self) -> dict[str, int]:
+        """JSON-ready data, as the tournament's config stores it."""
+        return {"memory_mb": self.memory_mb, "processes": self.processes, "open_files": self.open_files}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> BotLimits:
+        """Read :meth:`to_json`'s data; a missing key takes the default."""
+        return cls(**{key: int(value) for key, value in (data or {}).items()})

@@ -1,0 +1,1 @@
+"""Playing a tournament: the runner, blocks, bot processes and their sandbox, locks, executors."""

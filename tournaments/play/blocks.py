@@ -1,0 +1,276 @@
+"""One duplicate block, played on a referee or in process: the unit of work of a tournament.
+
+:class:`BlockRun` is a block to play, self-contained, so that any worker with a referee
+and bot processes plays it (:meth:`tournaments.play.host.BlockHost.play_block`: its rotations
+one after another, so no bot ever holds two hands of one board set at once);
+:func:`finish_session` turns each played session into a :class:`FinishedSession`, the
+:class:`~tournaments.results.SessionResult` and the log payload.
+:func:`play_block_in_process` plays the same block on the referee's match core in
+process (:class:`referee.match.Simulation`), with the bots' policies called directly and
+no gRPC: the same tables, clocks, faults and policies, for comparison.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from clients.sdk.local import LocalBot
+from referee.match import SessionSpec, Simulation, TimeLimits
+from referee.rules import PoolClaimed, fresh_session
+from referee.server import ServerLimits
+from tournaments.plan.scheduler import BlockSpec, derive_seed
+from tournaments.results import Declaration, FaultRecord, SeatResult, SessionResult
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
+    from clients.sdk.bot import Bot
+    from referee.match import Decision, Fault, SessionOutcome
+    from referee.rules import FaultPolicy, Profile, SessionRecord
+
+
+@dataclass(frozen=True, slots=True)
+class BlockRun:
+    """One block to play, self-contained so that any worker with a referee can play it.
+
+    ``bots`` is the seat order of rotation 0; ``rotations`` are the rotations still to play
+    (all of them, unless resuming). ``ask_forced`` as in :class:`TournamentConfig`.
+    """
+
+    tournament: int
+    index: int
+    board_seed: int
+    bots: tuple[str, ...]
+    profile: Profile
+    time_limits: TimeLimits
+    rotations: tuple[int, ...]
+    fault_policy: FaultPolicy | None = None
+    ask_forced: bool = False
+
+    @property
+    def block(self) -> BlockSpec:
+        """The scheduler's view of the block (for its seatings)."""
+        return BlockSpec(index=self.index, board_seed=self.board_seed, bots=self.bots)
+
+    def table(self, rotation: int) -> str:
+        """The table id of one rotation, which the bots see: 16 hex digits that say nothing.
+
+        Derived from the board seed (itself from the tournament's seed and the block's
+        place), so it is the same on every run of the tournament and unique among its
+        tables, yet names neither the block nor the rotation: two rotations of one board
+        cannot be matched by their ids without the seed.
+        """
+        return f"{derive_seed(self.board_seed, 'table', rotation):016x}"
+
+    def session(self, rotation: int) -> SessionSpec:
+        """The session one rotation plays."""
+        return SessionSpec(
+            table=self.table(rotation),
+            profile=self.profile,
+            seed=self.board_seed,
+            seats=self.block.seating(rotation),
+            time_limits=self.time_limits,
+            fault_policy=self.fault_policy,
+            ask_forced=self.ask_forced,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class FinishedSession:
+    """A played session: its result for the store and its log payload for the log file."""
+
+    result: SessionResult
+    log: dict[str, Any]
+
+
+def _fault_record(fault: Fault, seating: Sequence[str]) -> FaultRecord:
+    """The referee's fault as stored: a missing seat is the bot's seat, other gaps are -1."""
+    seat = fault.seat
+    if seat is None:
+        seat = seating.index(fault.bot) if fault.bot in seating else -1
+    return FaultRecord(
+        kind=str(fault.kind),
+        bot=fault.bot,
+        seat=seat,
+        deal=-1 if fault.deal is None else fault.deal,
+        decision=-1 if fault.decision is None else fault.decision,
+        elapsed_ms=0.0 if fault.elapsed_ms is None else float(fault.elapsed_ms),
+        detail=fault.detail,
+    )
+
+
+def finish_session(spec: BlockRun, rotation: int, outcome: SessionOutcome) -> FinishedSession:
+    """A played session's result and log payload (pure).
+
+    Chips are the seats' final balances; each of w winners gets win share 1/w; each seat
+    counts the decisions it was asked and those the referee played for it; each deal
+    a seat declared in adds a declaration (contract, made or failed; in a profile with a
+    pool, also the chips taken from the pool, the widow, the peep and the cards exchanged, from a
+    replay of the record: :func:`declarer_pool_deals`).
+    """
+    seating = spec.block.seating(rotation)
+    record = outcome.record
+    faults = [_fault_record(fault, seating) for fault in outcome.faults]
+    pool_deals = declarer_pool_deals(record) if record.profile.has_pool else ()
+    declared: list[list[Declaration]] = [[] for _ in seating]
+    for number, settled_deal in enumerate(outcome.settlements):
+        if settled_deal.declarer is not None and settled_deal.contract is not None:
+            pool_chips, widow_taken, peeked, exchanged = pool_deals[number] if pool_deals else _NO_POOL
+            declared[settled_deal.declarer].append(
+                Declaration(
+                    settled_deal.contract,
+                    bool(settled_deal.made),
+                    pool_chips=pool_chips,
+                    widow_taken=widow_taken,
+                    peeked=peeked,
+                    exchanged=exchanged,
+                )
+            )
+    share = 1 / len(record.winners) if record.winners else 0.0
+    asked, substituted = [0] * len(seating), [0] * len(seating)
+    for deal in outcome.decisions:
+        for decision in deal:
+            if not decision.forced:
+                asked[decision.seat] += 1
+                substituted[decision.seat] += decision.fault is not None
+    seats = tuple(
+        SeatResult(
+            seat=seat,
+            bot=bot,
+            chips=record.balances[seat],
+            win_share=share if seat in record.winners else 0.0,
+            declarations=tuple(declared[seat]),
+            faults=sum(1 for fault in faults if fault.seat == seat),
+            asked=asked[seat],
+            substituted=substituted[seat],
+        )
+        for seat, bot in enumerate(seating)
+    )
+    result = SessionResult(
+        tournament=spec.tournament,
+        block=spec.index,
+        rotation=rotation,
+        board_seed=spec.board_seed,
+        seats=seats,
+        faults=tuple(faults),
+    )
+    log = {
+        "board_seed": spec.board_seed,
+        "profile": spec.profile.name,
+        "bots": [{"seat": seat, "bot": bot} for seat, bot in enumerate(seating)],
+        "record": record.to_json(),
+        "decisions": [[_decision_json(decision) for decision in deal] for deal in outcome.decisions],
+        "faults": [
+            {
+                "kind": f.kind,
+                "bot": f.bot,
+                "seat": f.seat,
+                "deal": f.deal,
+                "decision": f.decision,
+                "elapsed_ms": f.elapsed_ms,
+                "detail": f.detail,
+            }
+            for f in faults
+        ],
+        "disqualified": list(outcome.disqualified),
+        "result": {
+            "seats": [
+                {
+                    "seat": s.seat,
+                    "bot": s.bot,
+                    "chips": s.chips,
+                    "win_share": s.win_share,
+                    "faults": s.faults,
+                    "declarations": [
+                        _declaration_json(d, pool=record.profile.has_pool) for d in s.declarations
+                    ],
+                }
+                for s in seats
+            ],
+            "winners": list(record.winners),
+        },
+    }
+    return FinishedSession(result=result, log=log)
+
+
+_NO_POOL: tuple[int, bool | None, bool | None, int] = (0, None, None, 0)
+"""What a declaration records of the pool variants where the profile has no pool."""
+
+
+def declarer_pool_deals(record: SessionRecord) -> tuple[tuple[int, bool | None, bool | None, int], ...]:
+    """Per deal of ``record``, what its declarer did in the pool variants (pure: a replay).
+
+    Each deal gives (chips the declarer took from the pool, whether it took the widow or
+    None where the deal had no widow decision, whether it had paid to peep at the widow or
+    None where the profile has no widow, cards it exchanged before the auction); a deal
+    without a declarer gives (0, None, None, 0). Deals are numbered as in the record.
+    """
+    session = fresh_session(record)
+    peeks = True if record.profile.widow else None
+    deals = []
+    for number, deal_record in enumerate(record.deals):
+        claimed = 0
+        for action in deal_record.actions:
+            for event in session.apply(action):
+                if isinstance(event, PoolClaimed):
+                    claimed += event.amount
+        deal = session.deals[number]
+        declarer = deal.declarer
+        deals.append(
+            _NO_POOL
+            if declarer is None
+            else (claimed, deal.widow_taken, peeks and declarer in deal.peeked, deal.exchanged[declarer])
+        )
+    return tuple(deals)
+
+
+def _declaration_json(declaration: Declaration, *, pool: bool) -> dict[str, Any]:
+    """A declaration in a log's result; the pool variants' fields only in a profile with a pool."""
+    item: dict[str, Any] = {"contract": declaration.contract, "made": declaration.made}
+    if pool:
+        item["pool_chips"] = declaration.pool_chips
+        item["widow_taken"] = declaration.widow_taken
+        item["peeked"] = declaration.peeked
+        item["exchanged"] = declaration.exchanged
+    return item
+
+
+def _decision_json(decision: Decision) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "action": decision.action,
+        "seat": decision.seat,
+        "latency_ms": round(decision.latency_ms, 3),
+    }
+    if decision.fault is not None:
+        item["fault"] = decision.fault
+    if decision.forced:
+        item["forced"] = True
+    return item
+
+
+def play_block_in_process(
+    spec: BlockRun,
+    bots: Mapping[str, Callable[[], Bot]],
+    *,
+    limits: ServerLimits = ServerLimits(),  # noqa: B008 - a frozen default
+) -> list[FinishedSession]:
+    """Play the block on the match core in process: no gRPC, no bot processes.
+
+    ``bots`` maps each bot name to a factory of :class:`clients.sdk.Bot` (one instance
+    per seat and session, as the SDK makes them), answering through
+    :class:`clients.sdk.local.LocalBot`. The sessions are the referee's: the same table
+    ids, clocks (on each decision's measured think time), fault policy, fault limit and
+    forced moves as over gRPC, so the same bots' choices give the same records and faults.
+    """
+    finished = []
+    for rotation in spec.rotations:
+        simulation = Simulation(
+            fault_limit=limits.fault_limit, reconnect_grace_ms=limits.reconnect_grace_s * 1000
+        )
+        for name in dict.fromkeys(spec.block.seating(rotation)):
+            local = LocalBot(bots[name], rules=spec.profile)
+            simulation.add_bot(name, local.respond, listening=local.listening, on_tell=local.tell)
+        [outcome] = simulation.play(spec.session(rotation))
+        finished.append(finish_session(spec, rotation, outcome))
+    return finished

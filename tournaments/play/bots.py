@@ -1,0 +1,372 @@
+"""Bot processes: launch, watch, restart after a crash, stop cleanly.
+
+A :class:`~tournaments.plan.entries.BotEntry` says how to start a bot (an argv and a
+folder); a :class:`BotProcess` runs one entry for the length of a tournament (a host runs
+several per entry, one per rotation: :mod:`tournaments.play.host`), as a plain process or
+in a sandbox
+(:mod:`tournaments.play.sandbox`). The process finds the referee through the environment
+(``NAP_REFEREE``, a gRPC target such as ``unix:/run/nap/referee.sock``; ``NAP_TOKEN``, its
+secret), serves every table it is seated at over one stream, and has its stdout and
+stderr captured to a bounded log file.
+
+A process that exits while the tournament still needs it is restarted, up to
+``max_restarts`` times; after that it stays down and the referee records its seats'
+decisions as faults (the tournament goes on). Stopping sends SIGTERM to the process group
+(the SDK answers with a Goodbye), then SIGKILL after a grace period.
+
+Every failure to start (no such command, an exit before connecting, no connection within
+the timeout) is a :class:`RunnerError` whose ``str()`` is one line naming the bot, and the
+referee's reason when it refused the bot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+import signal
+from collections import deque
+from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO, Protocol
+
+import structlog
+
+from tournaments.errors import RunnerError
+from tournaments.play.sandbox import (
+    ADDRESS_ENV,
+    TOKEN_ENV,
+    explain_exit,
+    limit_reached,
+)
+
+if TYPE_CHECKING:
+    from tournaments.plan.entries import BotEntry
+    from tournaments.play.sandbox import Sandbox
+
+__all__ = [
+    "EXIT_MARK",
+    "BotProcess",
+    "new_token",
+]
+
+
+_LOG_LIMIT_BYTES = 1 << 20
+"""Each bot's captured output is cut off past this many bytes (the pipe is still drained)."""
+_TAIL_LINES = 5
+"""Last output lines kept in memory, to explain an exit in one line."""
+EXIT_MARK = "--- exited with status "
+"""Starts the line a bot's log gets when its process exits on its own (the status follows)."""
+_STOP_GRACE_S = 3.0
+"""Seconds between SIGTERM and SIGKILL when stopping a bot."""
+_RESTART_DELAY_S = 0.2
+"""Pause before restarting a crashed bot, so a bot that dies at once cannot spin."""
+
+_log = structlog.get_logger("nap.runner")
+
+
+def new_token() -> str:
+    """A fresh secret token for one entry in one tournament."""
+    return secrets.token_urlsafe(24)
+
+
+class Referee(Protocol):
+    """What a bot process needs of the referee: knowing whether its bot is connected."""
+
+    def is_connected(self, name: str) -> bool:
+        """Whether bot ``name`` has a stream attached now."""
+
+
+class BotProcess:
+    """One process of a bot entry for the length of a tournament.
+
+    Use :meth:`start` (which waits until the bot connects), then :meth:`stop`. In between,
+    a watcher restarts the process whenever it exits, at most ``max_restarts`` times.
+    ``identity`` is its name at the referee (the entry's name by default); ``address``
+    the referee's gRPC target. With ``sandbox`` the process runs isolated and ``address``
+    must be a Unix-domain socket (``unix:PATH``), which the sandbox shows it.
+    """
+
+    def __init__(  # noqa: PLR0913 - one keyword per setting, all needed
+        self,
+        entry: BotEntry,
+        *,
+        address: str,
+        token: str,
+        log_path: Path,
+        max_restarts: int = 3,
+        log_limit_bytes: int = _LOG_LIMIT_BYTES,
+        identity: str | None = None,
+        sandbox: Sandbox | None = None,
+    ) -> None:
+        self.entry = entry
+        self.identity = identity or entry.name
+        self.sandbox = sandbox
+        self.address = address
+        self.token = token
+        self.log_path = log_path
+        self.max_restarts = max_restarts
+        self.log_limit_bytes = log_limit_bytes
+        self.restarts = 0
+        """How many times the process was restarted after an exit."""
+        self.exits: list[int] = []
+        """The exit status of every exit the runner did not ask for."""
+        self._process: asyncio.subprocess.Process | None = None
+        self._pump: asyncio.Task[None] | None = None
+        self._watcher: asyncio.Task[None] | None = None
+        self._stopping = False
+        self._written = 0
+        self._tail: deque[str] = deque(maxlen=_TAIL_LINES)
+        self._limit_said = False
+        self._log = _log.bind(bot=self.identity)
+
+    @property
+    def name(self) -> str:
+        """The entry's name."""
+        return self.entry.name
+
+    @property
+    def pid(self) -> int | None:
+        """The current process id, or None when none is running."""
+        process = self._process
+        return None if process is None or process.returncode is not None else process.pid
+
+    @property
+    def running(self) -> bool:
+        """Whether a process is running now."""
+        return self.pid is not None
+
+    @property
+    def gave_up(self) -> bool:
+        """Whether the process is down for good (it exited with no restart left)."""
+        return (
+            not self._stopping
+            and self._process is not None
+            and self._process.returncode is not None
+            and self._watcher is not None
+            and self._watcher.done()
+        )
+
+    def last_output(self) -> str:
+        """The last line the bot wrote (stdout or stderr), or an empty string."""
+        return self._tail[-1] if self._tail else ""
+
+    async def start(self, referee: Referee, *, connect_timeout: float = 30.0) -> None:
+        """Launch the process and wait until it connects to ``referee``.
+
+        Raises RunnerError when the command cannot be started, when the process exits
+        before connecting, or when it does not connect within ``connect_timeout`` seconds
+        (the process is then stopped).
+        """
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        await self._launch()
+        try:
+            await self._wait_connected(referee, within_s=connect_timeout)
+        except BaseException:
+            await self._terminate()
+            raise
+        self._watcher = asyncio.create_task(self._watch(referee, connect_timeout), name=f"watch {self.name}")
+
+    def _command(self) -> tuple[tuple[str, ...], dict[str, str], Path | None]:
+        """The argv, environment and working folder that start the bot (in its sandbox, if any)."""
+        entry = self.entry
+        if self.sandbox is None:
+            env = dict(os.environ)
+            env[ADDRESS_ENV] = self.address
+            env[TOKEN_ENV] = self.token
+            env.setdefault("PYTHONUNBUFFERED", "1")
+            return entry.command, env, entry.cwd
+        argv, env = self.sandbox.bot(
+            entry.command,
+            name=entry.name,
+            folder=entry.cwd,
+            socket=Path(self.address.removeprefix("unix:")),
+            token=self.token,
+        )
+        return tuple(argv), env, None
+
+    def explain(self, status: int) -> str:
+        """``status``, and why the process exited when its last lines or status say: for one-line reports."""
+        why = explain_exit(status, self._tail, None if self.sandbox is None else self.sandbox.limits)
+        return f"{status}: {why}" if why else str(status)
+
+    async def _launch(self) -> None:
+        entry = self.entry
+        argv, env, cwd = self._command()
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *argv,
+                cwd=cwd,
+                env=env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,  # its own process group: stop reaches its children
+            )
+        except FileNotFoundError as exc:
+            missing = exc.filename or (entry.command[0] if entry.command else "")
+            where = "" if entry.cwd is None else f" (in {entry.cwd})"
+            msg = f"bot {entry.name}: command not found: {missing}{where}"
+            raise RunnerError(msg) from None
+        except (PermissionError, NotADirectoryError, IndexError, OSError) as exc:
+            reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+            msg = f"bot {entry.name}: cannot start {' '.join(entry.command)!r}: {reason}"
+            raise RunnerError(msg) from None
+        self._process = process
+        self._limit_said = False
+        with self.log_path.open("ab") as file:
+            where = "" if self.sandbox is None else "in a sandbox: "
+            file.write(f"--- {where}{' '.join(entry.command)} (pid {process.pid})\n".encode())
+        self._pump = asyncio.create_task(self._capture(process), name=f"log {self.name}")
+        self._log.info("bot started", pid=process.pid)
+
+    async def _capture(self, process: asyncio.subprocess.Process) -> None:
+        """Copy the process's output to the log file, up to the limit; always drain the pipe."""
+        stream = process.stdout
+        if stream is None:
+            return
+        with self.log_path.open("ab") as file:
+            while True:
+                line = await stream.readline()
+                if not line:
+                    break
+                text = line.decode(errors="replace").rstrip()
+                if text:
+                    self._tail.append(text)
+                    self._watch_limits(text, file)
+                room = self.log_limit_bytes - self._written
+                if room <= 0:
+                    continue
+                if len(line) > room:
+                    line = line[:room] + b"\n[log cut off: limit reached]\n"
+                file.write(line)
+                file.flush()
+                self._written += len(line)
+
+    def _watch_limits(self, text: str, file: BinaryIO) -> None:
+        """Say once, in the log and as a warning, when a sandboxed bot's output shows it reached a limit.
+
+        The bot may live on (a Python bot's ``MemoryError`` in a decision is caught by the
+        SDK, which answers for it); the line says why it then played badly or died.
+        """
+        if self.sandbox is None or self._limit_said:
+            return
+        reached = limit_reached((text,), self.sandbox.limits)
+        if reached:
+            self._limit_said = True
+            self._log.warning(f"bot {self.name}: {reached}", last_output=text)
+            file.write(f"--- {reached}\n".encode())
+
+    async def _wait_connected(self, referee: Referee, *, within_s: float) -> None:
+        process = self._process
+        assert process is not None  # noqa: S101 - launched just before
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + within_s
+        while not referee.is_connected(self.identity):
+            if process.returncode is not None:
+                await self._drained()
+                raise RunnerError(self._exited_before_connecting(process.returncode))
+            if loop.time() >= give_up:
+                msg = (
+                    f"bot {self.name} did not connect to the referee within {within_s:g} s "
+                    f"(output in {self.log_path})"
+                )
+                raise RunnerError(msg)
+            await asyncio.sleep(0.02)
+
+    def _exited_before_connecting(self, status: int) -> str:
+        """Why the process ended before it connected, in one line: the referee's Refusal if it printed one.
+
+        A refused SDK bot (or bridge) prints the Refusal's reason and exits with status 2,
+        but may say more after it (the bridge's tally, its program's last words): the
+        Refusal, not the last line, is what says why.
+        """
+        from clients.sdk.connection import REFUSED_SAYS  # noqa: PLC0415 - gRPC, kept out of `nap log`
+
+        for line in reversed(self._tail):
+            _, says, why = line.partition(REFUSED_SAYS)
+            if says:
+                return f"bot {self.name} was refused by the referee{why}"
+        said = self.last_output()
+        detail = f": {said}" if said else ""
+        return f"bot {self.name} exited with status {self.explain(status)} before connecting{detail}"
+
+    async def _drained(self) -> None:
+        if self._pump is not None:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._pump), 1.0)
+
+    async def _watch(self, referee: Referee, connect_timeout: float) -> None:
+        """Restart the process whenever it exits on its own, while restarts are left."""
+        while True:
+            process = self._process
+            assert process is not None  # noqa: S101 - started before the watcher
+            code = await process.wait()
+            if self._stopping:
+                return
+            await self._drained()
+            self.exits.append(code)
+            with contextlib.suppress(OSError), self.log_path.open("ab") as file:
+                file.write(f"{EXIT_MARK}{self.explain(code)}\n".encode())
+            if self.restarts >= self.max_restarts:
+                self._log.error(
+                    "bot exited; no restart left",
+                    status=self.explain(code),
+                    restarts=self.restarts,
+                    last_output=self.last_output(),
+                )
+                return
+            self.restarts += 1
+            self._log.warning(
+                "bot exited; restarting",
+                status=self.explain(code),
+                restart=self.restarts,
+                last_output=self.last_output(),
+            )
+            await asyncio.sleep(_RESTART_DELAY_S)
+            if self._stopping:
+                return
+            try:
+                await self._launch()
+                await self._wait_connected(referee, within_s=connect_timeout)
+            except RunnerError as exc:
+                self._log.error("bot restart failed", error=str(exc))
+                if self._process is None or self._process.returncode is None:
+                    await self._terminate()
+                    return
+
+    async def stop(self, grace: float = _STOP_GRACE_S) -> None:
+        """Stop the process for good: SIGTERM to its group, SIGKILL after ``grace`` seconds."""
+        self._stopping = True
+        if self._watcher is not None:
+            self._watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watcher
+        await self._terminate(grace)
+
+    async def _terminate(self, grace: float = _STOP_GRACE_S) -> None:
+        process = self._process
+        if process is not None and process.returncode is None:
+            _signal_group(process.pid, signal.SIGTERM)
+            try:
+                await asyncio.wait_for(process.wait(), grace)
+            except TimeoutError:
+                self._log.warning("bot ignored SIGTERM; killing it", grace_s=grace)
+                _signal_group(process.pid, signal.SIGKILL)
+                await process.wait()
+        if self._pump is not None:
+            await self._drained()
+            self._pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._pump
+
+
+def _signal_group(pid: int, signum: signal.Signals) -> None:
+    """Signal the process group led by ``pid`` (the bot and anything it started)."""
+    try:
+        os.killpg(pid, signum)
+    except ProcessLookupError:
+        pass
+    except PermissionError:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signum)

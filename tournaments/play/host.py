@@ -1,0 +1,323 @@
+"""A referee and its bot processes, playing blocks: one process's share of a tournament.
+
+A :class:`BlockHost` starts a referee on a Unix-domain socket of its own, and for each
+local bot entry one process per rotation of a block (``table_size`` of them, each
+serving many tables at once), every process with a fresh token; then it plays blocks
+(:meth:`BlockHost.play_block`): a block's rotations one after another, rotation ``r``
+by each bot's process ``r``. So no bot process ever sees a board twice: every dealt card
+is shown by the end of a deal, and a process that played a board's rotation 0 would
+know every hand of its rotation 1. Each process's Welcome names it after its bot, so
+nothing it receives tells it which rotation it plays. With a sandbox
+(:mod:`tournaments.play.sandbox`) each process runs isolated and reaches the referee through
+the socket bound into its sandbox.
+
+For each finished session the host encodes the log
+(:func:`~tournaments.store.logs.encode_log`) and hands the result and the log's bytes to
+``deliver``: the runner commits both to the store in one transaction in the same
+process, a worker process sends them to the runner (:mod:`tournaments.play.executors.workers`).
+
+:class:`Hosting` says where the referee also listens on TCP and which tokens the remote
+bots (entries without a command, :func:`remote_bot`) connect with: a remote bot is one
+connection, which plays every rotation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from referee.server import Referee
+from tournaments.errors import RunnerError
+from tournaments.plan.entries import BotEntry
+from tournaments.play.blocks import BlockRun, FinishedSession, finish_session
+from tournaments.play.bots import BotProcess, new_token
+from tournaments.play.sandbox import Sandbox
+from tournaments.store.logs import encode_log
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Mapping, Sequence
+
+    from referee.server import ServerLimits, SessionOutcome, SessionSpec
+    from tournaments.plan.config import TournamentConfig
+    from tournaments.play.sandbox import SandboxSpec
+    from tournaments.results import SessionResult
+
+
+@dataclass(frozen=True, slots=True)
+class Hosting:
+    """Where the referee listens, and the tokens of remote bots.
+
+    An entry with an empty command is a *remote* bot: no process is started for it; it
+    must connect by itself to ``host:port`` with the token given here (or one made up and
+    reported through ``announce``) within the tournament's connect timeout.
+    ``announce(port, tokens)`` is called once the referee listens.
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 0
+    tokens: Mapping[str, str] = field(default_factory=dict)
+    announce: Callable[[int, Mapping[str, str]], None] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerSetup:
+    """What a worker (a local process or a Ray worker) needs to host its share of one tournament.
+
+    Sent once to each worker as it starts: the worker builds a :class:`BlockHost` from it.
+    """
+
+    config: TournamentConfig
+    tournament: int
+    logs_root: Path
+    limits: ServerLimits
+    log_level: int = 0
+    """The runner's structlog level, which the worker's own log lines follow."""
+    sandbox: SandboxSpec | None = None
+    """How the bots are isolated (None: they run as plain processes)."""
+
+
+def first_failure(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The first exception of a task group's failure, nested groups opened.
+
+    A task group fails with all its tasks' exceptions in a group; the first is the one
+    that stopped the others, and is what the caller reports (one line, not a group).
+    """
+    first = group.exceptions[0]
+    while isinstance(first, BaseExceptionGroup):
+        first = first.exceptions[0]
+    return first
+
+
+def remote_bot(name: str) -> BotEntry:
+    """An entrant that runs elsewhere and connects to the referee with its token."""
+    return BotEntry(name=name, version="remote", command=(), content_hash="remote")
+
+
+def quiet_logger() -> Any:  # noqa: ANN401 - a structlog bound logger
+    """The referee's logger during a tournament: warnings and worse only (faults, crashes)."""
+    return structlog.wrap_logger(
+        structlog.PrintLogger(file=sys.stderr),
+        wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
+        processors=[
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.dev.ConsoleRenderer(colors=False),
+        ],
+    )
+
+
+class BlockHost:
+    """One referee and, per local bot entry of ``config``'s tournament, one process per rotation.
+
+    ``hosting`` says where the referee also listens on TCP (for remote bots: none by
+    default) and gives the tokens of entries without a command (remote bots, which
+    connect by themselves). ``bot_log_suffix`` tells apart the bot logs of several hosts
+    of one tournament. ``sandbox`` isolates the bot processes (None: plain processes).
+    """
+
+    def __init__(  # noqa: PLR0913 - keywords
+        self,
+        config: TournamentConfig,
+        *,
+        tournament: int,
+        logs_root: Path,
+        limits: ServerLimits,
+        hosting: Hosting | None = None,
+        bot_log_suffix: str = "",
+        sandbox: SandboxSpec | None = None,
+    ) -> None:
+        self.config = config
+        self.tournament = tournament
+        self.logs_root = logs_root
+        self.profile = config.profile
+        """The rules, one object for every block played here."""
+        self.referee = Referee(
+            limits=limits, logger=quiet_logger(), profile=self.profile, time_limits=config.time_limits
+        )
+        self._hosting = hosting
+        self._suffix = bot_log_suffix
+        self._sandbox = sandbox
+        self._folder: Path | None = None
+        self._bots: dict[str, str] = {}
+        """Each referee identity's bot: ``peel#2`` is peel's process for rotation 2."""
+        self._laned: set[str] = set()
+        """The bots with one process per rotation (every local bot)."""
+        self.processes: list[BotProcess] = []
+
+    async def start(self) -> int:
+        """Start the referee and every bot process; all must connect. Returns the TCP port (0: none).
+
+        Raises RunnerError (one line) when the sandbox cannot be made or a bot cannot
+        start or connect; whatever was started is stopped again.
+        """
+        referee, config, hosting = self.referee, self.config, self._hosting
+        sandbox = None if self._sandbox is None else Sandbox(self._sandbox)
+        self._folder = Path(tempfile.mkdtemp(prefix="nap-referee-", dir=_short_temp()))
+        socket = self._folder / "referee.sock"
+        try:
+            port = await referee.start(
+                host=None if hosting is None else hosting.host,
+                port=0 if hosting is None else hosting.port,
+                unix_socket=socket,
+            )
+        except BaseException:
+            self._remove_folder()
+            raise
+        remote: dict[str, str] = {}
+        bots = self.logs_root / f"t{self.tournament}" / "bots"
+        for entry in config.bots:
+            if not entry.command:
+                given = None if hosting is None else hosting.tokens.get(entry.name)
+                remote[entry.name] = given or new_token()
+                referee.add_bot(name=entry.name, token=remote[entry.name])
+                self._bots[entry.name] = entry.name
+                continue
+            self._laned.add(entry.name)
+            for lane in range(config.table_size):
+                identity = _identity(entry.name, lane)
+                token = new_token()
+                referee.add_bot(name=identity, token=token, shown_as=entry.name)
+                self._bots[identity] = entry.name
+                self.processes.append(
+                    BotProcess(
+                        entry,
+                        identity=identity,
+                        address=f"unix:{socket}",
+                        token=token,
+                        log_path=bots / f"{entry.name}{self._suffix}-r{lane}.log",
+                        max_restarts=config.max_restarts,
+                        sandbox=sandbox,
+                    )
+                )
+        if hosting is not None and hosting.announce is not None:
+            hosting.announce(port, remote)
+        seconds = config.connect_timeout_s
+        starting = asyncio.Semaphore(_STARTING_AT_ONCE)
+
+        async def start(process: BotProcess) -> None:
+            async with (
+                starting
+            ):  # each start gets its share of the CPU: its timeout measures it, not the others
+                await process.start(referee, connect_timeout=seconds)
+
+        results = await asyncio.gather(
+            *(start(p) for p in self.processes),
+            *(self._await_remote(name, seconds) for name in remote),
+            return_exceptions=True,
+        )
+        errors = [r for r in results if isinstance(r, BaseException)]
+        if errors:
+            await self.stop()
+            first = errors[0]
+            if isinstance(first, RunnerError):
+                raise first
+            raise RunnerError(str(first)) from first
+        return port
+
+    async def _await_remote(self, name: str, seconds: float) -> None:
+        try:
+            await self.referee.wait_for_bot(name, timeout=seconds)
+        except TimeoutError:
+            msg = f"remote bot {name} did not connect within {seconds:g} s"
+            raise RunnerError(msg) from None
+
+    async def play_block(
+        self, run: BlockRun, on_session: Callable[[FinishedSession], Awaitable[None]]
+    ) -> None:
+        """Play the block's remaining rotations one after another, rotation ``r`` by each bot's process ``r``.
+
+        ``on_session`` is awaited with each session as soon as it is over, before the next
+        rotation starts: the tournament commits there, so a crash loses at most the
+        sessions in flight. Nothing of a finished session is kept here meanwhile: with
+        hundreds of blocks in flight, what they held would be a large part of what the
+        garbage collector walks.
+        """
+        for rotation in run.rotations:
+            outcome = await self.referee.play_session(self._seated(run.session(rotation), rotation))
+            await on_session(finish_session(run, rotation, self._named(outcome)))
+
+    def _seated(self, spec: SessionSpec, rotation: int) -> SessionSpec:
+        """The session with each local bot's seat given to its process for ``rotation``."""
+        laned = self._laned
+        seats = tuple(_identity(bot, rotation) if bot in laned else bot for bot in spec.seats)
+        return dataclasses.replace(spec, seats=seats)
+
+    def _named(self, outcome: SessionOutcome) -> SessionOutcome:
+        """The outcome with each fault's process named after its bot."""
+        bots = self._bots
+        faults = tuple(
+            dataclasses.replace(fault, bot=bots.get(fault.bot, fault.bot)) for fault in outcome.faults
+        )
+        return dataclasses.replace(outcome, faults=faults)
+
+    async def play(self, run: BlockRun, deliver: Callable[[SessionResult, bytes], None]) -> None:
+        """Play the block's rotations; deliver each session with its log, encoded."""
+
+        async def finished(session: FinishedSession) -> None:
+            key = session.result
+            data = encode_log(session.log, tournament=self.tournament, block=key.block, rotation=key.rotation)
+            deliver(session.result, data)
+
+        await self.play_block(run, finished)
+
+    async def play_all(
+        self, runs: Sequence[BlockRun], deliver: Callable[[SessionResult, bytes], None], *, concurrency: int
+    ) -> None:
+        """Play the blocks with at most ``concurrency`` in flight.
+
+        The first error (a bot's, a log's, or ``deliver``'s own, such as a full database)
+        stops them all and is raised as it is.
+        """
+        queue = iter(runs)
+
+        async def lane() -> None:
+            for run in queue:
+                await self.play(run, deliver)
+
+        try:
+            async with asyncio.TaskGroup() as group:
+                for _ in range(min(concurrency, len(runs))):
+                    group.create_task(lane())
+        except* Exception as failed:  # noqa: BLE001 - raised again, as itself
+            raise first_failure(failed) from None
+
+    async def stop(self) -> None:
+        """Stop the bots first (so none is restarted), then the referee; remove its socket."""
+        await asyncio.gather(*(p.stop() for p in self.processes), return_exceptions=True)
+        with contextlib.suppress(Exception):
+            await self.referee.stop(grace=0.5)
+        self._remove_folder()
+
+    def _remove_folder(self) -> None:
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+            self._folder = None
+
+
+def _identity(bot: str, rotation: int) -> str:
+    """The referee's identity for ``bot``'s process that plays ``rotation`` (never shown to the bot)."""
+    return f"{bot}#{rotation}"
+
+
+_STARTING_AT_ONCE = max(2, os.cpu_count() or 1)
+"""Bot processes a host starts at once: a Python bot needs about half a second of CPU to start,
+and dozens started together on a small machine would each take long enough to time out."""
+_SOCKET_PATH_MAX = 100
+"""Longer Unix socket paths do not fit ``sockaddr_un`` (108 bytes on Linux, 104 on macOS)."""
+
+
+def _short_temp() -> str | None:
+    """The temporary folder for the referee's socket: the usual one, or ``/tmp`` where that is too long."""
+    usual = tempfile.gettempdir()
+    return usual if len(usual) + 40 < _SOCKET_PATH_MAX else "/tmp"  # noqa: S108 - a private folder in it

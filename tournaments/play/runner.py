@@ -1,0 +1,605 @@
+"""Running tournaments: blocks of sessions on referees, committed one session at a time.
+
+The unit of work is one duplicate block (:mod:`tournaments.play.blocks`);
+:func:`run_tournament` / :func:`resume_tournament` own the schedule, the store and the
+progress bar. What a tournament is comes in as a :class:`~tournaments.plan.config.TournamentConfig`
+(stored with it); how this run goes (progress bar, live standings, server limits, where
+the referee listens, where the blocks are played) as one :class:`RunOptions`, which is not
+stored. The blocks are played by an executor (:mod:`tournaments.play.executors`): by default
+worker processes, one per two cores, each with its own referee on ``127.0.0.1:0`` and one
+process per bot entry, each serving many tables (:mod:`tournaments.play.executors.workers`), or with one
+worker, or with remote bots, a referee in this process (:mod:`tournaments.play.host`); or Ray
+workers on a cluster, each the same referee and bot processes. Blocks run concurrently
+(``concurrency`` in flight on each referee); each finished session is committed by this
+process with its log in one transaction, so a tournament killed at any moment resumes
+with nothing lost,
+nothing played twice and the same deals (the board seeds come from the stored blocks).
+One process plays a tournament at a time (:mod:`tournaments.play.locks`). Whatever stops a run
+(a signal, a bot, a worker, the store, a log) ends it with one line that says how far it
+got and ends with the command that plays the rest (:func:`~tournaments.play.commands.resume_command`).
+What is printed meanwhile is built in :mod:`tournaments.cli.progress`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+import shutil
+import signal
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from referee.server import ServerLimits
+from tournaments.errors import LogError, RunnerError, StoreError, TournamentInterrupted
+from tournaments.plan.config import TournamentConfig
+from tournaments.plan.match import MatchMonitor
+from tournaments.plan.scheduler import BlockSpec, check_table_size, match_schedule, schedule
+from tournaments.play.blocks import BlockRun
+from tournaments.play.commands import resume_command
+from tournaments.play.entrants import recheck
+from tournaments.play.executors import Executor, LocalExecutor, PlayContext, default_workers, record_usage
+from tournaments.play.host import Hosting, WorkerSetup
+from tournaments.play.locks import tournament_lock
+from tournaments.play.sandbox import INSTALL_BWRAP, SandboxSpec, choose_sandbox
+from tournaments.stats.load_check import LateFaults
+from tournaments.stats.standings import Standings, standings_of
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Coroutine, Iterator, Sequence
+
+    from rich.progress import (
+        Progress,
+        TaskID,
+    )
+
+    from referee.rules import Profile
+    from tournaments.plan.entries import BotEntry
+    from tournaments.results import SessionResult
+    from tournaments.store.database import Store
+
+__all__ = [
+    "RunOptions",
+    "RunStart",
+    "TournamentInterrupted",
+    "default_workers",
+    "resume_tournament",
+    "resume_tournament_async",
+    "run_tournament",
+    "run_tournament_async",
+]
+
+_log = structlog.get_logger("nap.runner")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunStart:
+    """What a run is about to play: told to ``RunOptions.on_start`` before its first session."""
+
+    tournament: int
+    name: str
+    sessions: int
+    """All the tournament's sessions."""
+    recorded: int
+    """Sessions already recorded by earlier runs (a resume)."""
+    resume: str
+    """The command that plays the rest, should this run stop."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunOptions:
+    """How one run of a tournament goes, as opposed to what the tournament is (not stored).
+
+    ``progress`` gets a task named after the tournament, advanced once per session.
+    Every ``standings_every`` seconds (None: never) the standings so far go to
+    ``on_standings`` (the command line prints them: the runner prints nothing itself).
+    ``limits`` are the referee's limits
+    on each bot connection; ``hosting`` says where it listens and gives remote bots' tokens.
+    ``on_start`` is told the tournament's id and what is left once it is stored and locked
+    for this run, before anything is played. ``executor`` plays the blocks: local worker
+    processes by default, or Ray workers (:class:`~tournaments.play.executors.RayExecutor`).
+    """
+
+    progress: Progress | None = None
+    standings_every: float | None = None
+    on_standings: Callable[[Standings], None] | None = None
+    limits: ServerLimits = field(default_factory=ServerLimits)
+    hosting: Hosting = field(default_factory=Hosting)
+    on_start: Callable[[RunStart], None] | None = None
+    executor: Executor = field(default_factory=LocalExecutor)
+
+
+# ---------------------------------------------------------------------------- tournaments
+
+
+def _check_commands(bots: Sequence[BotEntry]) -> None:
+    """Fail early, before anything is stored, when a bot's program does not exist."""
+    for bot in bots:
+        if not bot.command:
+            continue  # a remote bot: it connects by itself (see Hosting)
+        program = bot.command[0]
+        if "/" in program:
+            path = Path(program)
+            if not path.is_absolute() and bot.cwd is not None:
+                path = bot.cwd / path
+            found = path.is_file()
+        else:
+            found = shutil.which(program) is not None
+        if not found:
+            where = "" if bot.cwd is None else f" (in {bot.cwd})"
+            msg = f"bot {bot.name}: command not found: {program}{where}"
+            raise RunnerError(msg)
+        if bot.cwd is not None and not bot.cwd.is_dir():
+            msg = f"bot {bot.name}: folder not found: {bot.cwd}"
+            raise RunnerError(msg)
+
+
+def _validate(config: TournamentConfig) -> Profile:
+    """The tournament's rules profile, once the config is checked against it (one-line RunnerError)."""
+    names = [bot.name for bot in config.bots]
+    if len(set(names)) != len(names):
+        msg = f"bot names must be unique: {', '.join(names)}"
+        raise RunnerError(msg)
+    try:
+        check_table_size(config.table_size, config.profile)
+    except ValueError as exc:
+        raise RunnerError(str(exc)) from exc
+    return config.profile
+
+
+async def run_tournament_async(
+    config: TournamentConfig, *, store: Store, logs_root: Path, options: RunOptions | None = None
+) -> int:
+    """Schedule, store and play a new tournament; return its id.
+
+    Raises RunnerError (one line) when the tournament cannot start (a bot's command is
+    missing), and :class:`TournamentInterrupted` when it stops once stored (SIGINT/SIGTERM,
+    a bot that cannot start or connect, a dead worker, a store or log failure): the
+    sessions finished so far are kept and the tournament is marked ``interrupted`` (when
+    the store still allows it), ready to resume.
+    """
+    profile = _validate(config)
+    _check_commands(config.bots)
+    choose_sandbox(config.sandbox)  # --sandbox on where it cannot be: refused before anything is stored
+    names = [bot.name for bot in config.bots]
+    size, sessions, seed = config.table_size, config.sessions, config.seed
+    try:
+        if config.match is None:
+            blocks = schedule(names, table_size=size, sessions=sessions, seed=seed, profile=profile)
+        else:
+            candidate = config.match.candidate
+            opponents = [name for name in names if name != candidate]
+            blocks = match_schedule(
+                candidate, opponents, table_size=size, sessions=sessions, seed=seed, profile=profile
+            )
+    except ValueError as exc:
+        raise RunnerError(str(exc)) from exc
+    for bot in config.bots:
+        store.register_bot(
+            name=bot.name,
+            version=bot.version,
+            command=bot.command,
+            language=None,
+            folder=None if bot.cwd is None else str(bot.cwd),
+            content_hash=bot.content_hash or "unknown",
+        )
+    tournament = store.create_tournament(
+        name=config.name,
+        config=config.to_json(),
+        seed=config.seed,
+        blocks=[(block.index, block.board_seed, block.bots) for block in blocks],
+    )
+    with tournament_lock(store.path, tournament):
+        await _play(
+            tournament,
+            config,
+            blocks,
+            set(),
+            store=store,
+            logs_root=logs_root,
+            options=options or RunOptions(),
+        )
+    return tournament
+
+
+async def resume_tournament_async(  # noqa: PLR0913 - keywords, each a part of the run
+    tournament: int,
+    *,
+    store: Store,
+    logs_root: Path,
+    options: RunOptions | None = None,
+    bots: Sequence[BotEntry] | None = None,
+    sandbox: str | None = None,
+) -> int:
+    """Play the sessions of a stored tournament that are not recorded yet; return its id.
+
+    The blocks (and so the board seeds) come from the store. ``bots`` replaces the stored
+    bot entries by name (say, to fix a command); the names must be the same set. Every
+    entry must still play the content it played (:func:`~tournaments.play.entrants.recheck`):
+    a bot whose folder changed is refused in one line.
+    ``sandbox`` replaces the stored ``--sandbox`` mode (say, ``off`` on a machine without
+    bubblewrap). A tournament that another live process is playing is refused with
+    :class:`~tournaments.play.locks.TournamentBusyError` before anything is touched.
+    """
+    store.tournament(tournament)
+    with tournament_lock(store.path, tournament):
+        row = store.tournament(tournament)  # as the last run left it
+        config = TournamentConfig.from_json(row.config)
+        if bots is not None:
+            if {b.name for b in bots} != {b.name for b in config.bots}:
+                msg = "the bots given to resume must have the names of the stored entries"
+                raise RunnerError(msg)
+            config = TournamentConfig.from_json({**config.to_json(), "bots": [b.to_json() for b in bots]})
+        if sandbox is not None:
+            config = dataclasses.replace(config, sandbox=sandbox)
+        config = dataclasses.replace(config, bots=recheck(config.bots, tournament=tournament, store=store))
+        _check_commands(config.bots)
+        choose_sandbox(config.sandbox)
+        blocks = [
+            BlockSpec(index=b.index, board_seed=b.board_seed, bots=b.bots) for b in store.blocks(tournament)
+        ]
+        finished = store.finished_keys(tournament)
+        await _play(
+            tournament,
+            config,
+            blocks,
+            finished,
+            store=store,
+            logs_root=logs_root,
+            options=options or RunOptions(),
+        )
+    return tournament
+
+
+def run_tournament(
+    config: TournamentConfig, *, store: Store, logs_root: Path, options: RunOptions | None = None
+) -> int:
+    """:func:`run_tournament_async` in a fresh event loop (for the CLI and scripts)."""
+    return asyncio.run(run_tournament_async(config, store=store, logs_root=logs_root, options=options))
+
+
+def resume_tournament(  # noqa: PLR0913 - as resume_tournament_async
+    tournament: int,
+    *,
+    store: Store,
+    logs_root: Path,
+    options: RunOptions | None = None,
+    bots: Sequence[BotEntry] | None = None,
+    sandbox: str | None = None,
+) -> int:
+    """:func:`resume_tournament_async` in a fresh event loop (for the CLI and scripts)."""
+    return asyncio.run(
+        resume_tournament_async(
+            tournament, store=store, logs_root=logs_root, options=options, bots=bots, sandbox=sandbox
+        )
+    )
+
+
+def _runs_left(
+    tournament: int, config: TournamentConfig, blocks: Sequence[BlockSpec], finished: set[tuple[int, int]]
+) -> list[BlockRun]:
+    """The blocks with rotations still to play, each with only those rotations."""
+    runs = (
+        BlockRun(
+            tournament=tournament,
+            index=block.index,
+            board_seed=block.board_seed,
+            bots=block.bots,
+            profile=config.profile,
+            time_limits=config.time_limits,
+            rotations=tuple(r for r in block.rotations if (block.index, r) not in finished),
+            fault_policy=config.fault_policy,
+            ask_forced=config.ask_forced,
+        )
+        for block in blocks
+    )
+    return [run for run in runs if run.rotations]
+
+
+def _starts(store: Store, tournament: int, *, runs: bool) -> bool:
+    """Mark the tournament ``running`` now that its run starts; False when there is nothing to play.
+
+    Until here a resume leaves the stored status as it was: one refused earlier (a bot
+    changed, no sandbox) does not turn a finished tournament into a running one, and a
+    finished one resumed with nothing left keeps its status and its time.
+    """
+    status = store.tournament(tournament).status
+    if runs and status != "running":
+        store.set_status(tournament, "running")
+    return runs or status != "finished"
+
+
+async def _play(  # noqa: PLR0913 - the pieces of one run
+    tournament: int,
+    config: TournamentConfig,
+    blocks: Sequence[BlockSpec],
+    finished: set[tuple[int, int]],
+    *,
+    store: Store,
+    logs_root: Path,
+    options: RunOptions,
+) -> None:
+    """Start the referee and the bots, play what is left, and leave the status right.
+
+    Anything that stops the run once it has started becomes :class:`TournamentInterrupted`
+    (one line), except a bug's own exception, which is raised as it is.
+    """
+    runs = _runs_left(tournament, config, blocks, finished)
+    monitor = None
+    if config.match is not None:  # a match stops once its test decides, also on a resume
+        monitor = MatchMonitor(config.match, store.session_results(tournament) if finished else ())
+        runs = [] if monitor.decided else runs
+    total = sum(block.table_size for block in blocks)
+    done = total - sum(len(run.rotations) for run in runs)
+    log = _log.bind(tournament=tournament)
+    resume = resume_command(
+        tournament, db=store.path, logs_root=logs_root, flags=options.executor.resume_flags()
+    )
+    if options.on_start is not None:
+        options.on_start(
+            RunStart(tournament=tournament, name=config.name, sessions=total, recorded=done, resume=resume)
+        )
+    if not _starts(store, tournament, runs=bool(runs)):
+        return
+    main = asyncio.current_task()
+    with _sigterm_cancels(main) as signalled:
+        progress = options.progress
+        commit = _Committer(
+            store,
+            progress,
+            None if progress is None else progress.add_task(config.name, total=total, completed=done),
+            monitor=monitor,
+            name=config.name,
+            late=store.late_faults(tournament) if finished else None,
+        )
+        commit.count = done
+        try:
+            if runs:
+                await _play_watched(
+                    tournament, config, runs, commit, store=store, logs_root=logs_root, options=options
+                )
+            store.set_status(tournament, "finished")
+            log.info("tournament finished", sessions=commit.count)
+        except BaseException as exc:
+            with contextlib.suppress(Exception):  # a full or damaged store may refuse even this
+                store.set_status(tournament, "interrupted")
+            so_far = f"after {commit.count} of {total} sessions; to play the rest: {resume}"
+            if isinstance(exc, asyncio.CancelledError) and signalled:
+                if main is not None:
+                    main.uncancel()
+                msg = f"tournament {tournament} interrupted by {signalled[0]} {so_far}"
+                raise TournamentInterrupted(msg, tournament=tournament) from None
+            if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError):
+                msg = f"tournament {tournament} interrupted {so_far}"
+                raise TournamentInterrupted(msg, tournament=tournament) from exc
+            if isinstance(exc, RunnerError | StoreError | LogError):
+                reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                msg = f"{reason}; tournament {tournament} stopped {so_far}"
+                raise TournamentInterrupted(msg, tournament=tournament) from exc
+            raise
+
+
+async def _play_watched(  # noqa: PLR0913 - the pieces of one run
+    tournament: int,
+    config: TournamentConfig,
+    runs: Sequence[BlockRun],
+    commit: _Committer,
+    *,
+    store: Store,
+    logs_root: Path,
+    options: RunOptions,
+) -> None:
+    """Play ``runs`` until done (or a match decides), reporting live standings if asked."""
+    watcher = (
+        asyncio.create_task(_report_standings(store, tournament, options, has_pool=config.profile.has_pool))
+        if options.standings_every and options.on_standings
+        else None
+    )
+    try:
+        playing = _run_blocks(
+            tournament, config, runs, commit, store=store, logs_root=logs_root, options=options
+        )
+        await _until_decided(playing, commit)
+    finally:
+        if watcher is not None:
+            watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watcher
+
+
+async def _run_blocks(  # noqa: PLR0913 - the pieces of one run
+    tournament: int,
+    config: TournamentConfig,
+    runs: Sequence[BlockRun],
+    commit: _Committer,
+    *,
+    store: Store,
+    logs_root: Path,
+    options: RunOptions,
+) -> None:
+    """Play ``runs`` with the run's executor; who plays is recorded beside the database (for status).
+
+    An executor that returns with sessions unplayed (a bug: a match's test that decided
+    stops a run early on purpose) is a RunnerError, so that the run ends resumable rather
+    than ``finished`` with sessions missing.
+    """
+    context = PlayContext(
+        setup=WorkerSetup(
+            config,
+            tournament,
+            logs_root,
+            options.limits,
+            log_level=_log.bind().get_effective_level(),
+            sandbox=_isolate(tournament, config, store=store, logs_root=logs_root),
+        ),
+        hosting=options.hosting,
+        report=lambda usage: record_usage(store.path, tournament, usage),
+    )
+    recorded = commit.count
+    try:
+        await options.executor.play(runs, commit, context=context)
+    finally:
+        commit.warn_if_busy()  # at the end of the run too, under what it printed meanwhile
+    unplayed = sum(len(run.rotations) for run in runs) - (commit.count - recorded)
+    if unplayed > 0 and (commit.monitor is None or not commit.monitor.decided):
+        msg = f"the {options.executor.name} executor returned with {unplayed} sessions unplayed"
+        raise RunnerError(msg)
+
+
+def _isolate(
+    tournament: int, config: TournamentConfig, *, store: Store, logs_root: Path
+) -> SandboxSpec | None:
+    """How this run isolates the bots (None: it does not); a run that does not says so, and the store why.
+
+    Remote bots run elsewhere: they are never isolated, whatever the mode.
+    """
+    problem = choose_sandbox(config.sandbox)
+    remote = [bot.name for bot in config.bots if not bot.command]
+    reasons = [
+        *([] if problem is None else [problem]),
+        *([f"remote bots cannot be isolated: {', '.join(remote)}"] if remote else []),
+    ]
+    if reasons:
+        store.mark_unisolated(tournament, "; ".join(reasons))
+    if problem is not None and problem != "--sandbox off":
+        _log.warning(f"bots not isolated: {problem}; {INSTALL_BWRAP} (docs/security.md)")
+    if problem is not None:
+        return None
+    return SandboxSpec(limits=config.bot_limits, hidden=(store.path, logs_root))
+
+
+async def _until_decided(play: Coroutine[Any, Any, None], commit: _Committer) -> None:
+    """Await ``play``; once a match's test decides, what is left of it is cancelled, as a normal end."""
+    monitor = commit.monitor
+    if monitor is None:
+        await play
+        return
+    task = asyncio.ensure_future(play)
+    commit.on_decided = task.cancel
+    try:
+        await task
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if not monitor.decided or (current is not None and current.cancelling() > 0):
+            raise
+
+
+def machine_load() -> str:
+    """``load 5.2 on 2 cores``: the one-minute load average and the cores; empty where unknown."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return ""
+    return f"load {load:.1f} on {os.cpu_count() or 1} cores"
+
+
+BUSY_MARK = " [busy machine: bots late together]"
+"""Added to the progress line's name once the late faults say the machine is too busy.
+
+See :mod:`tournaments.stats.load_check`."""
+
+
+class _Committer:
+    """Commits each finished session with its log and advances the progress bar.
+
+    In a match, each session also goes to the match's ``monitor``; the progress bar shows
+    its test's LLR and bounds, and ``on_decided`` is called once the test has decided.
+    ``late`` counts the late faults (those of earlier runs to begin with): once two bots
+    are late in one session it warns, and the progress line says so from then on.
+    """
+
+    def __init__(  # noqa: PLR0913 - the pieces of one run
+        self,
+        store: Store,
+        progress: Progress | None,
+        task_id: TaskID | None,
+        *,
+        monitor: MatchMonitor | None = None,
+        name: str = "",
+        late: LateFaults | None = None,
+    ) -> None:
+        self.store = store
+        self.progress = progress
+        self.task_id = task_id
+        self.monitor = monitor
+        self.name = name
+        self.late = LateFaults() if late is None else late
+        self.on_decided: Callable[[], object] | None = None
+        self.count = 0
+        """Sessions of the tournament recorded so far (including earlier runs)."""
+        if self.late.busy:
+            self._describe()
+
+    def __call__(self, result: SessionResult, log: bytes) -> None:
+        self.store.record_session(result, log=log)
+        self.count += 1
+        if self.late.add(result):
+            self.warn_if_busy()
+            self._describe()
+        if self.progress is not None and self.task_id is not None:
+            self.progress.advance(self.task_id)
+        monitor = self.monitor
+        if monitor is None or monitor.plan.sprt is None:
+            return
+        was_decided = monitor.decided
+        monitor.add(result)
+        self._describe()
+        if monitor.decided and not was_decided and self.on_decided is not None:
+            self.on_decided()
+
+    def warn_if_busy(self) -> None:
+        """Warn (with the machine's load now) if the late faults so far say the machine is too busy."""
+        warning = self.late.warning(load=machine_load())
+        if warning is not None:
+            _log.warning(warning)
+
+    def _describe(self) -> None:
+        """The progress line's name (the tournament's, or a match's test), marked if the machine is busy."""
+        if self.progress is None or self.task_id is None:
+            return
+        monitor = self.monitor
+        name = self.name
+        if monitor is not None and monitor.plan.sprt is not None:
+            name = f"{monitor.plan.candidate}: {monitor.describe()}"
+        self.progress.update(self.task_id, description=name + (BUSY_MARK if self.late.busy else ""))
+
+
+@contextlib.contextmanager
+def _sigterm_cancels(task: asyncio.Task[Any] | None) -> Iterator[list[str]]:
+    """While open, SIGTERM cancels ``task`` as Ctrl-C would, and is named in the list yielded.
+
+    Where the event loop cannot take signals (not the main thread, Windows) nothing changes.
+    """
+    signalled: list[str] = []
+
+    def cancel() -> None:
+        signalled.append("SIGTERM")
+        if task is not None:
+            task.cancel()
+
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+        loop.add_signal_handler(signal.SIGTERM, cancel)
+    try:
+        yield signalled
+    finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.remove_signal_handler(signal.SIGTERM)
+
+
+async def _report_standings(store: Store, tournament: int, options: RunOptions, *, has_pool: bool) -> None:
+    """Every ``options.standings_every`` seconds, hand the standings so far to their reporter.
+
+    ``has_pool``: the tournament's profile has a pool (so the declarers' pool records show).
+    """
+    every = options.standings_every or 0.0
+    report = options.on_standings
+    while report is not None:
+        await asyncio.sleep(every)
+        tally = store.tally([tournament])
+        if tally.sessions:
+            report(standings_of(tally, has_pool=has_pool))

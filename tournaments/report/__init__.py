@@ -1,0 +1,1 @@
+"""Showing a tournament: standings files and pages, session pages, replays, provenance, audit."""

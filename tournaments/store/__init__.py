@@ -1,0 +1,1 @@
+"""Keeping a tournament: the SQLite store, its schema, and the sessions' logs."""
