@@ -186,6 +186,26 @@ profile_option = click.option(
     show_default=True,
     help="Rules profile: a built-in name or a house-rules .toml file (read once, stored whole).",
 )
+
+
+def table_size_option(
+    default: str = "4, or fewer with fewer entrants",
+) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """``--table-size``/``-k``: seats per table, checked against the rules profile once it is known."""
+    return click.option(
+        "--table-size",
+        "-k",
+        type=click.IntRange(2),
+        default=None,
+        help=f"Seats per table, as the profile allows (3-7 in Nap; default: {default}).",
+    )
+
+
+def bots_option(help_text: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """``--bot``/``-b`` BOT, repeatable: entrants in :func:`~tournaments.play.entrants.resolve`'s forms."""
+    return click.option("--bot", "-b", "bots", multiple=True, metavar="BOT", help=help_text)
+
+
 workers_option = click.option(
     "--workers",
     "-w",

@@ -24,6 +24,7 @@ from tournaments.cli.app import (
     profile_option,
     secret_seed,
     seed_option,
+    table_size_option,
     workers_option,
 )
 from tournaments.cli.progress import tournament_progress
@@ -127,13 +128,7 @@ def exit_status(summary: MatchSummary) -> MatchExit:
     show_default=True,
     help="With --sprt: blocks read before the test's first look.",
 )
-@click.option(
-    "--table-size",
-    "-k",
-    type=click.IntRange(2),
-    default=None,
-    help="Seats per table, as the profile allows (default: 4).",
-)
+@table_size_option("4")
 @click.option(
     "--sessions",
     "-n",

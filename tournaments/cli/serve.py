@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 from tournaments.cli.app import (
     bank_option,
+    bots_option,
     build_sandbox,
     console,
     db_option,
@@ -35,6 +36,7 @@ from tournaments.cli.app import (
     profile_option,
     secret_seed,
     seed_option,
+    table_size_option,
 )
 from tournaments.cli.reports import (
     play_and_publish,
@@ -54,21 +56,8 @@ from tournaments.cli.reports import (
     required=True,
     help="A bot that connects from elsewhere with this token (made up and printed if absent). Repeat.",
 )
-@click.option(
-    "--bot",
-    "-b",
-    "bots",
-    multiple=True,
-    metavar="BOT",
-    help="A local entrant, as for 'nap tournament run' (built-in, registered or folder).",
-)
-@click.option(
-    "--table-size",
-    "-k",
-    type=click.IntRange(2),
-    default=None,
-    help="Seats per table, as the profile allows (3-7 in Nap; default: 4, or fewer with fewer entrants).",
-)
+@bots_option("A local entrant, as for 'nap tournament run' (built-in, registered or folder).")
+@table_size_option()
 @click.option("--sessions", "-n", type=click.IntRange(1), default=40, show_default=True)
 @seed_option
 @profile_option

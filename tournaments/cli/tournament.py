@@ -12,6 +12,7 @@ from rich.table import Table
 from referee.match import TimeLimits
 from tournaments.cli.app import (
     bank_option,
+    bots_option,
     build_sandbox,
     connect_timeout_option,
     console,
@@ -27,6 +28,7 @@ from tournaments.cli.app import (
     profile_option,
     secret_seed,
     seed_option,
+    table_size_option,
     workers_option,
 )
 from tournaments.cli.progress import tournament_progress
@@ -108,22 +110,11 @@ def chosen_executor(executor: str, ray_address: str | None) -> Executor:
 
 
 @tournament.command("run")
-@click.option(
-    "--bot",
-    "-b",
-    "bots",
-    multiple=True,
-    metavar="BOT",
-    help="An entrant: built-in (random, peel, pimc), registered name, or bot folder; "
+@bots_option(
+    "An entrant: built-in (random, peel, pimc), registered name, or bot folder; "
     "ALIAS=BOT enters it again. Repeat. Default: peel, random and a second copy of each.",
 )
-@click.option(
-    "--table-size",
-    "-k",
-    type=click.IntRange(2),
-    default=None,
-    help="Seats per table, as the profile allows (3-7 in Nap; default: 4, or fewer with fewer entrants).",
-)
+@table_size_option()
 @click.option(
     "--sessions",
     "-n",

@@ -4,7 +4,8 @@ Standings mean nothing without what produced them: which bots (each version and 
 hash), under which rules (the profile with its house-rule overrides), at what table
 size, seed, number of sessions and blocks, time limits and executor, when, and by which
 Nap Arena. :func:`describe_tournament` gathers that from the store's rows into plain
-JSON-ready data; it reads no file and no clock. ``docs/standings.md`` documents the keys.
+JSON-ready data; it reads no clock, and no file but the installed package's metadata (its
+version). ``docs/standings.md`` documents the keys.
 """
 
 from __future__ import annotations
@@ -50,8 +51,8 @@ def profile_record(config: Mapping[str, Any]) -> dict[str, Any]:
     """The rules as played, from a stored config: the profile's name, source and every parameter.
 
     The tournament stored its rules as a value (:class:`~tournaments.plan.config.TournamentConfig`),
-    so this reads no file; rules that cannot be read back (an older tournament naming a
-    house-rules file gone since) leave ``error`` with the reason instead.
+    so this reads no file (but the house-rules file a tournament stored by an older Nap
+    Arena named instead); rules that cannot be read back leave ``error`` with the reason.
     """
     try:
         rules = stored_profile(config.get("profile", DEFAULT_PROFILE.name))
