@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import click
 from rich.table import Table
@@ -74,7 +74,7 @@ def log_list(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
     tournament: int | None,
     bot: str | None,
     fault_kind: str | None,
-    result: str | None,
+    result: Literal["win", "loss"] | None,
     limit: int,
     offset: int,
     as_json: bool,  # noqa: FBT001 - a click flag
@@ -89,7 +89,7 @@ def log_list(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
             tournament=tournament,
             bot=bot,
             fault_kind=fault_kind,
-            result=result,  # type: ignore[arg-type]
+            result=result,
             limit=None if limit == 0 else limit + 1,  # one more says whether another page follows
             offset=offset,
         )
@@ -272,7 +272,7 @@ def log_export(  # noqa: PLR0913, PLR0917 - one parameter per command-line optio
     tournament: int | None,
     bot: str | None,
     fault_kind: str | None,
-    result: str | None,
+    result: Literal["win", "loss"] | None,
     folder: Path,
 ) -> None:
     """Write session logs out as plain files (gzip JSON, docs/logs.md): the given ids, or every one matching.
@@ -285,7 +285,7 @@ def log_export(  # noqa: PLR0913, PLR0917 - one parameter per command-line optio
             tournament=tournament,
             bot=bot,
             fault_kind=fault_kind,
-            result=result,  # type: ignore[arg-type]
+            result=result,
         )
         for chunk in _pages(ids):
             rows = _known(store, chunk)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 from rich.table import Table
@@ -103,13 +103,12 @@ def description(profile: Profile) -> str:
     ]
     if profile.pack_sizes:
         changes.append("a pack sized by the table (pack_sizes)")
-    ladder: dict[str, dict[str, Any]] = mine["contracts"]  # type: ignore[assignment]
-    before: dict[str, dict[str, Any]] = theirs["contracts"]  # type: ignore[assignment]
-    changes += [f"no {before[gone]['label']}" for gone in before if gone not in ladder]
+    before = {c.name: c for c in base.contracts}
+    changes += [f"no {c.label}" for c in base.contracts if not profile.has(c.name)]
     changes += [
-        f"{c['label']} won {c['win']}, lost {c['lose']} (was {before[key]['win']}/{before[key]['lose']})"
-        for key, c in ladder.items()
-        if key in before and (c["win"], c["lose"]) != (before[key]["win"], before[key]["lose"])
+        f"{c.label} won {c.win}, lost {c.lose} (was {before[c.name].win}/{before[c.name].lose})"
+        for c in profile.contracts
+        if c.name in before and (c.win, c.lose) != (before[c.name].win, before[c.name].lose)
     ]
     what = "; ".join(changes) or "no change"
     own = "" if profile.summary == base.summary else f"{profile.summary}\n"
@@ -142,18 +141,15 @@ def rules_show(name: str) -> None:
     console.print(f"{table_text(profile)}\n", markup=False, soft_wrap=True)
     for line in pool_text(profile):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
-    params = profile.parameters()
-    contracts: dict[str, dict[str, Any]] = params.pop("contracts")  # type: ignore[assignment]
     table = Table("contract", "tricks", "won (each opponent pays)", "lost (pays each)", "only over")
-    for contract in contracts.values():
-        tricks = "none (misère)" if contract["misere"] else f">= {contract['tricks']} of {profile.hand_size}"
-        table.add_row(
-            contract["label"], tricks, str(contract["win"]), str(contract["lose"]), contract["over"] or ""
-        )
+    for contract in profile.contracts:
+        tricks = "none (misère)" if contract.misere else f">= {contract.tricks} of {profile.hand_size}"
+        over = contract.over or ""
+        table.add_row(contract.label, tricks, str(contract.win), str(contract.lose), over)
     console.print(table)
-    for key, value in params.items():
+    for key, value in profile.parameters().items():
         if key == "pack_sizes":  # as house rules write it: a TOML inline table
             by_players = ", ".join(f"{players} = {cards}" for players, cards in profile.pack_sizes)
             console.print(f"  {key} = {{{by_players}}}", markup=False, highlight=False)
-        elif key not in {"name", "source", "summary"}:
+        elif key not in {"name", "source", "summary", "contracts"}:
             console.print(f"  {key} = {value}")

@@ -67,6 +67,14 @@ class Step:
     widow: Card | None = None
     pool: int = 0
 
+    @property
+    def actor(self) -> int:
+        """The seat that acted: every step but the deal as dealt has one."""
+        if self.seat is None:
+            msg = f"deal {self.deal} as dealt: no seat acted"
+            raise ValueError(msg)
+        return self.seat
+
 
 def walk(record: SessionRecord) -> Iterator[Step]:
     """Replay ``record`` through the engine and yield every step of every deal, in order.
@@ -245,7 +253,11 @@ class _Text:
         exchanges = [step for step in steps if isinstance(step.action, Exchange)]
         if exchanges:
             self.lines.append("  Exchanges:")
-            self.lines += [f"    {self.exchange(step, seat)}{note(step.index)}" for step in exchanges]
+            self.lines += [
+                f"    {self.exchange(step, step.action, seat)}{note(step.index)}"
+                for step in exchanges
+                if isinstance(step.action, Exchange)
+            ]
         end = last.views[seat if seat is not None else seats[0]]
         calls = ", ".join(
             f"{self.call(step, seat)}{note(step.index)}"
@@ -255,7 +267,7 @@ class _Text:
         self.lines.append(f"  Bids: {calls}")
         for step in steps:
             if isinstance(step.action, TakeWidow):
-                self.lines.append(f"  Widow: {self.widow(step, seat)}{note(step.index)}")
+                self.lines.append(f"  Widow: {self.widow(step, step.action, seat)}{note(step.index)}")
         if end.declarer is None:
             self.lines.append("  All passed: the deal scores zero.")
         else:
@@ -283,10 +295,10 @@ class _Text:
         if len(shown) > 1 and first.widow is not None:
             self.lines.append(f"  Widow (face down): {first.widow.pretty}")
 
-    def exchange(self, step: Step, seat: int | None) -> str:
+    def exchange(self, step: Step, action: Exchange, seat: int | None) -> str:
         """One seat's exchange: how many cards and the fee for all; which cards for the table and itself."""
-        actor: int = step.seat  # type: ignore[assignment]
-        count = len(step.action.cards)  # type: ignore[union-attr]
+        actor = step.actor
+        count = len(action.cards)
         text = f"{self.who(actor)} {exchange_words(count, paid(step.events))}"
         if count and seat in (None, actor):
             view = step.views[actor]
@@ -295,7 +307,7 @@ class _Text:
 
     def call(self, step: Step, seat: int | None) -> str:
         """A bid, or a peep at the widow (with the card, for the seat that peeped)."""
-        actor: int = step.seat  # type: ignore[assignment]
+        actor = step.actor
         if isinstance(step.action, Bid):
             return f"seat {actor} {bid_label(self.profile, step.action)}"
         text = f"seat {actor} peeps at the widow (pays {paid(step.events)})"
@@ -304,10 +316,10 @@ class _Text:
             text += f": {widow.pretty}"
         return text
 
-    def widow(self, step: Step, seat: int | None) -> str:
+    def widow(self, step: Step, action: TakeWidow, seat: int | None) -> str:
         """The declarer's widow decision; the cards only where the shown seat may see them."""
-        actor: int = step.seat  # type: ignore[assignment]
-        given = step.action.card  # type: ignore[union-attr]
+        actor = step.actor
+        given = action.card
         if given is None:
             return f"{self.who(actor)} leaves the widow"
         text = f"{self.who(actor)} takes the widow"

@@ -215,7 +215,7 @@ class SessionChange:
 
 
 @dataclass(slots=True, eq=False)
-class Tally:
+class Tally:  # noqa: PLW1641 - mutable, so unhashable: defining __eq__ sets __hash__ to None
     """The sums of a set of sessions (one tournament, or several added together), in 1/``scale``.
 
     Two tallies are equal when their sums are, whatever their units.
@@ -258,8 +258,6 @@ class Tally:
             theirs.pairs,
             theirs.contracts,
         )
-
-    __hash__ = None  # type: ignore[assignment]  # mutable: no hash
 
     def merged(self, other: Tally) -> Tally:
         """These sums and ``other``'s together, at the least scale both convert to exactly."""
