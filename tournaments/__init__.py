@@ -1,1 +1,1 @@
-"""Tournaments: scheduling (pure), running blocks, storage (SQLite), standings (pure), publishing."""
+"""Tournaments, along a session's way: plan/, play/, store/, stats/, report/; and cli/, the nap command."""
