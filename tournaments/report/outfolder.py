@@ -5,7 +5,7 @@
     <out>/t<N>/standings.md, .json, .html     tournament N's standings
     <out>/t<N>/sessions.html, replays/        its sessions, linked from the standings
                                               (tournaments.report.session_pages)
-    <out>/t<N>/bots/<bot>.log                 its bots' output
+    <out>/t<N>/bots/<bot>-r<R>.log            its bots' output, a file per process (rotation R)
     <out>/latest                              a link to the folder published last
     <out>/index.html                          every tournament folder, newest first
 
