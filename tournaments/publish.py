@@ -1,7 +1,8 @@
 """Standings as files people and programs read: Markdown, JSON and a self-contained HTML page.
 
 Rendering is pure (``render_markdown``, ``render_html``, ``to_json``); only ``publish``
-touches the file system. The HTML page carries its CSS and its SVG chart inline and
+touches the file system. The HTML page (``standings.html`` of :mod:`tournaments.templates`,
+from a :class:`_StandingsPage` prepared here) carries its CSS and its SVG chart inline and
 references nothing on the network, so it renders offline. Given the tournament's sessions,
 it links each bot, each crosstable cell and each faulty session to the sessions list and
 the replay pages beside it (:mod:`tournaments.session_pages`); without them it stands
@@ -519,7 +520,7 @@ def from_json(data: dict[str, Any]) -> Standings:
 
 
 @dataclass(frozen=True, slots=True)
-class Link:
+class _Link:
     """A table cell's or a list item's text, linked to ``href`` when there is one."""
 
     text: str
@@ -531,7 +532,7 @@ class _Table:
     """A table of the standings page: its headers, then its rows of cells."""
 
     headers: tuple[str, ...]
-    rows: tuple[tuple[Link, ...], ...]
+    rows: tuple[tuple[_Link, ...], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -565,8 +566,8 @@ class _FaultyList:
     """The faulty sessions the standings page lists (``count`` in all), and a link to the others."""
 
     count: int
-    items: tuple[Link, ...]
-    more: Link | None
+    items: tuple[_Link, ...]
+    more: _Link | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -654,12 +655,12 @@ def _faulty_list(sessions: Sequence[SessionLink], replays: Collection[int]) -> _
             if link.id in replays
             else f"{SESSIONS}#s{link.id}"
         )
-        items.append(Link(text, href))
+        items.append(_Link(text, href))
     more = len(faulty) - FAULTY_LISTED
     return _FaultyList(
         count=len(faulty),
         items=tuple(items),
-        more=Link(f"and {more} more", sessions_href(faults=True)) if more > 0 else None,
+        more=_Link(f"and {more} more", sessions_href(faults=True)) if more > 0 else None,
     )
 
 
@@ -682,24 +683,24 @@ def render_html(  # noqa: PLR0913 - the standings and keyword-only options
     """
     linked = sessions is not None
 
-    def bot_link(bot: str) -> Link:
-        return Link(bot, sessions_href(bot=bot) if linked else None)
+    def bot_link(bot: str) -> _Link:
+        return _Link(bot, sessions_href(bot=bot) if linked else None)
 
     headers = _headers(standings)
     faults = headers.index("faults")
     ranking = []
     for line, cells in zip(standings.bots, _rows(standings), strict=True):
-        shown = [Link(cell) for cell in cells]
+        shown = [_Link(cell) for cell in cells]
         shown[1] = bot_link(line.bot)
         if line.faults and linked:
-            shown[faults] = Link(cells[faults], sessions_href(bot=line.bot, faults=True))
+            shown[faults] = _Link(cells[faults], sessions_href(bot=line.bot, faults=True))
         ranking.append(tuple(shown))
     names = [line.bot for line in standings.bots]
     cross = [
         (
             bot_link(a),
             *(
-                Link(
+                _Link(
                     _cross_cell(standings, a, b),
                     sessions_href(bot=a, opponent=b)
                     if linked and a != b and standings.versus(a, b)

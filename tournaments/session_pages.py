@@ -14,7 +14,8 @@ every faulty session first, then the first sessions played. Every other row link
 page it would be and prints the ``nap log html`` command that writes it there; a page once
 written is kept and not built again. docs/standings.md says why.
 
-Rendering is pure; :func:`write_session_pages` alone reads logs and writes files.
+Rendering is pure (the page is ``sessions.html`` of :mod:`tournaments.templates`, from rows
+prepared here); :func:`write_session_pages` alone reads logs and writes files.
 """
 
 from __future__ import annotations

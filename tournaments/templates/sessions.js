@@ -1,3 +1,5 @@
+// The sessions list's filter (sessions.html): shows the rows the URL fragment asks for
+// (#bot=peel&opponent=random&faults=1) and says how many on #filter.
 "use strict";
 (function () {
   function filter() {
