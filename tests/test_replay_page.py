@@ -187,6 +187,14 @@ def test_faults_and_links_are_embedded_safely(record: SessionRecord) -> None:
     assert data["links"] == [{"text": "standings", "href": "../standings.html"}]
 
 
+def test_a_comment_opener_cannot_keep_the_data_script_open(record: SessionRecord) -> None:
+    """A bot named ``<!--<script>`` would make the browser read the rest of the page as the data."""
+    bots = [*BOTS[:3], "<!--<script>"]
+    page = render_replay_html(record, bots=bots, title="t")
+    assert "<!--" not in page
+    assert embedded(page)["bots"] == bots
+
+
 # -- the page in a real browser -------------------------------------------------------------
 
 

@@ -1,7 +1,8 @@
 """Standings as files people and programs read: Markdown, JSON and a self-contained HTML page.
 
 Rendering is pure (``render_markdown``, ``render_html``, ``to_json``); only ``publish``
-touches the file system. The HTML page carries its CSS and its SVG chart inline and
+touches the file system. The HTML page (``standings.html`` of :mod:`tournaments.report.templates`,
+from a :class:`_StandingsPage` prepared here) carries its CSS and its SVG chart inline and
 references nothing on the network, so it renders offline. Given the tournament's sessions,
 it links each bot, each crosstable cell and each faulty session to the sessions list and
 the replay pages beside it (:mod:`tournaments.report.session_pages`); without them it stands
@@ -18,8 +19,8 @@ rotation check flags (:mod:`tournaments.stats.rotation_check`).
 from __future__ import annotations
 
 import dataclasses
-import html
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tournaments.report.session_pages import (
@@ -33,6 +34,7 @@ from tournaments.report.session_pages import (
     sessions_href,
     write_session_pages,
 )
+from tournaments.report.templates import render
 from tournaments.stats.estimates import FEW_BLOCKS
 from tournaments.stats.rotation_check import ALPHA, MIN_BLOCKS, rotation_test_json, tested
 from tournaments.stats.standings import (
@@ -64,21 +66,6 @@ the machine was too busy for the clock."""
 
 _LABEL_CHARS = 24
 """Bot ids longer than this are shortened in the chart (tables show them whole)."""
-
-_CSS = """
-body { font-family: system-ui, sans-serif; margin: 2rem; color: #222; }
-table { border-collapse: collapse; margin: 1rem 0; }
-th, td { border: 1px solid #ccc; padding: 0.25rem 0.6rem; text-align: right; }
-th:first-child, td:first-child { text-align: left; }
-thead th { background: #f3f3f3; }
-svg text { font-size: 12px; fill: #222; }
-.note { color: #666; font-size: 0.9rem; }
-.fault { color: #b00020; }
-.wide { overflow-x: auto; }
-@media (max-width: 600px) { body { margin: 1rem; } }
-"""
-"""The page's style. ``.wide`` holds a table or the chart: wider than a phone, it scrolls
-sideways in its box, and the page does not."""
 
 FAULTY_LISTED = 20
 """Faulty sessions listed on the standings page itself; the sessions list has them all."""
@@ -183,10 +170,6 @@ def rank_notes(standings: Standings) -> list[str]:
     """:func:`shared_ranks_note` and :func:`unranked_note` as a list of sentences (none, one or two)."""
     notes = (shared_ranks_note(standings), unranked_note(standings))
     return [note for note in notes if note is not None]
-
-
-def _signed(value: float) -> str:
-    return f"{value:+.2f}"
 
 
 def interval(value: Estimate, *, digits: int = 2, signed: bool = True) -> str:
@@ -536,8 +519,85 @@ def from_json(data: dict[str, Any]) -> Standings:
     )
 
 
-def render_svg(standings: Standings) -> str:
-    """Draw an inline SVG chart: a row per bot, its mean as a dot, its interval as a bar.
+@dataclass(frozen=True, slots=True)
+class _Link:
+    """A table cell's or a list item's text, linked to ``href`` when there is one."""
+
+    text: str
+    href: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Table:
+    """A table of the standings page: its headers, then its rows of cells."""
+
+    headers: tuple[str, ...]
+    rows: tuple[tuple[_Link, ...], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _ChartRow:
+    """A bot's row of the chart: its label, its mean's x, its interval's ends' x (None: no interval).
+
+    Coordinates are SVG user units (pixels), ``y`` the row's middle.
+    """
+
+    y: float
+    label: str
+    mean: float
+    interval: tuple[float, float] | None
+    note: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Chart:
+    """The standings page's SVG chart, laid out: ``zero`` is the x of the break-even line."""
+
+    width: int
+    height: int
+    top: int
+    zero: float
+    note_x: int
+    rows: tuple[_ChartRow, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _FaultyList:
+    """The faulty sessions the standings page lists (``count`` in all), and a link to the others."""
+
+    count: int
+    items: tuple[_Link, ...]
+    more: _Link | None
+
+
+@dataclass(frozen=True, slots=True)
+class _StandingsPage:
+    """What ``standings.html`` shows, in its order; every text is escaped by the template.
+
+    ``sessions_link`` (the sessions list) and ``faulty`` are there when the page links the
+    sessions; ``match`` when there is a match.
+    """
+
+    title: str
+    match: tuple[str, ...] | None
+    sessions: int
+    blocks: int
+    reading_note: str
+    load_warnings: tuple[str, ...]
+    sessions_link: str | None
+    chart: _Chart
+    ranking: _Table
+    rank_notes: tuple[str, ...]
+    crosstable: _Table
+    faulty: _FaultyList | None
+    isolation: tuple[str, ...]
+    fair_play_intro: str
+    fair_play: tuple[str, ...]
+    fair_play_warnings: tuple[str, ...]
+
+
+def _chart(standings: Standings) -> _Chart:
+    """Lay out the chart: a row per bot, its mean as a dot, its interval as a bar.
 
     The x axis spans every mean and interval end, and always zero (the break-even line).
     Bots without an interval get a dot and the reason as their label.
@@ -554,50 +614,33 @@ def render_svg(standings: Standings) -> str:
     def x(value: float) -> float:
         return label_w + (value - low) / span * plot_w
 
-    parts = [
-        (
-            f'<svg width="{label_w + plot_w + 260}" height="{height}" role="img" '
-            'aria-label="Mean chips per session with 95% intervals">'
-        ),
-        (
-            f'<line x1="{x(0):.1f}" y1="{top - 8}" x2="{x(0):.1f}" y2="{height - 4}" '
-            'stroke="#999" stroke-dasharray="4 3"/>'
-        ),
-        f'<text x="{x(0):.1f}" y="{top - 12}" text-anchor="middle">0</text>',
-    ]
+    rows = []
     for row, line in enumerate(standings.bots):
-        y = top + row_h * row + row_h / 2
-        name = line.bot if len(line.bot) <= _LABEL_CHARS else line.bot[: _LABEL_CHARS - 1] + "…"
-        parts.append(f'<text x="4" y="{y + 4:.1f}">{html.escape(name)}</text>')
-        if line.chips.low is not None and line.chips.high is not None:
-            x0, x1 = x(line.chips.low), x(line.chips.high)
-            parts.append(
-                f'<line x1="{x0:.1f}" y1="{y:.1f}" x2="{x1:.1f}" y2="{y:.1f}" '
-                'stroke="#3366aa" stroke-width="2"/>'
+        chips = line.chips
+        rows.append(
+            _ChartRow(
+                y=top + row_h * row + row_h / 2,
+                label=line.bot if len(line.bot) <= _LABEL_CHARS else line.bot[: _LABEL_CHARS - 1] + "…",
+                mean=x(chips.mean),
+                interval=None if chips.low is None or chips.high is None else (x(chips.low), x(chips.high)),
+                note=interval(chips),
             )
-            parts.extend(
-                f'<line x1="{end:.1f}" y1="{y - 5:.1f}" x2="{end:.1f}" y2="{y + 5:.1f}" '
-                'stroke="#3366aa" stroke-width="2"/>'
-                for end in (x0, x1)
-            )
-        note = interval(line.chips)
-        parts.append(f'<circle cx="{x(line.chips.mean):.1f}" cy="{y:.1f}" r="4" fill="#aa3333"/>')
-        parts.append(f'<text x="{label_w + plot_w + 6}" y="{y + 4:.1f}">{html.escape(note)}</text>')
-    parts.append("</svg>")
-    return "\n".join(parts)
+        )
+    return _Chart(
+        width=label_w + plot_w + 260,
+        height=height,
+        top=top,
+        zero=x(0),
+        note_x=label_w + plot_w + 6,
+        rows=tuple(rows),
+    )
 
 
-def _link(href: str | None, text: str) -> str:
-    """``text`` escaped, inside a link to ``href`` when there is one."""
-    shown = html.escape(text)
-    return shown if href is None else f'<a href="{html.escape(href)}">{shown}</a>'
-
-
-def _faulty_list(sessions: Sequence[SessionLink], replays: Collection[int]) -> list[str]:
+def _faulty_list(sessions: Sequence[SessionLink], replays: Collection[int]) -> _FaultyList | None:
     """The standings page's list of faulty sessions, each linked to its replay at its first fault."""
     faulty = [link for link in sessions if link.faults]
     if not faulty:
-        return []
+        return None
     items = []
     for link in faulty[:FAULTY_LISTED]:
         first = first_fault(link)
@@ -612,27 +655,13 @@ def _faulty_list(sessions: Sequence[SessionLink], replays: Collection[int]) -> l
             if link.id in replays
             else f"{SESSIONS}#s{link.id}"
         )
-        items.append(f'<li class="fault">{_link(href, text)}</li>')
+        items.append(_Link(text, href))
     more = len(faulty) - FAULTY_LISTED
-    if more > 0:
-        items.append(f"<li>{_link(sessions_href(faults=True), f'and {more} more')}</li>")
-    return [
-        f"<h2>Faulty sessions ({len(faulty)})</h2>",
-        '<p class="note">Each opens the replay at its first fault (deals and decisions count from 0).</p>',
-        "<ul>" + "".join(items) + "</ul>",
-    ]
-
-
-def _fair_play_html(standings: Standings, isolation: Mapping[str, Any] | None) -> list[str]:
-    """standings.html's "Fair play": the isolation, each bot's edge on boards played before, the warnings."""
-    intro, items, warnings = fair_play_lines(standings)
-    return [
-        "<h2>Fair play</h2>",
-        *(f'<p class="note">{html.escape(sentence)}</p>' for sentence in isolation_line(isolation)),
-        f'<p class="note">{html.escape(intro)}</p>',
-        "<ul>" + "".join(f"<li>{html.escape(item)}</li>" for item in items) + "</ul>",
-        *(f'<p class="fault"><strong>{html.escape(warning)}</strong></p>' for warning in warnings),
-    ]
+    return _FaultyList(
+        count=len(faulty),
+        items=tuple(items),
+        more=_Link(f"and {more} more", sessions_href(faults=True)) if more > 0 else None,
+    )
 
 
 def render_html(  # noqa: PLR0913 - the standings and keyword-only options
@@ -645,7 +674,7 @@ def render_html(  # noqa: PLR0913 - the standings and keyword-only options
     isolation: Mapping[str, Any] | None = None,
     load: Mapping[str, Any] | None = None,
 ) -> str:
-    """Render a whole HTML page: match (if any), chart, ranking, crosstable, fair play; nothing external.
+    """Render ``standings.html``: match (if any), chart, ranking, crosstable, fair play; nothing external.
 
     ``isolation`` and ``load`` are as for :func:`render_markdown`. With ``sessions`` each
     bot, crosstable cell and fault count links to the sessions list
@@ -654,93 +683,54 @@ def render_html(  # noqa: PLR0913 - the standings and keyword-only options
     """
     linked = sessions is not None
 
-    def table(headers: list[str], rows: list[list[str]]) -> str:
-        head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-        body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>" for cells in rows)
-        return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
-
-    def bot_link(bot: str) -> str:
-        return _link(sessions_href(bot=bot) if linked else None, bot)
+    def bot_link(bot: str) -> _Link:
+        return _Link(bot, sessions_href(bot=bot) if linked else None)
 
     headers = _headers(standings)
     faults = headers.index("faults")
     ranking = []
     for line, cells in zip(standings.bots, _rows(standings), strict=True):
-        shown = [html.escape(cell) for cell in cells]
+        shown = [_Link(cell) for cell in cells]
         shown[1] = bot_link(line.bot)
-        if line.faults:
-            shown[faults] = _link(sessions_href(bot=line.bot, faults=True) if linked else None, cells[faults])
-        ranking.append(shown)
+        if line.faults and linked:
+            shown[faults] = _Link(cells[faults], sessions_href(bot=line.bot, faults=True))
+        ranking.append(tuple(shown))
     names = [line.bot for line in standings.bots]
     cross = [
-        [
+        (
             bot_link(a),
             *(
-                _link(
+                _Link(
+                    _cross_cell(standings, a, b),
                     sessions_href(bot=a, opponent=b)
                     if linked and a != b and standings.versus(a, b)
                     else None,
-                    _cross_cell(standings, a, b),
                 )
                 for b in names
             ),
-        ]
+        )
         for a in names
     ]
-    summary = (
-        []
-        if match is None
-        else [
-            "<h2>Match</h2>",
-            "<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in match_lines(match)) + "</ul>",
-        ]
+    intro, items, warnings = fair_play_lines(standings)
+    page = _StandingsPage(
+        title=title,
+        match=None if match is None else tuple(match_lines(match)),
+        sessions=standings.sessions,
+        blocks=standings.blocks,
+        reading_note=READING_NOTE,
+        load_warnings=tuple(load_warnings(load)),
+        sessions_link=sessions_href() if linked else None,
+        chart=_chart(standings),
+        ranking=_Table(tuple(headers), tuple(ranking)),
+        rank_notes=tuple(rank_notes(standings)),
+        crosstable=_Table(("", *names), tuple(cross)),
+        faulty=None if sessions is None else _faulty_list(sessions, replays),
+        isolation=tuple(isolation_line(isolation)),
+        fair_play_intro=intro,
+        fair_play=tuple(items),
+        fair_play_warnings=tuple(warnings),
     )
-    sessions_note = (
-        [
-            (
-                f'<p class="note">{_link(sessions_href(), "Every session")}, with its replay. A bot\'s '
-                "name lists its sessions, a crosstable cell those two bots shared.</p>"
-            ),
-        ]
-        if linked
-        else []
-    )
-    return "\n".join(
-        [
-            "<!DOCTYPE html>",
-            '<html lang="en">',
-            '<head><meta charset="utf-8">',
-            '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            f"<title>{html.escape(title)}</title>",
-            f"<style>{_CSS}</style></head>",
-            "<body>",
-            f"<h1>{html.escape(title)}</h1>",
-            *summary,
-            (
-                f'<p class="note">{standings.sessions} sessions in {standings.blocks} blocks. '
-                f"{html.escape(READING_NOTE)}</p>"
-            ),
-            *(
-                f'<p class="fault" id="load"><strong>Warning: {html.escape(warning)}.</strong></p>'
-                for warning in load_warnings(load)
-            ),
-            *sessions_note,
-            f'<div class="wide">{render_svg(standings)}</div>',
-            table(headers, ranking),
-            *(f'<p class="note">{html.escape(note)}</p>' for note in rank_notes(standings)),
-            "<h2>Crosstable</h2>",
-            (
-                '<p class="note">Row minus column, chips per session over shared blocks '
-                "(number of shared blocks in brackets).</p>"
-            ),
-            table(["", *names], cross),
-            *(_faulty_list(sessions, replays) if sessions is not None else []),
-            *_fair_play_html(standings, isolation),
-            "</body>",
-            "</html>",
-            "",
-        ]
-    )
+    return render("standings.html", page=page)
 
 
 # The rotation check in words (tournaments.stats.rotation_check holds the test itself).

@@ -5,8 +5,9 @@ action), built here in Python by replaying the record through the rules engine
 (:func:`tournaments.report.show.walk`). A step holds the table's state (every seat's unplayed
 cards), each seat's own part of its view (its hand and legal actions; never another seat's
 cards) and the public part that every seat's view shares. The page's script only draws
-that data: it never works out a rule. The HTML, CSS and script live in
-:mod:`tournaments.report.replay_page_template`; nothing is loaded from the network.
+that data: it never works out a rule. The HTML, CSS and script are ``replay.html``,
+``replay.css`` and ``replay.js`` in :mod:`tournaments.report.templates`; nothing is loaded from the
+network.
 
 The page also carries the session's faults (:func:`fault_markers`), marked on the steps
 their decisions led to, and links for its header (back to the standings, when published
@@ -17,9 +18,6 @@ date, so a link shows a given moment to a given seat.
 
 from __future__ import annotations
 
-import html
-import json
-import re
 from typing import TYPE_CHECKING, Any
 
 from referee.rules import (
@@ -39,7 +37,6 @@ from referee.rules import (
     TrickWon,
     TrumpChosen,
 )
-from tournaments.report.replay_page_template import TEMPLATE
 from tournaments.report.show import (
     Step,
     bid_label,
@@ -51,6 +48,7 @@ from tournaments.report.show import (
     signed,
     walk,
 )
+from tournaments.report.templates import render
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -59,7 +57,7 @@ if TYPE_CHECKING:
     from referee.rules import Event, Profile, SeatView, SessionRecord
 
 DATA_ID = "nap-replay-data"
-"""The id of the ``<script type="application/json">`` element holding the steps."""
+"""The id of the ``<script type="application/json">`` element holding the steps (``replay.js`` reads it)."""
 
 
 def render_replay_html(  # noqa: PLR0913 - the record and keyword-only options
@@ -83,10 +81,7 @@ def render_replay_html(  # noqa: PLR0913 - the record and keyword-only options
         "faults": fault_markers(faults),
         "links": [{"text": text, "href": href} for text, href in links],
     }
-    # "</" would end the script element early; "\/" reads back as "/" in JSON.
-    payload = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
-    fields = {"TITLE": html.escape(title), "DATA_ID": DATA_ID, "DATA": payload}
-    return re.sub(r"@@(TITLE|DATA_ID|DATA)@@", lambda m: fields[m.group(1)], TEMPLATE)
+    return render("replay.html", title=title, data_id=DATA_ID, data=data)
 
 
 def fault_markers(faults: Sequence[Mapping[str, object]]) -> list[dict[str, Any]]:

@@ -14,12 +14,12 @@ every faulty session first, then the first sessions played. Every other row link
 page it would be and prints the ``nap log html`` command that writes it there; a page once
 written is kept and not built again. docs/standings.md says why.
 
-Rendering is pure; :func:`write_session_pages` alone reads logs and writes files.
+Rendering is pure (the page is ``sessions.html`` of :mod:`tournaments.report.templates`, from rows
+prepared here); :func:`write_session_pages` alone reads logs and writes files.
 """
 
 from __future__ import annotations
 
-import html
 import json
 import shlex
 from dataclasses import dataclass
@@ -30,6 +30,7 @@ from referee.rules import RecordError
 from tournaments.errors import LogError, StoreError
 from tournaments.report.audit import open_log
 from tournaments.report.replay_page import render_replay_html, write_replay
+from tournaments.report.templates import render
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Sequence
@@ -213,79 +214,65 @@ def write_session_pages(  # noqa: PLR0913 - the pages, where, and what they say
     return path, made
 
 
-_CSS = """
-body { font-family: system-ui, sans-serif; margin: 1rem; color: #222; }
-table { border-collapse: collapse; margin: 1rem 0; }
-th, td { border: 1px solid #ccc; padding: 0.25rem 0.5rem; text-align: left; vertical-align: top; }
-thead th { background: #f3f3f3; }
-.win { font-weight: 600; }
-.fault { color: #b00020; }
-code { font-size: 0.8rem; word-break: break-all; }
-.note { color: #666; font-size: 0.9rem; }
-.wide { overflow-x: auto; }
-"""
-"""The page's style. ``.wide`` holds the table: wider than a phone, it scrolls sideways in
-its box, and the page does not."""
+@dataclass(frozen=True, slots=True)
+class _Seat:
+    """A seat's cell line in the sessions list: ``1: peel +12``; a winner's is in bold."""
 
-_SCRIPT = """
-"use strict";
-(function () {
-  function filter() {
-    const params = {};
-    for (const part of location.hash.replace(/^#/, "").split("&")) {
-      const [key, value] = part.split("=");
-      if (key) params[decodeURIComponent(key)] = decodeURIComponent(value || "");
-    }
-    let shown = 0;
-    const rows = document.querySelectorAll("tr[data-bots]");
-    for (const row of rows) {
-      const bots = JSON.parse(row.dataset.bots);
-      const faulty = JSON.parse(row.dataset.faultBots);
-      let keep = true;
-      if (params.bot && !bots.includes(params.bot)) keep = false;
-      if (params.opponent && !bots.includes(params.opponent)) keep = false;
-      if (params.faults === "1") {
-        keep = keep && (params.bot ? faulty.includes(params.bot) : faulty.length > 0);
-      }
-      row.hidden = !keep;
-      if (keep) shown++;
-    }
-    let what = "All sessions";
-    if (params.bot) what = "Sessions of " + params.bot;
-    if (params.bot && params.opponent) what += " with " + params.opponent;
-    if (params.faults === "1") what += params.bot ? " in which it made a fault" : " with a fault";
-    document.getElementById("filter").textContent = what + ": " + shown + " of " + rows.length;
-    document.getElementById("all").hidden = !location.hash;
-  }
-  window.addEventListener("hashchange", filter);
-  filter();
-})();
-"""
+    text: str
+    won: bool
 
 
-def _seat_cells(link: SessionLink) -> str:
-    cells = []
-    for seat, (bot, chips) in enumerate(zip(link.bots, link.chips, strict=True)):
-        text = f"{seat}: {html.escape(bot)} {chips:+d}"
-        cells.append(f'<span class="win">{text}</span>' if seat in link.winners else text)
-    return "<br>".join(cells)
+@dataclass(frozen=True, slots=True)
+class _Listed:
+    """One row of the sessions list, as ``sessions.html`` shows it (the template escapes it all).
+
+    ``bots_json`` and ``fault_bots_json`` are the row's bots and faulty bots as JSON lists,
+    which the page's filter reads; ``faults`` the lines of its faults cell; ``command``, for a
+    replay page not written yet, the command that writes it at ``replay``.
+    """
+
+    id: int
+    block: int
+    rotation: int
+    bots_json: str
+    fault_bots_json: str
+    seats: tuple[_Seat, ...]
+    faults: tuple[str, ...]
+    replay: str
+    command: str | None
 
 
-def _fault_cell(link: SessionLink) -> str:
-    """Each faulty seat's faults counted by kind, then where the first one was."""
+def _fault_lines(link: SessionLink) -> tuple[str, ...]:
+    """Each faulty seat's faults counted by kind, then where the first one was (none: no fault)."""
     if not link.faults:
-        return ""
+        return ()
     counts: dict[tuple[int, str], dict[str, int]] = {}
     for fault in link.faults:
         kinds = counts.setdefault((fault.seat, fault.bot), {})
         kinds[fault.kind] = kinds.get(fault.kind, 0) + 1
     lines = [
-        f"seat {seat} ({html.escape(bot)}): "
-        + ", ".join(f"{count} {html.escape(kind)}" for kind, count in sorted(kinds.items()))
+        f"seat {seat} ({bot}): " + ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items()))
         for (seat, bot), kinds in sorted(counts.items())
     ]
-    lines.append(f"first at {fault_place(first_fault(link))}")
-    return '<span class="fault">' + "<br>".join(lines) + "</span>"
+    return (*lines, f"first at {fault_place(first_fault(link))}")
+
+
+def _listed(link: SessionLink, *, made: Collection[int], folder: Path, db: Path | None) -> _Listed:
+    href = replay_href(link.id)
+    return _Listed(
+        id=link.id,
+        block=link.block,
+        rotation=link.rotation,
+        bots_json=json.dumps(list(link.bots)),
+        fault_bots_json=json.dumps(list(link.fault_bots)),
+        seats=tuple(
+            _Seat(f"{seat}: {bot} {chips:+d}", won=seat in link.winners)
+            for seat, (bot, chips) in enumerate(zip(link.bots, link.chips, strict=True))
+        ),
+        faults=_fault_lines(link),
+        replay=href + first_fault_fragment(link) if link.id in made else href,
+        command=None if link.id in made else replay_command(link.id, folder / href, db),
+    )
 
 
 def render_sessions_html(  # noqa: PLR0913 - the rows, and what the page says of them
@@ -297,72 +284,16 @@ def render_sessions_html(  # noqa: PLR0913 - the rows, and what the page says of
     db: Path | None = None,
     total: int | None = None,
 ) -> str:
-    """The sessions list: one row per session, filtered by the URL fragment (see the module).
+    """``sessions.html``: one row per session, filtered by the URL fragment (see the module).
 
     A session in ``made`` links to its replay page (at its first fault, if any); any other
     links to where ``nap log html`` (the command shown, with ``db`` and ``folder``) writes it.
     ``total`` above ``len(links)`` says that only some sessions are listed.
     """
-    rows = []
-    for link in links:
-        href = replay_href(link.id)
-        if link.id in made:
-            replay = f'<a href="{href}{first_fault_fragment(link)}">replay</a>'
-        else:
-            command = replay_command(link.id, folder / href, db)
-            replay = f'<a href="{href}">replay</a> (write it first: <code>{html.escape(command)}</code>)'
-        attributes = (
-            f"data-bots='{html.escape(json.dumps(list(link.bots)))}' "
-            f"data-fault-bots='{html.escape(json.dumps(list(link.fault_bots)))}'"
-        )
-        cells = [
-            f'<td id="s{link.id}">{link.id}</td>',
-            f"<td>{link.block}</td>",
-            f"<td>{link.rotation}</td>",
-            f"<td>{_seat_cells(link)}</td>",
-            f"<td>{_fault_cell(link)}</td>",
-            f"<td>{replay}</td>",
-        ]
-        rows.append(f"<tr {attributes}>{''.join(cells)}</tr>")
-    head = "".join(
-        f"<th>{h}</th>" for h in ("session", "block", "rotation", "seat: bot chips", "faults", "replay")
-    )
-    return "\n".join(
-        [
-            "<!DOCTYPE html>",
-            '<html lang="en">',
-            '<head><meta charset="utf-8">',
-            '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            f"<title>Sessions: {html.escape(title)}</title>",
-            f"<style>{_CSS}</style></head>",
-            "<body>",
-            (
-                '<p><a href="standings.html">standings</a> &middot; '
-                f'<a id="all" href="{SESSIONS}">every session</a></p>'
-            ),
-            f"<h1>Sessions: {html.escape(title)}</h1>",
-            f'<p id="filter">All sessions: {len(links)}</p>',
-            *(
-                [
-                    (
-                        f'<p class="note">Listed: {len(links):,} of {total:,} sessions, the faulty '
-                        "ones first, then the first played. <code>nap log list</code> finds any.</p>"
-                    )
-                ]
-                if total is not None and total > len(links)
-                else []
-            ),
-            (
-                "<p class=\"note\">Chips are each seat's net for the session; a winner's are in bold. "
-                "Faults count deals and decisions from 0, as the logs do. A replay page not written "
-                "yet is written by the command beside its link.</p>"
-            ),
-            f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>',
-            *rows,
-            "</tbody></table></div>",
-            f"<script>{_SCRIPT}</script>",
-            "</body>",
-            "</html>",
-            "",
-        ]
+    return render(
+        "sessions.html",
+        title=title,
+        sessions_href=SESSIONS,
+        rows=[_listed(link, made=made, folder=folder, db=db) for link in links],
+        total=total,
     )
