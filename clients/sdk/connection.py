@@ -28,7 +28,7 @@ from clients.sdk.dispatch import Answering
 from referee.rules import ProfileError
 from referee.wire import nap_pb2
 from referee.wire.codec import profile_from_proto
-from referee.wire.stream import DECISION_KINDS
+from referee.wire.stream import DECISION_KINDS, PROTOCOL_VERSION
 from referee.wire.stubs import nap_pb2_grpc
 
 if TYPE_CHECKING:
@@ -36,8 +36,6 @@ if TYPE_CHECKING:
 
     from clients.sdk.dispatch import Dispatcher
     from referee.rules import Profile
-
-PROTOCOL_VERSION: Final = 1
 
 _RETRYABLE: Final = frozenset(
     {

@@ -11,6 +11,7 @@ import signal
 import sys
 from typing import TYPE_CHECKING, NoReturn
 
+from clients.environment import ADDRESS_ENV, TOKEN_ENV
 from clients.sdk.bot import wants_events
 from clients.sdk.connection import Connection, ExitCode, Options
 from clients.sdk.dispatch import Dispatcher
@@ -19,11 +20,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from clients.sdk.bot import Bot
-
-ADDRESS_ENV = "NAP_REFEREE"
-"""Environment variable read when ``--address`` is not given."""
-TOKEN_ENV = "NAP_TOKEN"  # noqa: S105 - the variable's name, not a secret
-"""Environment variable read when ``--token`` is not given."""
 
 
 def add_options(parser: argparse.ArgumentParser, *, name: str) -> None:

@@ -34,9 +34,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, NoReturn
 
+from clients.environment import ADDRESS_ENV, TOKEN_ENV
 from clients.sdk import Bot, Dispatcher, ExitCode, Options, add_options
 from clients.sdk.connection import Connection
-from clients.sdk.runner import ADDRESS_ENV, TOKEN_ENV
 from clients.stdio.child import ChildBot, ChildError, StderrTail
 from clients.stdio.jsonlines import decode_reply, encode_request
 from referee.wire import nap_pb2
@@ -125,7 +125,7 @@ def _log(line: str) -> None:
 async def serve(settings: Settings, options: Options, *, log: Callable[[str], None] = _log) -> int:
     """Run the program and serve the referee until the stream ends; return the exit status."""
     env = dict(os.environ)
-    env.pop("NAP_TOKEN", None)  # the program needs no secret
+    env.pop(TOKEN_ENV, None)  # the program needs no secret
     env.setdefault("PYTHONUNBUFFERED", "1")
     connection: Connection | None = None
 
