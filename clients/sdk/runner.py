@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import gc
 import os
 import signal
 import sys
@@ -97,10 +96,11 @@ def run(
     the referee ends the stream or on SIGTERM/SIGINT (after a Goodbye), 1 on an
     unrecoverable stream error, 2 on an unknown token, a Refusal or bad usage, 3 when the
     referee stays unreachable past the reconnect budget. Errors are one line on stderr.
+    The garbage collector is left as Python sets it: freezing or tuning it is the bot's
+    choice (``docs/writing-a-bot-python.md``).
     """
     if options is None:
         options, _ = parse_options(argv, name=name, version=version)
-    gc.freeze()  # what is loaded now lives as long as the process: spare the collector it
     code = asyncio.run(serve(factory, options))
     sys.exit(int(code))
 
