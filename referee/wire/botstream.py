@@ -8,11 +8,12 @@ The SDK's connection opens the stream at :data:`PLAY_METHOD` with bytes both way
 neither encodes nor decodes.
 
 A batch is on the bot's hot path, so it is read shallowly: each :class:`Request` carries
-its ids, clock and legal action texts as plain values and keeps the message it came in,
-whose view :class:`RequestViews` decodes lazily (:mod:`referee.wire.fastdecode`); each
-:class:`EventNotice` likewise, decoded by :func:`event_of` only for a bot that listens.
-Answers are written field by field (:mod:`referee.wire.protowire`): byte for byte what
-protobuf writes, at a third of the cost.
+what every decision needs (ids, seat, legal action texts) and keeps the message it came
+in, whose view :class:`RequestViews` decodes lazily (:mod:`referee.wire.fastdecode`);
+each :class:`EventNotice` likewise, decoded by :func:`event_of` only for a bot that
+listens. Answers are written field by field (:mod:`referee.wire.protowire`), byte for
+byte what protobuf writes, from plain tuples the dispatcher makes at C speed. So the
+SDK's CPU per decision is what it was when it built the messages itself (``bench/sdk.py``).
 """
 
 from __future__ import annotations
@@ -69,23 +70,21 @@ PLAY_METHOD: Final = f"/{_PLAY.containing_service.full_name}/{_PLAY.name}"
 class Request(NamedTuple):
     """One decision for one seat (nap.v1 DecisionRequest).
 
-    A tuple made at C speed, holding what every decision needs; the fields the SDK reads
-    for some decisions only are read from the message when asked (each read of a message's
-    field costs about what making this tuple does).
+    A tuple made at C speed, holding what every decision needs; the fields only the stdio
+    bridge reads are read from the message when asked (each read of a message's field
+    costs about what making this tuple does).
     """
 
     request_id: int
     """Echoed in the answer."""
     table: str
     seat: int
+    legal_actions: Sequence[str]
+    """The legal actions as the referee spells them (the message's own list, not a copy:
+    not to be changed); an answer is one of these, verbatim."""
     message: nap_pb2.DecisionRequest
     """The request as received, for the decoders of its view: :class:`RequestViews`, and the
     stdio bridge's JSON lines."""
-
-    @property
-    def legal_actions(self) -> Sequence[str]:
-        """The legal actions as the referee spells them; an answer is one of these, verbatim."""
-        return self.message.legal_actions
 
     @property
     def deadline_ms(self) -> int:
@@ -210,7 +209,7 @@ def read_batch(batch: nap_pb2.Batch) -> Batch:
     """The :class:`Batch` value of a Batch message (its views and events are decoded later)."""
     requests = tuple(
         [
-            _new(Request, (request.request_id, request.table, request.seat, request))
+            _new(Request, (request.request_id, request.table, request.seat, request.legal_actions, request))
             for request in batch.requests
         ]
     )
