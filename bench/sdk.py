@@ -8,10 +8,11 @@ heather tables receives from the referee: RefereeMessage bytes, each a Batch of
 ``--batch`` DecisionRequests (encoded with the referee's own encoder) plus the
 TableClosed notices of finished sessions, as with Hello.notices_in_batch. Forced moves
 are not asked (the tournament's default). Then it times what the SDK does with them in
-the bot process, minus gRPC's own transport: parse each message, ``handle_batch`` it with
+the bot process, minus gRPC's own transport: read each message
+(``referee.wire.botstream.read_referee_message``), ``handle_batch`` it with
 a :class:`~clients.bots.random_bot.RandomBot` per seat (a batch that runs past the flush
-delay is finished in parts, as the connection does), close finished tables, serialize
-the Answers. Prints the CPU time (``time.process_time``) per decision of each repetition
+delay is finished in parts, as the connection does), close finished tables, write
+the Answers (``answers_message``). Prints the CPU time (``time.process_time``) per decision of each repetition
 and the best; ``--profile`` prints cProfile's top functions instead.
 Not a test: figures depend on the machine (and on what else runs on it).
 """
@@ -30,6 +31,7 @@ from clients.sdk import Dispatcher
 from clients.sdk.dispatch import Answering
 from referee.rules import DEFAULT_PROFILE, Session
 from referee.wire import nap_pb2
+from referee.wire.botstream import Batch, answers_message, read_referee_message
 from referee.wire.fastcodec import RequestEncoder, batch_message, encode_request
 
 TABLE_SIZE = 4
@@ -108,23 +110,25 @@ def play(messages: list[bytes]) -> int:
     dispatcher = Dispatcher(partial(RandomBot, seed=0))
     handle = dispatcher.handle_batch
     close = dispatcher.close_table
-    parse = nap_pb2.RefereeMessage.FromString
+    read = read_referee_message
     sent = 0
     for data in messages:
-        batch = parse(data).batch
+        batch = read(data)
+        if not isinstance(batch, Batch):
+            continue  # every recorded message is a Batch
         reply = handle(batch)
-        if isinstance(reply, nap_pb2.BotMessage):
-            sent += len(reply.SerializeToString())
+        if isinstance(reply, tuple):
+            sent += len(answers_message(reply))
         elif isinstance(reply, Answering):  # the batch ran past the flush delay: sent in parts
             while True:
-                message = reply.take()
-                if message is not None:
-                    sent += len(message.SerializeToString())
+                answers = reply.take()
+                if answers is not None:
+                    sent += len(answers_message(answers))
                 if reply.decided:
                     break
                 reply.resume()
-        for notice in batch.closed:
-            close(notice.table)
+        for table in batch.closed:
+            close(table)
     return sent
 
 

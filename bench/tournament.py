@@ -56,12 +56,14 @@ from tournaments.plan.config import DEFAULT_CONCURRENCY, TournamentConfig
 from tournaments.plan.entries import example_bot
 from tournaments.plan.scheduler import schedule
 from tournaments.play.blocks import BlockRun, play_block_in_process
-from tournaments.play.executors import Executor, LocalExecutor, RayExecutor
+from tournaments.play.executors.local import LocalExecutor
+from tournaments.play.executors.ray import RayExecutor
 from tournaments.play.runner import RunOptions, default_workers, run_tournament
 from tournaments.store.database import Store
 from tournaments.store.logs import decode_log
 
 if TYPE_CHECKING:
+    from tournaments.play.executors.base import Executor
     from tournaments.results import SessionResult
 
 BOTS = tuple(example_bot("random", name=f"random-{i}") for i in range(1, 5))

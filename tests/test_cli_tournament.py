@@ -24,7 +24,8 @@ from tournaments.cli import main
 from tournaments.cli.serve import serve
 from tournaments.cli.tournament import tournament_run
 from tournaments.errors import StoreError
-from tournaments.play.executors import Usage, record_usage
+from tournaments.play.executors.base import Usage
+from tournaments.play.executors.record import record_usage
 from tournaments.store.database import Store
 from tournaments.store.logs import decode_log, read_log
 

@@ -31,8 +31,9 @@ from tournaments.plan.entries import BotEntry, example_bot
 from tournaments.plan.manifest import read_manifest
 from tournaments.play.blocks import BlockRun
 from tournaments.play.entrants import entry_from_manifest
-from tournaments.play.executors import LocalExecutor, RayExecutor, recorded_usage
-from tournaments.play.executors.ray import _Blocks
+from tournaments.play.executors.local import LocalExecutor
+from tournaments.play.executors.ray import RayExecutor, _Blocks
+from tournaments.play.executors.record import recorded_usage
 from tournaments.play.executors.shipping import portable_bots, shipped_proto
 from tournaments.play.runner import RunOptions, resume_tournament, run_tournament, run_tournament_async
 from tournaments.stats.standings import compute_standings, standings_of
@@ -42,7 +43,7 @@ from tournaments.store.logs import decode_log
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
-    from tournaments.play.executors import Executor, PlayContext
+    from tournaments.play.executors.base import Executor, PlayContext
     from tournaments.results import SessionResult
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,6 +10,7 @@ import asyncio
 import dataclasses
 import functools
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -40,6 +41,7 @@ from referee.rules import (
     parse_action,
 )
 from referee.wire import nap_pb2
+from referee.wire.botstream import Answer, Answers, Batch, answers_message, read_batch
 from referee.wire.codec import profile_to_proto, request_to_proto, told_to_proto, view_from_proto
 from referee.wire.stubs import nap_pb2_grpc
 
@@ -74,6 +76,19 @@ def _requests(count: int, *, tables: int = 1, seed: int = 1) -> list[nap_pb2.Dec
 
 def _batch(requests: list[nap_pb2.DecisionRequest], events: list[nap_pb2.TableEvent] = ()) -> nap_pb2.Batch:  # type: ignore[assignment]
     return nap_pb2.Batch(requests=requests, events=list(events))
+
+
+def _read(requests: list[nap_pb2.DecisionRequest], events: list[nap_pb2.TableEvent] = ()) -> Batch:  # type: ignore[assignment]
+    """The batch as the SDK's connection reads it off the stream."""
+    return read_batch(_batch(requests, events))
+
+
+def _sent(answers: object) -> nap_pb2.BotMessage | None:
+    """The Answers message the connection writes for ``answers`` (a dispatcher's reply, a part taken)."""
+    if answers is None:
+        return None
+    assert isinstance(answers, tuple)
+    return nap_pb2.BotMessage.FromString(answers_message(answers))
 
 
 class Raising(Bot):
@@ -173,7 +188,7 @@ class TestBatches:
             return made[-1]
 
         dispatcher = Dispatcher(factory, clock=_still)
-        reply = dispatcher.handle_batch(_batch(requests))
+        reply = _sent(dispatcher.handle_batch(_read(requests)))
         assert isinstance(reply, nap_pb2.BotMessage)
         assert reply.WhichOneof("kind") == "answers"
         answers = reply.answers.answers
@@ -194,21 +209,21 @@ class TestBatches:
 
         dispatcher = Dispatcher(factory)
         requests = _requests(1)
-        dispatcher.handle_batch(_batch(requests))
-        dispatcher.handle_batch(_batch(requests))
+        dispatcher.handle_batch(_read(requests))
+        dispatcher.handle_batch(_read(requests))
         assert len(made) == 1
         dispatcher.close_table("t0")
         assert dispatcher.tables == frozenset()
-        dispatcher.handle_batch(_batch(requests))
+        dispatcher.handle_batch(_read(requests))
         assert len(made) == 2
 
     def test_a_batch_without_requests_needs_no_answer(self) -> None:
-        assert Dispatcher(Bot).handle_batch(nap_pb2.Batch()) is None
+        assert Dispatcher(Bot).handle_batch(read_batch(nap_pb2.Batch())) is None
 
     def test_a_bot_exception_answers_the_lowest_legal_action_and_is_counted(self) -> None:
         lines: list[str] = []
         dispatcher = Dispatcher(Raising, log=lines.append)
-        reply = dispatcher.handle_batch(_batch(_requests(1)))
+        reply = _sent(dispatcher.handle_batch(_read(_requests(1))))
         assert isinstance(reply, nap_pb2.BotMessage)
         assert reply.answers.answers[0].action == "pass"
         assert dispatcher.stats.errors == 1
@@ -226,7 +241,7 @@ class TestBatches:
         request = request_to_proto(
             session.view(seat), table="x", request_id=7, deadline_ms=100, time_bank_ms=0
         )
-        reply = dispatcher.handle_batch(_batch([request]))
+        reply = _sent(dispatcher.handle_batch(_read([request])))
         assert isinstance(reply, nap_pb2.BotMessage)
         expected = fallback_action(session.legal_actions())
         assert reply.answers.answers[0].action == str(expected)
@@ -238,7 +253,7 @@ class TestBatches:
         [opening] = session.tell(0, session.opening, deal=0)
         event = told_to_proto(opening, table="t0", seat=0)
         listening = Dispatcher(Listening)
-        listening.handle_batch(_batch([], [event]))
+        listening.handle_batch(_read([], [event]))
         bot = listening.bot("t0", 0)
         assert isinstance(bot, Listening)
         assert len(bot.events) == 1
@@ -271,7 +286,7 @@ class TestBatches:
                     time_bank_ms=0,
                 )
             )
-            reply = dispatcher.handle_batch(_batch(requests[-1:]))
+            reply = _sent(dispatcher.handle_batch(_read(requests[-1:])))
             assert isinstance(reply, nap_pb2.BotMessage)
             session.apply(parse_action(reply.answers.answers[0].action))
         dispatcher.close_table("t")
@@ -284,13 +299,13 @@ class TestBatches:
         request.view.hand[0] = "1X"
         lines: list[str] = []
         reading = Dispatcher(PeelBot, log=lines.append)
-        reply = reading.handle_batch(_batch([request]))
+        reply = _sent(reading.handle_batch(_read([request])))
         assert isinstance(reply, nap_pb2.BotMessage)
         assert reply.answers.answers[0].action == "pass"
         assert reading.stats.errors == 1
         assert "1X" in lines[0]
         random_bots = Dispatcher(RandomBot)
-        reply = random_bots.handle_batch(_batch([request]))
+        reply = _sent(random_bots.handle_batch(_read([request])))
         assert isinstance(reply, nap_pb2.BotMessage)
         assert reply.answers.answers[0].action in request.legal_actions
         assert random_bots.stats.errors == 0
@@ -317,13 +332,13 @@ class TestAnswersAsReady:
         clock = [0.0]
         requests = _requests(5, tables=5)
         dispatcher = Dispatcher(lambda: Ticking(clock), flush_after=0.005, clock=lambda: clock[0])
-        reply = dispatcher.handle_batch(_batch(requests))
+        reply = dispatcher.handle_batch(_read(requests))
         assert isinstance(reply, Answering)
-        parts = [_ids(reply.take())]
+        parts = [_ids(_sent(reply.take()))]
         assert reply.take() is None
         while not reply.decided:
             reply.resume()
-            parts.append(_ids(reply.take()))
+            parts.append(_ids(_sent(reply.take())))
         assert parts == [[100, 101], [102, 103], [104]]
         assert reply.finished
         assert dispatcher.stats.decisions == 5
@@ -338,7 +353,7 @@ class TestAnswersAsReady:
         async def main() -> tuple[list[nap_pb2.BotMessage | None], Dispatcher]:
             gates = Gates(4, raising=frozenset({3}))
             dispatcher = Dispatcher(lambda: Gated(gates), log=lines.append)
-            reply = dispatcher.handle_batch(_batch(requests))
+            reply = dispatcher.handle_batch(_read(requests))
             assert isinstance(reply, Answering)
             assert reply.decided
             assert reply.take() is None
@@ -348,7 +363,7 @@ class TestAnswersAsReady:
                 for number in opened:
                     gates.open[number].set()
                 await asyncio.wait_for(reply.wait(), 10)
-                parts.append(reply.take())
+                parts.append(_sent(reply.take()))
             await asyncio.wait_for(reply.wait(), 10)
             assert reply.finished
             return parts, dispatcher
@@ -375,10 +390,10 @@ class TestAnswersAsReady:
 
         async def main() -> tuple[nap_pb2.BotMessage | None, Dispatcher]:
             dispatcher = Dispatcher(Cancelled, log=lines.append)
-            reply = dispatcher.handle_batch(_batch(_requests(1)))
+            reply = dispatcher.handle_batch(_read(_requests(1)))
             assert isinstance(reply, Answering)
             await asyncio.wait_for(reply.wait(), 10)
-            return reply.take(), dispatcher
+            return _sent(reply.take()), dispatcher
 
         message, dispatcher = asyncio.run(main())
         assert message is not None
@@ -480,7 +495,7 @@ def _play_over_the_wire(
         request = request_to_proto(
             session.view(seat), table="t", request_id=request_id, deadline_ms=1000, time_bank_ms=0
         )
-        reply = dispatcher.handle_batch(nap_pb2.Batch(requests=[request], events=told))
+        reply = _sent(dispatcher.handle_batch(read_batch(nap_pb2.Batch(requests=[request], events=told))))
         assert isinstance(reply, nap_pb2.BotMessage)
         (answer,) = reply.answers.answers
         assert answer.action in request.legal_actions
@@ -833,15 +848,13 @@ def test_answers_queued_behind_a_write_leave_together_in_the_next() -> None:
             self.written: list[list[int]] = []
             self.release = asyncio.Event()
 
-        async def write(self, message: nap_pb2.BotMessage) -> None:
+        async def write(self, data: bytes) -> None:
             await self.release.wait()
+            message = nap_pb2.BotMessage.FromString(data)
             self.written.append([answer.request_id for answer in message.answers.answers])
 
-    def answers(*ids: int) -> nap_pb2.BotMessage:
-        message = nap_pb2.BotMessage()
-        for request_id in ids:
-            message.answers.answers.add(request_id=request_id, action="pass")
-        return message
+    def answers(*ids: int) -> Answers:
+        return tuple(Answer(request_id, "pass", 0) for request_id in ids)
 
     async def scenario() -> list[list[int]]:
         connection = Connection(Options(address="-", token="-", name="t"), Dispatcher(RandomBot), log=print)
@@ -853,3 +866,19 @@ def test_answers_queued_behind_a_write_leave_together_in_the_next() -> None:
         return call.written
 
     assert asyncio.run(scenario()) == [[1], [2, 3, 4]]
+
+
+def test_answers_are_written_byte_for_byte_as_protobuf_writes_them() -> None:
+    """The SDK writes its Answers by hand: the same bytes as the generated code, for every kind of answer."""
+    rng = random.Random(7)
+    texts = ["pass", "nap", "10S", "QH", "exchange:2C.3D", "widow:AS", "", "é…" * 50, "x" * 300]
+    ids = (0, 1, 127, 128, 1 << 20, 1 << 40)
+    thinks = (0, 5, 999, 1000, 70000)
+    for size in (0, 1, 2, 45, 256):
+        answers = tuple(Answer(rng.choice(ids), rng.choice(texts), rng.choice(thinks)) for _ in range(size))
+        expected = nap_pb2.BotMessage()
+        expected.answers.SetInParent()
+        for answer in answers:
+            added = expected.answers.answers.add(request_id=answer.request_id, action=answer.action)
+            added.think_ms = answer.think_ms
+        assert answers_message(answers) == expected.SerializeToString()

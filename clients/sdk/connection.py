@@ -1,5 +1,7 @@
 """The bot's side of the ``nap.v1.Referee/Play`` stream (the only SDK module that imports grpc).
 
+The stream carries bytes both ways: :mod:`referee.wire.botstream` writes what the bot
+sends and reads what the referee sends into values, so nothing here touches protobuf.
 One :class:`Connection` serves every table of the process over one stream: Hello, then
 Welcome or Refusal, then Batches answered by the :class:`~clients.sdk.dispatch.Dispatcher`:
 a batch decided at once is one Answers message; a longer one is sent in parts as its
@@ -15,29 +17,38 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import random
 import time
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, Final
 
-import grpc  # type: ignore[import-untyped] # no types-grpcio in the dev dependencies
-import grpc.aio  # type: ignore[import-untyped]
+import grpc.aio  # type: ignore[import-untyped]  # no grpc stubs here, as in referee.server
 
 from clients.sdk.dispatch import Answering
-from referee.rules import ProfileError
-from referee.wire import nap_pb2
-from referee.wire.codec import profile_from_proto
-from referee.wire.stream import DECISION_KINDS
-from referee.wire.stubs import nap_pb2_grpc
+from referee.wire.botstream import (
+    PLAY_METHOD,
+    Batch,
+    Fault,
+    Refusal,
+    TableClosed,
+    Welcome,
+    answers_message,
+    goodbye_message,
+    hello_message,
+    read_referee_message,
+)
+from referee.wire.stream import DECISION_KINDS, RefusalReason
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Coroutine
 
     from clients.sdk.dispatch import Dispatcher
-    from referee.rules import Profile
+    from referee.wire.botstream import Answers
 
-PROTOCOL_VERSION: Final = 1
+_Call = Any
+"""A ``grpc.aio.StreamStreamCall[bytes, bytes]`` (grpc has no types here)."""
 
 _RETRYABLE: Final = frozenset(
     {
@@ -108,14 +119,14 @@ class Connection:
         self.dispatcher = dispatcher
         self._log = log
         self._stop = asyncio.Event()
-        self._call: grpc.aio.StreamStreamCall[nap_pb2.BotMessage, nap_pb2.RefereeMessage] | None = None
+        self._call: _Call | None = None
         self._write_lock = asyncio.Lock()
-        self._outbox: list[nap_pb2.BotMessage] = []
+        self._outbox: list[Answers] = []
         """Answers waiting for the write under way to finish."""
         self._wrote = True
         """Whether the last write went out."""
         self._tasks: set[asyncio.Task[None]] = set()
-        self.welcome: nap_pb2.Welcome | None = None
+        self.welcome: Welcome | None = None
         """The referee's last Welcome (profile, time limits, max_outstanding)."""
 
     def stop(self) -> None:
@@ -130,13 +141,13 @@ class Connection:
         """Connect, play until the referee ends the stream or :meth:`stop`, reconnecting as needed."""
         options = self.options
         async with grpc.aio.insecure_channel(options.address) as channel:
-            stub = nap_pb2_grpc.RefereeStub(channel)
+            play = channel.stream_stream(PLAY_METHOD)  # bytes in, bytes out
             give_up_at: float | None = None
             delay = _BACKOFF_FIRST
             reconnecting = False
             while not self._stop.is_set():
                 try:
-                    code = await self._stream(stub, reconnecting=reconnecting)
+                    code = await self._stream(play, reconnecting=reconnecting)
                 except _Retry as retry:
                     now = time.monotonic()
                     if retry.progressed or give_up_at is None:
@@ -161,38 +172,40 @@ class Connection:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._stop.wait(), seconds)
 
-    async def _stream(self, stub: nap_pb2_grpc.RefereeStub, *, reconnecting: bool) -> ExitCode:
+    async def _stream(self, play: Callable[[], _Call], *, reconnecting: bool) -> ExitCode:
         options = self.options
-        call = stub.Play()
+        call = play()
         self._call = call
         welcomed = False
         try:
             await call.write(
-                nap_pb2.BotMessage(
-                    hello=nap_pb2.Hello(
-                        token=options.token,
-                        bot_name=options.name,
-                        bot_version=options.version,
-                        protocol_version=PROTOCOL_VERSION,
-                        max_batch=options.max_batch,
-                        events=options.events,
-                        notices_in_batch=True,
-                        decisions=options.decisions,
-                    )
+                hello_message(
+                    token=options.token,
+                    bot_name=options.name,
+                    bot_version=options.version,
+                    max_batch=options.max_batch,
+                    events=options.events,
+                    notices_in_batch=True,  # notices come in the next batch: _play handles them
+                    decisions=options.decisions,
                 )
             )
-            first = await call.read()
-            if first is grpc.aio.EOF:
+            data = await call.read()
+            if data is grpc.aio.EOF:
                 raise _Retry(detail="the referee ended the stream before answering Hello")
-            kind = first.WhichOneof("kind")
-            if kind == "refusal":
-                return self._refused(first.refusal, reconnecting=reconnecting)
-            if kind != "welcome":
-                self._log(f"the referee answered Hello with {kind!r}, not a Welcome")
+            first = read_referee_message(data)
+            if isinstance(first, Refusal):
+                return self._refused(first, reconnecting=reconnecting)
+            if not isinstance(first, Welcome):
+                said = type(first).__name__ if first is not None else "a message this SDK does not know"
+                self._log(f"the referee answered Hello with {said}, not a Welcome")
                 return ExitCode.ERROR
             welcomed = True
-            self.welcome = first.welcome
-            self.dispatcher.rules = _announced_rules(first.welcome, self._log)
+            self.welcome = first
+            if first.rules is None:
+                self._log(
+                    f"the referee's profile could not be read ({first.rules_problem}); bots get no rules"
+                )
+            self.dispatcher.rules = first.rules
             if self._stop.is_set():
                 await self._leave(call)
             return await self._play(call)
@@ -205,51 +218,40 @@ class Connection:
         finally:
             self._call = None
 
-    async def _play(
-        self,
-        call: grpc.aio.StreamStreamCall[nap_pb2.BotMessage, nap_pb2.RefereeMessage],
-    ) -> ExitCode:
+    async def _play(self, call: _Call) -> ExitCode:
         dispatcher = self.dispatcher
         handle = dispatcher.handle_batch
+        read = read_referee_message
         while True:
-            message = await call.read()
-            if message is grpc.aio.EOF:
+            data = await call.read()
+            if data is grpc.aio.EOF:
                 return ExitCode.OK
-            kind = message.WhichOneof("kind")
-            if kind == "batch":
-                batch = message.batch
-                reply = handle(batch)
+            message = read(data)
+            if isinstance(message, Batch):
+                reply = handle(message)
                 if reply is not None:
                     await self._reply(call, reply)
                 # notices ride in the batch (Hello.notices_in_batch), after its requests
-                for closed in batch.closed:
-                    dispatcher.close_table(closed.table)
-                for fault in batch.faults:
+                for table in message.closed:
+                    dispatcher.close_table(table)
+                for fault in message.faults:
                     self._fault(fault)
-            elif kind == "table_closed":
-                dispatcher.close_table(message.table_closed.table)
-            elif kind == "fault":
-                self._fault(message.fault)
+            elif isinstance(message, TableClosed):
+                dispatcher.close_table(message.table)
+            elif isinstance(message, Fault):
+                self._fault(message)
             # welcome/refusal mid-stream and unknown kinds are ignored (forward compatible)
 
-    async def _reply(
-        self,
-        call: grpc.aio.StreamStreamCall[nap_pb2.BotMessage, nap_pb2.RefereeMessage],
-        reply: nap_pb2.BotMessage | Answering | Awaitable[nap_pb2.BotMessage],
-    ) -> None:
+    async def _reply(self, call: _Call, reply: Answers | Answering | Awaitable[Answers]) -> None:
         """Send what :meth:`Dispatcher.handle_batch` returned for a batch, in the way it asks."""
-        if isinstance(reply, nap_pb2.BotMessage):
+        if isinstance(reply, tuple):
             await self._write(call, reply)
         elif isinstance(reply, Answering):
             await self._answer(call, reply)
         else:  # a dispatcher that answers a batch at once, later (the stdio bridge)
             self._spawn(self._send_later(call, reply))
 
-    async def _answer(
-        self,
-        call: grpc.aio.StreamStreamCall[nap_pb2.BotMessage, nap_pb2.RefereeMessage],
-        answering: Answering,
-    ) -> None:
+    async def _answer(self, call: _Call, answering: Answering) -> None:
         """Send a batch's answers in parts, each as soon as it is ready.
 
         The batch's synchronous decisions are made here, before the next message is read
@@ -259,9 +261,9 @@ class Connection:
         complete, while the stream is read on.
         """
         while True:
-            message = answering.take()
-            if message is not None:
-                if not await self._write(call, message):
+            answers = answering.take()
+            if answers is not None:
+                if not await self._write(call, answers):
                     return  # leaving, or the stream broke: the rest would go nowhere
             elif not answering.decided:
                 await asyncio.sleep(0)  # no answer yet: let the decisions already started run
@@ -271,11 +273,7 @@ class Connection:
         if not answering.finished:
             self._spawn(self._send_as_ready(call, answering))
 
-    async def _send_as_ready(
-        self,
-        call: grpc.aio.StreamStreamCall[nap_pb2.BotMessage, nap_pb2.RefereeMessage],
-        answering: Answering,
-    ) -> None:
+    async def _send_as_ready(self, call: _Call, answering: Answering) -> None:
         """Send the answers of a batch's awaitable decisions as they are ready.
 
         Answers that complete in the same turn of the event loop, or while the previous
@@ -283,23 +281,15 @@ class Connection:
         """
         while not answering.finished:
             await answering.wait()
-            message = answering.take()
-            if message is not None and not await self._write(call, message):
+            answers = answering.take()
+            if answers is not None and not await self._write(call, answers):
                 return
 
-    async def _send_later(
-        self,
-        call: grpc.aio.StreamStreamCall[nap_pb2.BotMessage, nap_pb2.RefereeMessage],
-        reply: Awaitable[nap_pb2.BotMessage],
-    ) -> None:
+    async def _send_later(self, call: _Call, reply: Awaitable[Answers]) -> None:
         await self._write(call, await reply)
 
-    async def _write(
-        self,
-        call: grpc.aio.StreamStreamCall[nap_pb2.BotMessage, nap_pb2.RefereeMessage],
-        message: nap_pb2.BotMessage,
-    ) -> bool:
-        """Send ``message`` (Answers); False when it cannot go: we are leaving, or the stream broke.
+    async def _write(self, call: _Call, answers: Answers) -> bool:
+        """Send ``answers`` as one Answers message; False when they cannot go (leaving, or the stream broke).
 
         One write at a time goes out (gRPC takes no more); answers that queue up behind
         it leave together in the next one, so that a bot answering many tables at once
@@ -308,27 +298,24 @@ class Connection:
         """
         if self._stop.is_set():
             return False
-        self._outbox.append(message)
+        self._outbox.append(answers)
         async with self._write_lock:
-            if not self._outbox:
+            outbox = self._outbox
+            if not outbox:
                 return self._wrote  # sent with an earlier writer's message
-            merged = self._outbox[0] if len(self._outbox) == 1 else _merged(self._outbox)
             self._outbox = []
             try:
-                await call.write(merged)
+                await call.write(answers_message(outbox[0] if len(outbox) == 1 else itertools.chain(*outbox)))
             except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.InvalidStateError):
                 self._wrote = False
             else:
                 self._wrote = True
             return self._wrote
 
-    async def _leave(
-        self,
-        call: grpc.aio.StreamStreamCall[nap_pb2.BotMessage, nap_pb2.RefereeMessage],
-    ) -> None:
+    async def _leave(self, call: _Call) -> None:
         try:
             async with self._write_lock:
-                await call.write(nap_pb2.BotMessage(goodbye=nap_pb2.Goodbye(reason="shutting down")))
+                await call.write(goodbye_message("shutting down"))
                 await call.done_writing()
         except (grpc.aio.AioRpcError, grpc.aio.UsageError, asyncio.InvalidStateError):
             call.cancel()
@@ -341,12 +328,11 @@ class Connection:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    def _refused(self, refusal: nap_pb2.Refusal, *, reconnecting: bool) -> ExitCode:
-        reason = nap_pb2.RefusalReason.Name(refusal.reason).removeprefix("REFUSAL_REASON_")
-        if reconnecting and refusal.reason == nap_pb2.REFUSAL_REASON_ALREADY_CONNECTED:
+    def _refused(self, refusal: Refusal, *, reconnecting: bool) -> ExitCode:
+        if reconnecting and refusal.reason is RefusalReason.ALREADY_CONNECTED:
             # the referee has not yet noticed that our previous stream is gone
-            raise _Retry(detail=f"refused: {reason}")
-        self._log(f"{REFUSED_SAYS} ({reason}): {refusal.message}")
+            raise _Retry(detail=f"refused: {refusal.code}")
+        self._log(f"{REFUSED_SAYS} ({refusal.code}): {refusal.message}")
         return ExitCode.REFUSED
 
     def _failed(self, err: grpc.aio.AioRpcError, *, progressed: bool) -> ExitCode:
@@ -362,12 +348,12 @@ class Connection:
         self._log(f"the stream to the referee failed ({detail})")
         return ExitCode.ERROR
 
-    def _fault(self, fault: nap_pb2.Fault) -> None:
-        if fault.fault_count <= 20 or fault.fault_count % 1000 == 0:
-            kind = nap_pb2.FaultKind.Name(fault.kind).removeprefix("FAULT_KIND_")
-            limit = f"/{fault.fault_limit}" if fault.fault_limit else ""
+    def _fault(self, fault: Fault) -> None:
+        if fault.count <= 20 or fault.count % 1000 == 0:
+            kind = fault.kind.name if fault.kind is not None else "UNSPECIFIED"
+            limit = f"/{fault.limit}" if fault.limit else ""
             self._log(
-                f"fault {fault.fault_count}{limit} {kind} at table {fault.table}, "
+                f"fault {fault.count}{limit} {kind} at table {fault.table}, "
                 f"request {fault.request_id}: {fault.message}"
             )
 
@@ -380,21 +366,3 @@ class _Retry(Exception):  # noqa: N818 - a control-flow signal, not an error sho
         self.detail = detail
         self.progressed = progressed
         """Whether the broken stream had been welcomed (the reconnect budget restarts)."""
-
-
-def _merged(messages: list[nap_pb2.BotMessage]) -> nap_pb2.BotMessage:
-    """One Answers message holding the answers of ``messages``, in order."""
-    merged = nap_pb2.BotMessage()
-    answers = merged.answers.answers
-    for message in messages:
-        answers.extend(message.answers.answers)
-    return merged
-
-
-def _announced_rules(welcome: nap_pb2.Welcome, log: Callable[[str], None]) -> Profile | None:
-    """The rules profile of the Welcome, for the bots; None (said once) if it makes no profile."""
-    try:
-        return profile_from_proto(welcome.profile)
-    except ProfileError as exc:
-        log(f"the referee's profile could not be read ({exc}); bots get no rules")
-        return None

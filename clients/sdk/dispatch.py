@@ -1,12 +1,15 @@
-"""From a referee Batch to Answers messages: the SDK's pure core (no grpc, no IO).
+"""From a referee's Batch to the bot's answers: the SDK's core, without grpc or protobuf.
 
-The dispatcher keeps one :class:`~clients.sdk.bot.Bot` per (table, seat), decodes each
-decision request into a :class:`~referee.rules.SeatView` (lazily: see
-:class:`~referee.wire.fastdecode.LazySeatView`), asks the bot, checks the answer
-is legal and builds the reply. A batch decided at once is one Answers message; one that
-takes longer is an :class:`Answering`, whose answers are handed over as they are ready
-(see :data:`FLUSH_AFTER`). Everything about the network lives in
-:mod:`clients.sdk.connection`; this module is driven by tests with hand-made messages.
+The dispatcher keeps one :class:`~clients.sdk.bot.Bot` per (table, seat), has each
+decision request's :class:`~referee.rules.SeatView` decoded (lazily: see
+:class:`~referee.wire.fastdecode.LazySeatView`), asks the bot, checks the answer is legal
+and makes the reply. It deals in the values of :mod:`referee.wire.botstream` (a
+:class:`~referee.wire.botstream.Batch` in, :data:`~referee.wire.botstream.Answers` out),
+which also reads and writes the messages. A batch decided at once is one Answers
+message; one that takes longer is an :class:`Answering`, whose answers are handed over
+as they are ready (see :data:`FLUSH_AFTER`). The network lives in
+:mod:`clients.sdk.connection`; the only output here is the log (stderr unless the caller
+passes one), and tests drive it with batches read from hand-made messages.
 """
 
 from __future__ import annotations
@@ -21,14 +24,14 @@ from typing import TYPE_CHECKING, Any, Final
 
 from clients.sdk.bot import Bot
 from referee.rules import CARDS, Action, Bid, Exchange, Peep, TakeWidow, fallback_action
-from referee.wire import nap_pb2
-from referee.wire.codec import event_from_proto
-from referee.wire.fastdecode import ViewDecoder, actions_of
+from referee.wire.botstream import Answer, RequestViews, event_of
+from referee.wire.fastdecode import actions_of
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Coroutine, Sequence
 
     from referee.rules import Profile, SeatView
+    from referee.wire.botstream import Answers, Batch, EventNotice, Request
 
 FLUSH_AFTER: Final = 0.005
 """Seconds a batch's synchronous decisions run before the answers made so far are sent.
@@ -48,14 +51,10 @@ _DETAILED_ERRORS: Final = 20
 """Bot errors logged with a traceback; after that, one line per 1000 errors."""
 
 
-def legal_actions_of(texts: Sequence[str]) -> tuple[Action, ...]:
-    """Decode legal action strings (fast path for the canonical spellings); ValueError if one is none."""
-    return actions_of(texts)
-
-
 def _legal_or_empty(texts: Sequence[str]) -> tuple[Action, ...]:
+    """The legal actions ``texts`` spell, for the fallback answer; none if one is no action."""
     try:
-        return legal_actions_of(texts)
+        return actions_of(texts)
     except ValueError:
         return ()
 
@@ -87,21 +86,16 @@ class Answering:
     a message and none waits for the batch's slowest decision.
     """
 
-    __slots__ = ("_resume", "_waiter", "answers", "message", "position", "requests", "running")
+    __slots__ = ("_resume", "_waiter", "answers", "position", "requests", "running")
 
-    def __init__(
-        self,
-        requests: Sequence[nap_pb2.DecisionRequest],
-        resume: Callable[[Answering], None],
-    ) -> None:
+    def __init__(self, requests: Sequence[Request], resume: Callable[[Answering], None]) -> None:
         self.requests = requests
         self.position = 0
         """Requests whose ``decide`` has been called, in order (the first ``position`` ones)."""
         self.running = 0
         """Awaitable decisions not yet settled."""
-        self.message = nap_pb2.BotMessage()
-        """The Answers message being filled: answers ready and not yet taken."""
-        self.answers = self.message.answers.answers
+        self.answers: list[Answer] = []
+        """The answers ready and not yet taken, in the order they were ready."""
         self._resume = resume
         self._waiter: asyncio.Future[None] | None = None
 
@@ -119,14 +113,13 @@ class Answering:
         """Decide the next requests synchronously, until none is left or ``flush_after`` has passed."""
         self._resume(self)
 
-    def take(self) -> nap_pb2.BotMessage | None:
-        """The answers ready so far as one Answers message (None if there are none); they are not kept."""
-        if not self.answers:
+    def take(self) -> Answers | None:
+        """The answers ready so far, for one Answers message (None if there are none); they are not kept."""
+        answers = self.answers
+        if not answers:
             return None
-        message = self.message
-        self.message = nap_pb2.BotMessage()
-        self.answers = self.message.answers.answers
-        return message
+        self.answers = []
+        return tuple(answers)
 
     async def wait(self) -> None:
         """Return once an answer is ready to take or no decision is running (at once if so already).
@@ -141,7 +134,7 @@ class Answering:
 
     def put(self, request_id: int, action: str, think_ms: int) -> None:
         """Add a settled decision's answer (the dispatcher's part)."""
-        self.answers.add(request_id=request_id, action=action, think_ms=think_ms)
+        self.answers.append(Answer(request_id, action, think_ms))
         self._wake()
 
     def settled(self, task: asyncio.Future[None]) -> None:
@@ -163,10 +156,11 @@ class Dispatcher:
 
     ``factory`` makes a bot for a (table, seat) the first time it appears in a batch;
     :meth:`close_table` forgets the table's bots. ``decode_request`` is by default a
-    :class:`~referee.wire.fastdecode.ViewDecoder`'s: lazy views, equal to the codec's
+    :class:`~referee.wire.botstream.RequestViews`'s: lazy views, equal to the codec's
     ``view_from_proto`` ones, whose fields past ``legal_actions`` are decoded when the bot
     first reads one (and then only what the (table, seat)'s view added since the last
-    decoded one); ``decode_event`` is the codec's (tests may pass fakes). Events are
+    decoded one); ``decode_event`` is :func:`~referee.wire.botstream.event_of` (tests may
+    pass fakes). Events are
     decoded only for bots that override :meth:`Bot.on_event`, and events the codec maps to
     no engine event (a substitution notice, an unknown kind) are not delivered.
 
@@ -179,15 +173,15 @@ class Dispatcher:
         self,
         factory: Callable[[], Bot],
         *,
-        decode_request: Callable[[nap_pb2.DecisionRequest], SeatView] | None = None,
-        decode_event: Callable[[nap_pb2.TableEvent], object] | None = event_from_proto,
+        decode_request: Callable[[Request], SeatView] | None = None,
+        decode_event: Callable[[EventNotice], object] | None = event_of,
         log: Callable[[str], None] | None = None,
         flush_after: float = FLUSH_AFTER,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self._factory = factory
-        self._views = ViewDecoder()
-        self._decode_request = decode_request if decode_request is not None else self._views.request
+        self._views = RequestViews()
+        self._decode_request = decode_request if decode_request is not None else self._views.view
         self._decode_event = decode_event
         self._log = log if log is not None else _stderr
         self._flush_after = flush_after
@@ -232,16 +226,16 @@ class Dispatcher:
         self._bots.pop(table, None)
         self._views.forget(table)
 
-    def handle_batch(
-        self, batch: nap_pb2.Batch
-    ) -> nap_pb2.BotMessage | Answering | Awaitable[nap_pb2.BotMessage] | None:
+    def handle_batch(self, batch: Batch) -> Answers | Answering | Awaitable[Answers] | None:
         """Deliver the batch's events, then decide its requests in order.
 
-        Returns None for a batch without requests; ONE Answers message when every decision
-        was made synchronously within ``flush_after``; otherwise an :class:`Answering` that
-        hands the answers over as they are ready. Awaitable decisions (``async def decide``)
-        are started as tasks, so they need a running event loop. (A subclass may instead
-        return an awaitable of the batch's one Answers message, as the stdio bridge does.)
+        Returns None for a batch without requests; the answers of ONE Answers message when
+        every decision was made synchronously within ``flush_after``; otherwise an
+        :class:`Answering` that hands the answers over as they are ready. Awaitable
+        decisions (``async def decide``) are started as tasks, so they need a running event
+        loop. (A subclass may instead return an awaitable of the batch's answers, all in
+        one message, as the stdio bridge does.) The batch's closed tables and faults are
+        the caller's to handle, after this returns.
         """
         if batch.events:
             self._deliver(batch.events)
@@ -252,13 +246,13 @@ class Dispatcher:
         self._decide(answering)
         if answering.running or answering.position != len(requests):
             return answering
-        return answering.message
+        return tuple(answering.answers)
 
     def _decide(self, answering: Answering) -> None:
         """Decide ``answering``'s next requests in order, until none is left or ``flush_after`` has passed."""
         first = answering.position
         answers = answering.answers
-        add = answers.add
+        add = answers.append
         # Each request decided adds one answer or starts one task, and nothing else adds to
         # ``answers`` meanwhile (tasks run only once this returns): counting both says how
         # far the loop got, so the SDK's hottest loop keeps no index.
@@ -298,7 +292,7 @@ class Dispatcher:
             else:
                 text = self._text(request, legal, action)
             now = clock()
-            add(request_id=request.request_id, action=text, think_ms=int((now - started) * 1000))
+            add(_new_answer(Answer, (request.request_id, text, int((now - started) * 1000))))
             if now >= flush_at:
                 break
         decided = len(answers) - before + tasks
@@ -315,7 +309,7 @@ class Dispatcher:
     async def _settle(
         self,
         answering: Answering,
-        request: nap_pb2.DecisionRequest,
+        request: Request,
         legal: tuple[Action, ...],
         awaitable: Awaitable[Any],
         started: float,
@@ -336,7 +330,7 @@ class Dispatcher:
             int((self._clock() - started) * 1000),
         )
 
-    def _text(self, request: nap_pb2.DecisionRequest, legal: tuple[Action, ...], action: object) -> str:
+    def _text(self, request: Request, legal: tuple[Action, ...], action: object) -> str:
         """The answer's action string: the request's own spelling of a legal action."""
         try:
             return request.legal_actions[legal.index(action)]
@@ -352,7 +346,7 @@ class Dispatcher:
             )
         return self._lowest_text(request, legal)
 
-    def _failed(self, request: nap_pb2.DecisionRequest, legal: tuple[Action, ...]) -> Action | str:
+    def _failed(self, request: Request, legal: tuple[Action, ...]) -> Action | str:
         """Log the exception being handled and return the fallback action."""
         stats = self.stats
         stats.errors += 1
@@ -368,12 +362,12 @@ class Dispatcher:
             return request.legal_actions[0] if request.legal_actions else "pass"
         return fallback_action(legal)
 
-    def _lowest_text(self, request: nap_pb2.DecisionRequest, legal: tuple[Action, ...]) -> str:
+    def _lowest_text(self, request: Request, legal: tuple[Action, ...]) -> str:
         if not legal:
             return request.legal_actions[0] if request.legal_actions else "pass"
         return request.legal_actions[legal.index(fallback_action(legal))]
 
-    def _deliver(self, events: Sequence[nap_pb2.TableEvent]) -> None:
+    def _deliver(self, events: Sequence[EventNotice]) -> None:
         decode = self._decode_event
         for event in events:
             bot, wants = self._seat(event.table, event.seat)
@@ -393,6 +387,8 @@ class Dispatcher:
 
 
 _DOMAIN_ACTIONS: Final = frozenset({Bid, type(CARDS[0]), Exchange, Peep, TakeWidow})
+_new_answer: Final = tuple.__new__
+"""Makes an :class:`~referee.wire.botstream.Answer` without its Python-level ``__new__``."""
 
 
 def _stderr(line: str) -> None:

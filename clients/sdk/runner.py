@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import gc
 import os
 import signal
 import sys
 from typing import TYPE_CHECKING, NoReturn
 
+from clients.environment import ADDRESS_ENV, TOKEN_ENV
 from clients.sdk.bot import wants_events
 from clients.sdk.connection import Connection, ExitCode, Options
 from clients.sdk.dispatch import Dispatcher
@@ -19,11 +19,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from clients.sdk.bot import Bot
-
-ADDRESS_ENV = "NAP_REFEREE"
-"""Environment variable read when ``--address`` is not given."""
-TOKEN_ENV = "NAP_TOKEN"  # noqa: S105 - the variable's name, not a secret
-"""Environment variable read when ``--token`` is not given."""
 
 
 def add_options(parser: argparse.ArgumentParser, *, name: str) -> None:
@@ -101,10 +96,11 @@ def run(
     the referee ends the stream or on SIGTERM/SIGINT (after a Goodbye), 1 on an
     unrecoverable stream error, 2 on an unknown token, a Refusal or bad usage, 3 when the
     referee stays unreachable past the reconnect budget. Errors are one line on stderr.
+    The garbage collector is left as Python sets it: freezing or tuning it is the bot's
+    choice (``docs/writing-a-bot-python.md``).
     """
     if options is None:
         options, _ = parse_options(argv, name=name, version=version)
-    gc.freeze()  # what is loaded now lives as long as the process: spare the collector it
     code = asyncio.run(serve(factory, options))
     sys.exit(int(code))
 

@@ -34,16 +34,18 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, NoReturn
 
+from clients.environment import ADDRESS_ENV, TOKEN_ENV
 from clients.sdk import Bot, Dispatcher, ExitCode, Options, add_options
 from clients.sdk.connection import Connection
-from clients.sdk.runner import ADDRESS_ENV, TOKEN_ENV
 from clients.stdio.child import ChildBot, ChildError, StderrTail
 from clients.stdio.jsonlines import decode_reply, encode_request
-from referee.wire import nap_pb2
+from referee.wire.botstream import Answer
 from referee.wire.stream import DECISION_KINDS
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Sequence
+
+    from referee.wire.botstream import Answers, Batch, Request
 
 NAME: Final = "stdio-bridge"
 VERSION: Final = "1.0"
@@ -67,8 +69,8 @@ class StdioDispatcher(Dispatcher):
     """Answers each Batch by asking the child program, one JSON line per request.
 
     It plays the SDK dispatcher's part for :class:`~clients.sdk.connection.Connection`:
-    ``handle_batch`` returns an awaitable of the batch's Answers message, which holds
-    only the requests the program answered in time (possibly none).
+    ``handle_batch`` returns an awaitable of the batch's answers, all in one Answers
+    message: only the requests the program answered in time (possibly none).
     """
 
     def __init__(self, child: ChildBot, *, log: Callable[[str], None]) -> None:
@@ -79,19 +81,21 @@ class StdioDispatcher(Dispatcher):
         self.unanswered = 0
         """Requests left for the referee to fault (no reply in time, or the program died)."""
 
-    def handle_batch(self, batch: nap_pb2.Batch) -> nap_pb2.BotMessage | Awaitable[nap_pb2.BotMessage] | None:
+    def handle_batch(self, batch: Batch) -> Answers | Awaitable[Answers] | None:
         """Start asking the program about every request now (in order); answer when all are settled."""
-        requests = list(batch.requests)
+        requests = batch.requests
         if not requests:
             return None
         now = asyncio.get_running_loop().time()
         asks = [self._ask(request, started=now) for request in requests]
         return self._answers(requests, [asyncio.ensure_future(ask) for ask in asks])
 
-    async def _ask(self, request: nap_pb2.DecisionRequest, *, started: float) -> tuple[str, int] | None:
+    async def _ask(self, request: Request, *, started: float) -> tuple[str, int] | None:
         clock = time.perf_counter()
         line = await self.child.ask(
-            encode_request(request), table=request.table, expires_at=started + request.deadline_ms / 1000
+            encode_request(request.message),
+            table=request.table,
+            expires_at=started + request.deadline_ms / 1000,
         )
         if line is None:
             return None
@@ -99,18 +103,17 @@ class StdioDispatcher(Dispatcher):
 
     async def _answers(
         self,
-        requests: Sequence[nap_pb2.DecisionRequest],
+        requests: Sequence[Request],
         asks: Sequence[asyncio.Future[tuple[str, int] | None]],
-    ) -> nap_pb2.BotMessage:
-        out = nap_pb2.BotMessage()
-        out.answers.SetInParent()
+    ) -> Answers:
+        answers = []
         for request, reply in zip(requests, await asyncio.gather(*asks), strict=True):
             if reply is None:
                 self.unanswered += 1
                 continue
             self.answered += 1
-            out.answers.answers.add(request_id=request.request_id, action=reply[0], think_ms=reply[1])
-        return out
+            answers.append(Answer(request.request_id, reply[0], reply[1]))
+        return tuple(answers)
 
     def close_table(self, table: str) -> None:
         """The table is over: requests of it still with the program are given up on."""
@@ -125,7 +128,7 @@ def _log(line: str) -> None:
 async def serve(settings: Settings, options: Options, *, log: Callable[[str], None] = _log) -> int:
     """Run the program and serve the referee until the stream ends; return the exit status."""
     env = dict(os.environ)
-    env.pop("NAP_TOKEN", None)  # the program needs no secret
+    env.pop(TOKEN_ENV, None)  # the program needs no secret
     env.setdefault("PYTHONUNBUFFERED", "1")
     connection: Connection | None = None
 

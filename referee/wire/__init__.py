@@ -7,11 +7,12 @@ and never build a message or type a wire tag themselves.
 - `codec`: domain values (`referee.rules`, `referee.match`) to messages and back
 - `fastcodec`: the referee's hot path written as bytes (requests, batches, notices)
 - `fastdecode`: the bot's hot path (lazy, incremental views)
+- `botstream`: the bot's side of a stream (Hello, Answers, Goodbye out; batches and notices in)
 - `stream`: the messages of a stream's life (Hello, Welcome, Refusal, Answers, Goodbye)
 - `protowire`: the wire format's primitives (varints, tags read from the descriptors)
 
 The gRPC stubs live apart, in `referee.wire.stubs`, so that importing the messages or the
-codec never imports grpc: only the server and the SDK's connection do.
+codec never imports grpc: only the server, the SDK's connection and tests do.
 """
 
 from referee.wire._gen.nap.v1 import nap_pb2

@@ -17,7 +17,7 @@ from tournaments.errors import RunnerError, StoreError
 from tournaments.plan.config import TournamentConfig, stored_profile
 from tournaments.plan.match import MatchSummary, summarize
 from tournaments.plan.scheduler import MIN_TABLE_SIZE, check_table_size
-from tournaments.play.executors import recorded_usage
+from tournaments.play.executors.record import recorded_usage
 from tournaments.play.runner import RunOptions, RunStart, run_tournament
 from tournaments.report.outfolder import logs_root, point_latest, tournament_folder, write_index
 from tournaments.report.provenance import describe_tournament

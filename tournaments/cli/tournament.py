@@ -49,14 +49,9 @@ from tournaments.plan.isolation import SANDBOX_MODES
 from tournaments.plan.scheduler import check_table_size
 from tournaments.play.commands import resume_command
 from tournaments.play.entrants import DEFAULT_ENTRANTS, resolve_all
-from tournaments.play.executors import (
-    INSTALL_RAY,
-    Executor,
-    LocalExecutor,
-    RayExecutor,
-    ray_installed,
-    recorded_usage,
-)
+from tournaments.play.executors.local import LocalExecutor
+from tournaments.play.executors.ray import INSTALL_RAY, RayExecutor, ray_installed
+from tournaments.play.executors.record import recorded_usage
 from tournaments.play.runner import RunOptions, resume_tournament
 from tournaments.report.outfolder import logs_root
 from tournaments.report.provenance import shown_seed
@@ -68,6 +63,7 @@ if TYPE_CHECKING:
 
     from referee.rules import Profile
     from tournaments.plan.isolation import BotLimits
+    from tournaments.play.executors.base import Executor
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -116,7 +116,6 @@ def content_hash(folder: Path) -> str:
 BOT_TEMPLATE = '''#!/usr/bin/env python3
 """{name}: a Nap bot. Edit bid() and play(); run it with 'nap bot check .'."""
 
-from tournaments.errors import ManifestError
 from clients.sdk import Bot, run
 from referee.rules import PASS, Bid, Card, SeatView
 

@@ -42,7 +42,9 @@ from tournaments.plan.scheduler import BlockSpec, check_table_size, match_schedu
 from tournaments.play.blocks import BlockRun
 from tournaments.play.commands import resume_command
 from tournaments.play.entrants import recheck
-from tournaments.play.executors import Executor, LocalExecutor, PlayContext, default_workers, record_usage
+from tournaments.play.executors.base import Executor, PlayContext
+from tournaments.play.executors.local import LocalExecutor, default_workers
+from tournaments.play.executors.record import record_usage
 from tournaments.play.host import Hosting, WorkerSetup
 from tournaments.play.locks import tournament_lock
 from tournaments.play.sandbox import INSTALL_BWRAP, SandboxSpec, choose_sandbox

@@ -41,6 +41,8 @@ from typing import TYPE_CHECKING
 
 import clients
 import referee
+from clients.environment import ADDRESS_ENV, TOKEN_ENV
+from clients.environment import PROTO_ENV as NAP_PROTO
 from tournaments.errors import RunnerError
 from tournaments.plan.isolation import SANDBOX_MODES, BotLimits
 
@@ -63,12 +65,6 @@ __all__ = [
     "this_machine_proto",
 ]
 
-ADDRESS_ENV = "NAP_REFEREE"
-"""The environment variable that gives a bot process the referee's gRPC target (``unix:PATH``)."""
-TOKEN_ENV = "NAP_TOKEN"  # noqa: S105 - the variable's name, not a secret
-"""The environment variable that gives a bot process its secret token."""
-NAP_PROTO = "NAP_PROTO"
-"""The environment variable that tells a bot where ``nap.proto`` is (docs/writing-a-bot.md)."""
 _CHECKOUT_PROTO = Path(__file__).resolve().parents[2] / "proto" / "nap" / "v1" / "nap.proto"
 """Where the protocol is in a checkout of this repository (an installed wheel has none)."""
 INSTALL_BWRAP = "install bubblewrap (Debian, Ubuntu: apt install bubblewrap; Fedora: dnf install bubblewrap)"

@@ -21,7 +21,7 @@ from tournaments.plan.isolation import BotLimits
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from tournaments.play.executors import Usage
+    from tournaments.play.executors.base import Usage
     from tournaments.stats.load_check import LateFaults
     from tournaments.store.database import TournamentRow
 

@@ -87,8 +87,14 @@ class Knowledge:
         known: dict[int, tuple[Card, ...]] = {}
         widow = view.widow
         declarer = view.declarer
-        if widow is not None and view.widow_taken and declarer != view.seat and widow not in view.played:
-            known[declarer] = (widow,)  # type: ignore[index]
+        if (
+            widow is not None
+            and declarer is not None
+            and view.widow_taken
+            and declarer != view.seat
+            and widow not in view.played
+        ):
+            known[declarer] = (widow,)
         return cls(
             seat=view.seat,
             unseen=tuple(card for card in pack if card not in visible),

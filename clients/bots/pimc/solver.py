@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
     from clients.bots.pimc.budget import Deadline
-    from referee.rules import Deal, Profile, SeatView
+    from referee.rules import Deal, Profile, SeatView, Suit
 
 SUIT_MASKS: Final = tuple(((1 << 13) - 1) << (13 * suit) for suit in range(4))
 """The 13 bits of each suit (clubs, diamonds, hearts, spades)."""
@@ -190,7 +190,7 @@ class Position:
         declarer: int,
         to_act: int,
         plays: Sequence[tuple[int, int]],
-        trump: object,
+        trump: Suit | None,
         first_card: bool,
         misere: bool,
         target: int,
@@ -198,7 +198,7 @@ class Position:
     ) -> Position:
         position_of = {seat: p for p, seat in enumerate(order)}
         leader_seat = plays[0][0] if plays else to_act
-        trump_suit = NO_TRUMP if trump is None else int(trump)  # type: ignore[call-overload]
+        trump_suit = NO_TRUMP if trump is None else int(trump)
         return cls(
             seats=tuple(order),
             hands=tuple(hands[seat] for seat in order),
@@ -288,10 +288,6 @@ class Solver:
         "Best" is the contract's: in a misère the declarer tries to take as few as possible.
         """
         return self._root(need, None)
-
-    def reaches_after(self, card: int, need: int) -> bool:
-        """:meth:`reaches` once the position to act has played ``card`` (a legal card index)."""
-        return self._root(need, card)
 
     def can_make(self) -> bool:
         """Whether the contract is made with best play from here."""
