@@ -165,7 +165,12 @@ class Session:
             self._collect(events)
         if not deal.over:
             return events
-        return events + self._after_deal(events[-1])  # type: ignore[arg-type]
+        match events[-1]:  # a deal ends with its settlement
+            case DealSettled() as settled:
+                return events + self._after_deal(settled)
+            case last:
+                msg = f"a deal over ends with its settlement, not {last}"
+                raise AssertionError(msg)
 
     def stack(self, seat: int) -> int | None:
         """Chips ``seat`` can pay now: starting chips, plus rebuys, plus its balance (None: unlimited)."""

@@ -292,14 +292,15 @@ def seat_events(
     told: list[SeatEvent] = []
     faulting: int | None = None
     for event in events:
-        kind = event.__class__
-        if kind is DealStarted:
-            deal = event.deal  # type: ignore[union-attr]
-            told.append(SeatEvent(deal, event, hand=_hand(deals[deal], seat)))
-        elif kind is DealSettled:
-            told.append(SeatEvent(deal, event, balances=balances, faulting_seat=faulting))
-        else:
-            if kind is Penalized:
-                faulting = event.seat  # type: ignore[union-attr]
-            told.append(SeatEvent(deal, event))
+        match event:
+            case DealStarted():
+                deal = event.deal
+                told.append(SeatEvent(deal, event, hand=_hand(deals[deal], seat)))
+            case DealSettled():
+                told.append(SeatEvent(deal, event, balances=balances, faulting_seat=faulting))
+            case Penalized():
+                faulting = event.seat
+                told.append(SeatEvent(deal, event))
+            case _:
+                told.append(SeatEvent(deal, event))
     return tuple(told)
