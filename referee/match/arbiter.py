@@ -291,7 +291,20 @@ class Arbiter:
         out: list[Output],
     ) -> None:
         if not state.tables:
-            out.append(Unseated(Fault(kind, state.name, "", None, None, None, None, detail)))
+            out.append(
+                Unseated(
+                    Fault(
+                        kind=kind,
+                        bot=state.name,
+                        table="",
+                        seat=None,
+                        deal=None,
+                        decision=None,
+                        elapsed_ms=None,
+                        detail=detail,
+                    )
+                )
+            )
             return
         for table in sorted(state.tables):
             match = self._matches[table]

@@ -173,7 +173,14 @@ class Match:
             return out
         session = self._session
         fault = Fault(
-            kind, bot, self.table, None, len(session.deals) - 1, session.deal.action_count, None, detail
+            kind=kind,
+            bot=bot,
+            table=self.table,
+            seat=None,
+            deal=len(session.deals) - 1,
+            decision=session.deal.action_count,
+            elapsed_ms=None,
+            detail=detail,
         )
         self._record(fault, request_id, action, out)
         return out
@@ -307,14 +314,14 @@ class Match:
         session = self._session
         deal_number = len(session.deals) - 1
         fault = Fault(
-            kind,
-            asked.bot,
-            self.table,
-            seat,
-            deal_number,
-            session.deal.action_count,
-            round(elapsed_ms, 3),
-            detail,
+            kind=kind,
+            bot=asked.bot,
+            table=self.table,
+            seat=seat,
+            deal=deal_number,
+            decision=session.deal.action_count,
+            elapsed_ms=round(elapsed_ms, 3),
+            detail=detail,
         )
         self._record(fault, asked.request_id, text, out)
         if self._policy is FaultPolicy.REVOKE and session.deal.phase is Phase.PLAY:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, assert_never
 
 from referee.match.arbiter import Arbiter
 from referee.match.faults import FaultKind
@@ -184,18 +184,25 @@ class Simulation:
 
     def _handle(self, outputs: list[Output]) -> None:
         for item in outputs:
-            kind = item.__class__
-            if kind is Ask:
-                self._to_write[item.bot] = None  # type: ignore[union-attr]
-            elif kind is Finished:
-                self._outcomes[item.table] = item.outcome  # type: ignore[union-attr]
-            elif kind is Unseated:
-                self.unseated.append(item.fault)  # type: ignore[union-attr]
-            elif kind is Tell or kind is Faulted or kind is Closed:
-                name = item.bot if kind is not Faulted else item.fault.bot  # type: ignore[union-attr]
-                if self.arbiter.bot(name).gone:
-                    continue  # dropped, as over gRPC, while the bot is gone
-                bot = self._bots[name]
-                bot.received.append(item)
-                if kind is Tell and bot.on_tell is not None:
-                    bot.on_tell(item)  # type: ignore[arg-type]
+            match item:
+                case Ask():
+                    self._to_write[item.bot] = None
+                case Finished():
+                    self._outcomes[item.table] = item.outcome
+                case Unseated():
+                    self.unseated.append(item.fault)
+                case Tell() | Closed():
+                    self._deliver(item.bot, item)
+                case Faulted():
+                    self._deliver(item.fault.bot, item)
+                case _:
+                    assert_never(item)
+
+    def _deliver(self, name: str, item: Tell | Faulted | Closed) -> None:
+        """Hand ``item`` to bot ``name``; dropped, as over gRPC, while the bot is gone."""
+        if self.arbiter.bot(name).gone:
+            return
+        bot = self._bots[name]
+        bot.received.append(item)
+        if bot.on_tell is not None and isinstance(item, Tell):
+            bot.on_tell(item)
