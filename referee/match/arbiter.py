@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, assert_never
 
-from referee.match.bots import EARLY_MS, BotState
+from referee.match.bots import EARLY_MS, BotState, Request
 from referee.match.faults import Fault, FaultKind
 from referee.match.loop import Match
-from referee.match.messages import Ask, Closed, CloseReason, Finished, Unseated
+from referee.match.messages import Ask, Closed, CloseReason, Faulted, Finished, Tell, Unseated
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -59,9 +59,10 @@ class Arbiter:
         self.max_unknown_answers = max_unknown_answers
         self._bots: dict[str, BotState] = {}
         self._matches: dict[str, Match] = {}
-        self._asks: dict[str, Ask] = {}
+        self._asks: dict[str, Request] = {}
         """Per table, its latest request."""
         self._ids = itertools.count(1)
+        """The request ids of every table (drawn by its match core)."""
         self._due: deque[tuple[Ask, float]] = deque()
         """Withdrawn requests whose tables still wait for their reply, with its elapsed ms."""
         self.wake_at: float | None = None
@@ -110,12 +111,10 @@ class Arbiter:
         out: list[Output] = []
         for request_id, text in answers:
             found = state.answer(request_id)
-            if found.__class__ is Ask:
-                ask: Ask = found
-                match = matches.get(ask.table)
+            if isinstance(found, Request):
+                match = matches.get(found.ask.table)
                 if match is not None:
-                    elapsed = now - ask.sent_at  # type: ignore[operator]
-                    self._carry(match, match.answered(text, elapsed), now, out)
+                    self._carry(match, match.answered(text, found.elapsed(now)), now, out)
             elif found is False:
                 if self.cut_off(bot):
                     break
@@ -173,7 +172,10 @@ class Arbiter:
             raise ValueError(msg)
         bots = [self.bot(name) for name in dict.fromkeys(spec.seats)]
         match = Match(
-            spec, fault_limit=self.fault_limit, listening=[state.name for state in bots if state.listening]
+            spec,
+            fault_limit=self.fault_limit,
+            listening=[state.name for state in bots if state.listening],
+            request_ids=self._ids,
         )
         self._matches[spec.table] = match
         for state in bots:
@@ -208,20 +210,23 @@ class Arbiter:
             if due is None or due > now + EARLY_MS:
                 continue
             late, gone = state.due_now(now)
-            for ask in late:
-                match = matches.get(ask.table)
+            for request in late:
+                match = matches.get(request.ask.table)
                 if match is not None:
                     self._carry(
                         match,
-                        match.unanswered(FaultKind.LATE, _elapsed(ask, now), away=not state.connected),
+                        match.unanswered(FaultKind.LATE, request.elapsed(now), away=not state.connected),
                         now,
                         out,
                     )
-            for ask in gone or ():
-                match = matches.get(ask.table)
+            for request in gone or ():
+                match = matches.get(request.ask.table)
                 if match is not None:
                     self._carry(
-                        match, match.unanswered(FaultKind.DISCONNECT, _elapsed(ask, now), away=True), now, out
+                        match,
+                        match.unanswered(FaultKind.DISCONNECT, request.elapsed(now), away=True),
+                        now,
+                        out,
                     )
         if self._due:
             self._settle(now, out)
@@ -241,34 +246,34 @@ class Arbiter:
     def _carry(self, match: Match, outputs: list[Output], now: float, out: list[Output]) -> None:
         """Do the arbiter's part of ``match``'s outputs and pass them all on to ``out``."""
         for item in outputs:
-            kind = item.__class__
-            if kind is Ask:
-                ask: Ask = item  # type: ignore[assignment]
-                ask.request_id = next(self._ids)
-                self._asks[ask.table] = ask
-                state = self._bots[ask.bot]
-                if state.gone:  # fails at once, as soon as this input is handled
-                    ask.done = True
-                    self._due.append((ask, 0.0))
-                else:
-                    state.add(ask, now)
-                    if not state.connected:
-                        self._watch(state)
-            elif kind is Closed:
-                closed: Closed = item  # type: ignore[assignment]
-                state = self._bots[closed.bot]
-                state.tables.discard(closed.table)
-                ask = self._asks.get(closed.table)  # type: ignore[assignment]
-                if (
-                    ask is not None
-                    and ask.bot == closed.bot
-                    and state.withdraw(ask)
-                    and closed.reason is CloseReason.DISQUALIFIED
-                ):
-                    self._due.append((ask, _elapsed(ask, now)))
-            elif kind is Finished:
-                del self._matches[match.table]
-                self._asks.pop(match.table, None)
+            match item:
+                case Ask():
+                    state = self._bots[item.bot]
+                    if state.gone:  # fails at once, as soon as this input is handled
+                        self._asks[item.table] = Request(item, done=True)
+                        self._due.append((item, 0.0))
+                    else:
+                        self._asks[item.table] = state.add(item, now)
+                        if not state.connected:
+                            self._watch(state)
+                case Closed():
+                    state = self._bots[item.bot]
+                    state.tables.discard(item.table)
+                    request = self._asks.get(item.table)
+                    if (
+                        request is not None
+                        and request.ask.bot == item.bot
+                        and state.withdraw(request)
+                        and item.reason is CloseReason.DISQUALIFIED
+                    ):
+                        self._due.append((request.ask, request.elapsed(now)))
+                case Finished():
+                    del self._matches[match.table]
+                    self._asks.pop(match.table, None)
+                case Tell() | Faulted() | Unseated():
+                    pass  # the caller's to carry out
+                case _:
+                    assert_never(item)
         out.extend(outputs)
 
     def _settle(self, now: float, out: list[Output]) -> None:
@@ -316,7 +321,3 @@ class Arbiter:
             )
         if self._due:
             self._settle(now, out)
-
-
-def _elapsed(ask: Ask, now: float) -> float:
-    return 0.0 if ask.sent_at is None else now - ask.sent_at

@@ -21,6 +21,7 @@ reads a clock: elapsed times come in with the replies.
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING, Final
 
 from referee.match.clock import SeatClocks
@@ -54,10 +55,10 @@ from referee.rules import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Sequence
+    from collections.abc import Collection, Iterator, Sequence
 
     from referee.match.messages import Output, SessionSpec
-    from referee.rules import Action, Event, SeatEvent
+    from referee.rules import Action, Event
 
 _ACTION_OF_TEXT: Final[dict[str, Action]] = {card.text: card for card in CARDS}
 _ACTION_OF_TEXT.update({name: Bid(name) for name in BID_NAMES})
@@ -72,11 +73,21 @@ class Match:
 
     ``fault_limit`` is the number of faults at this table after which a bot is
     disqualified (0: never). ``listening`` names the bots that want the table's events.
+    ``request_ids`` numbers its requests (:attr:`Ask.request_id`): the arbiter's count,
+    shared by its tables; by default a count of the table's own from 1.
     Each input returns the outputs it caused, in order.
     """
 
-    def __init__(self, spec: SessionSpec, *, fault_limit: int = 0, listening: Collection[str] = ()) -> None:
+    def __init__(
+        self,
+        spec: SessionSpec,
+        *,
+        fault_limit: int = 0,
+        listening: Collection[str] = (),
+        request_ids: Iterator[int] | None = None,
+    ) -> None:
         self.spec = spec
+        self._request_ids = itertools.count(1) if request_ids is None else request_ids
         self.table = spec.table
         self._seats = spec.seats
         self._session = Session(spec.profile, table_size=len(spec.seats), seed=spec.seed)
@@ -235,6 +246,7 @@ class Match:
                 deadline,
                 clocks.bank_ms(seat),
                 deadline + clocks.margin_ms,
+                next(self._request_ids),
             )
             out.append(ask)
             return
@@ -357,23 +369,23 @@ class Match:
         if not listening:
             return
         session = self._session
+        fault = self._penalty_fault
+        # a revoke's penalty is told as the fault that caused it
         out.extend(
             Tell(
                 self.table,
                 seat,
                 bot,
                 tuple(
-                    self._penalized(item) if item.event.__class__ is Penalized else item
+                    SeatPenalized(event.seat, item.deal, fault)
+                    if isinstance(event := item.event, Penalized)
+                    else item
                     for item in session.tell(seat, events, deal=deal)
                 ),
             )
             for seat, bot in enumerate(self._seats)
             if bot in listening
         )
-
-    def _penalized(self, told: SeatEvent) -> SeatPenalized:
-        event: Penalized = told.event  # type: ignore[assignment]
-        return SeatPenalized(event.seat, told.deal, self._penalty_fault)
 
     def _tell_all(self, notice: SeatPenalized, out: list[Output]) -> None:
         listening = self._listening

@@ -76,51 +76,25 @@ class SessionOutcome:
     settlements: tuple[DealSettled, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
 class Ask:
     """A decision asked of ``seat``'s bot at ``table``: its view (legal actions included) and clock.
 
     ``deadline_ms`` is what the bot is told; it is late past ``late_ms`` (the deadline
-    plus the clock's margin). The match core fills in what to ask; the arbiter gives it a
-    ``request_id`` and keeps its clock on the caller's time (milliseconds): ``sent_at``
-    once it left (or once the bot was away, so a decision due meanwhile waits no longer
-    than its deadline), ``expires_at`` then, and ``done`` once it has had its one reply.
+    plus the clock's margin). ``request_id`` numbers it among all the requests of the
+    referee (the arbiter's count, which the match core draws from), so an answer to
+    another bot's request is caught. A value: the arbiter keeps the request's clock beside
+    it (:class:`~referee.match.bots.Request`), on the caller's time.
     """
 
-    __slots__ = (
-        "bank_ms",
-        "bot",
-        "deadline_ms",
-        "done",
-        "expires_at",
-        "late_ms",
-        "request_id",
-        "seat",
-        "sent_at",
-        "table",
-        "view",
-    )
-
-    def __init__(  # noqa: PLR0913, PLR0917 - built once per decision: positional
-        self,
-        table: str,
-        seat: int,
-        bot: str,
-        view: ViewFields,
-        deadline_ms: int,
-        bank_ms: int,
-        late_ms: int,
-    ) -> None:
-        self.table = table
-        self.seat = seat
-        self.bot = bot
-        self.view = view
-        self.deadline_ms = deadline_ms
-        self.bank_ms = bank_ms
-        self.late_ms = late_ms
-        self.request_id = 0
-        self.sent_at: float | None = None
-        self.expires_at: float | None = None
-        self.done = False
+    table: str
+    seat: int
+    bot: str
+    view: ViewFields
+    deadline_ms: int
+    bank_ms: int
+    late_ms: int
+    request_id: int
 
     def __repr__(self) -> str:
         return (
