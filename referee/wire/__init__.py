@@ -9,6 +9,7 @@ and never build a message or type a wire tag themselves.
 - `fastdecode`: the bot's hot path (lazy, incremental views)
 - `stream`: the messages of a stream's life (Hello, Welcome, Refusal, Answers, Goodbye)
 - `protowire`: the wire format's primitives (varints, tags read from the descriptors)
+- `memo`: the bounded cache that owns each of these modules' caches of encoded parts
 
 The gRPC stubs live apart, in `referee.wire.stubs`, so that importing the messages or the
 codec never imports grpc: only the server and the SDK's connection do.

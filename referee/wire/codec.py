@@ -50,6 +50,7 @@ from referee.rules import (
     parse_card,
 )
 from referee.wire._gen.nap.v1 import nap_pb2
+from referee.wire.memo import Memo
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -140,15 +141,10 @@ def request_to_proto(
     return msg
 
 
-_ACTIVE: dict[tuple[tuple[int, ...], int], list[bool]] = {}
-
-
-def _active(seats_in_play: tuple[int, ...], table_size: int) -> list[bool]:
-    key = (seats_in_play, table_size)
-    found = _ACTIVE.get(key)
-    if found is None:
-        found = _ACTIVE[key] = [seat in seats_in_play for seat in range(table_size)]
-    return found
+_ACTIVE: Final[Memo[tuple[tuple[int, ...], int], tuple[bool, ...]]] = Memo(
+    lambda key: tuple(seat in key[0] for seat in range(key[1])), limit=4_096
+)
+"""SeatView.active, by (seats in play, table size)."""
 
 
 def _fill_view(msg: nap_pb2.SeatView, view: SeatView, table: str) -> None:  # noqa: C901, PLR0912 - flat
@@ -168,7 +164,7 @@ def _fill_view(msg: nap_pb2.SeatView, view: SeatView, table: str) -> None:  # no
         add_bid(seat=seat, bid=bid.name)
     msg.tricks_won.extend(view.tricks_won)
     msg.balances.extend(view.balances)
-    msg.active.extend(_active(view.seats_in_play, view.table_size))
+    msg.active.extend(_ACTIVE[view.seats_in_play, view.table_size])
     to_act = view.to_act
     if to_act is not None:
         msg.to_act = to_act
