@@ -72,14 +72,16 @@ __all__ = [
     "view_to_proto",
 ]
 
-_PHASE_TO: Final = {
+PHASE_TO_WIRE: Final[dict[Phase, nap_pb2.Phase]] = {
     Phase.EXCHANGE: nap_pb2.PHASE_EXCHANGE,
     Phase.BIDDING: nap_pb2.PHASE_BIDDING,
     Phase.WIDOW: nap_pb2.PHASE_WIDOW,
     Phase.PLAY: nap_pb2.PHASE_PLAY,
     Phase.OVER: nap_pb2.PHASE_OVER,
 }
-_PHASE_FROM: Final = {number: phase for phase, number in _PHASE_TO.items()}
+"""The one mapping of a deal's phase to nap.v1 Phase: this codec's, the fast encoder's and decoder's."""
+PHASE_FROM_WIRE: Final[dict[int, Phase]] = {number: phase for phase, number in PHASE_TO_WIRE.items()}
+"""nap.v1 Phase numbers back to phases (UNSPECIFIED, or a number unknown here, is missing)."""
 _SUIT_FROM: Final = {suit.letter: suit for suit in Suit}
 _CARD_FROM: Final[dict[str, Card]] = {}
 _BID_FROM: Final = {name: Bid(name) for name in BID_NAMES}
@@ -157,7 +159,7 @@ def _fill_view(msg: nap_pb2.SeatView, view: SeatView, table: str) -> None:  # no
     msg.deal_number = view.deal_number
     msg.deals_in_session = view.deals_in_session
     msg.dealer = view.dealer
-    msg.phase = _PHASE_TO[view.phase]
+    msg.phase = PHASE_TO_WIRE[view.phase]
     msg.hand.extend([card.text for card in view.hand])
     add_bid = msg.bids.add
     for seat, bid in view.bids:
@@ -218,7 +220,7 @@ def view_from_proto(msg: nap_pb2.SeatView | nap_pb2.DecisionRequest) -> SeatView
         legal = ()
         wire = msg
     to_act = wire.to_act if wire.HasField("to_act") else None
-    phase = _PHASE_FROM.get(wire.phase)
+    phase = PHASE_FROM_WIRE.get(wire.phase)
     if phase is None:
         text = f"view has no phase ({wire.phase})"
         raise ValueError(text)

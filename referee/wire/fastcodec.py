@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 
 from referee.rules import BID_NAMES, CARDS, DECLINE_EXCHANGE, DECLINE_WIDOW, PEEP, Bid, Phase, TakeWidow
 from referee.wire._gen.nap.v1 import nap_pb2
-from referee.wire.codec import closed_to_proto, fault_to_proto
+from referee.wire.codec import PHASE_TO_WIRE, closed_to_proto, fault_to_proto
 from referee.wire.memo import Memo
 from referee.wire.protowire import field_tag, length_delimited, varint, zigzag
 
@@ -175,13 +175,6 @@ _REQUEST_SEAT: Final = tuple(_uint(_REQUEST_SEAT_TAG, seat) for seat in range(_S
 _VIEW_SEAT: Final = tuple(_uint(_VIEW_SEAT_TAG, seat) for seat in range(_SEATS))
 """SeatView.seat, by seat."""
 _PLAY: Final = Phase.PLAY
-_PHASE_WIRE: Final = {
-    Phase.EXCHANGE: nap_pb2.PHASE_EXCHANGE,
-    Phase.BIDDING: nap_pb2.PHASE_BIDDING,
-    Phase.WIDOW: nap_pb2.PHASE_WIDOW,
-    Phase.PLAY: nap_pb2.PHASE_PLAY,
-    Phase.OVER: nap_pb2.PHASE_OVER,
-}
 
 
 _STATE: Final = {
@@ -189,7 +182,7 @@ _STATE: Final = {
         to_act: _uint(_VIEW_PHASE, number) + (b"" if to_act is None else _VIEW_TO_ACT + varint(to_act))
         for to_act in (None, *range(_SEATS))
     }
-    for phase, number in _PHASE_WIRE.items()
+    for phase, number in PHASE_TO_WIRE.items()
 }
 """SeatView.phase and to_act, by phase, then by seat to act (an encoder keeps its phase's entry:
 hashing an Enum is a Python call)."""

@@ -38,6 +38,7 @@ from referee.rules import (
     parse_action,
     parse_card,
 )
+from referee.wire.codec import PHASE_FROM_WIRE
 from referee.wire.memo import Memo
 
 if TYPE_CHECKING:
@@ -54,7 +55,6 @@ _ACTION: Final[dict[str, Action]] = {**_CARD, **_BID}
 _ACTION.update({str(action): action for action in (PEEP, DECLINE_EXCHANGE, DECLINE_WIDOW)})
 _ACTION.update({str(TakeWidow(card)): TakeWidow(card) for card in CARDS})
 _SUIT: Final = {suit.letter: suit for suit in Suit}
-_PHASE: Final = {1: Phase.BIDDING, 2: Phase.PLAY, 3: Phase.OVER, 4: Phase.EXCHANGE, 5: Phase.WIDOW}
 _SEATS: Final[Memo[tuple[bool, ...], tuple[int, ...]]] = Memo(
     lambda active: tuple(seat for seat, on in enumerate(active) if on), limit=4_096
 )
@@ -107,7 +107,7 @@ class _Seen:
 
 
 def _phase(number: int) -> Phase:
-    phase = _PHASE.get(number)
+    phase = PHASE_FROM_WIRE.get(number)
     if phase is None:
         text = f"view has no phase ({number})"
         raise ValueError(text)
