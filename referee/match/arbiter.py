@@ -1,11 +1,11 @@
 r"""The referee's pure core: every table and every bot of one referee, on a clock given as values.
 
 An :class:`Arbiter` routes between the tables (one :class:`~referee.match.loop.Match`
-each) and the bots (one :class:`~referee.match.bots.BotState` each): it numbers the
-requests (unique across the referee, so an answer to another bot's request is caught),
-queues them per bot, hands each answer to its table, fails requests whose deadline
-passed or whose bot is gone for good, and reports a connection's faults at every table
-the bot sits at.
+each) and the bots (one :class:`~referee.match.bots.BotState` each): it owns the count
+the tables number their requests from (unique across the referee, so an answer to another
+bot's request is caught), queues them per bot with their clocks, hands each answer to
+its table, fails requests whose deadline passed or whose bot is gone for good, and
+reports a connection's faults at every table the bot sits at.
 
 Inputs: :meth:`~Arbiter.open` a table, a bot :meth:`~Arbiter.attach`\\ es or
 :meth:`~Arbiter.detach`\\ es, :meth:`~Arbiter.answers` arrive, a
