@@ -751,23 +751,23 @@ class Deal:
                 break
         else:
             self.check(action)
-        # A checked action's class names its transition (the phase allows one class, or
-        # bids and the peep in the auction, or the referee's penalty in the play).
-        match action:
-            case Card():
-                return self._play(action)
-            case Bid():
-                return self._bid(action)
-            case Peep():
-                return self._peep()
-            case Exchange():
-                return self._exchange(action)
-            case TakeWidow():
-                return self._take_widow(action)
-            case Penalty():
-                return self._penalize(action.seat)
-            case _:
-                assert_never(action)
+        # A checked action's exact class names its transition (the phase allows one class,
+        # or bids and the peep in the auction, or the referee's penalty in the play). The
+        # classes are final, so type() narrows both ways; it costs less than match/case,
+        # at one test per action of every deal.
+        if type(action) is Card:
+            return self._play(action)
+        if type(action) is Bid:
+            return self._bid(action)
+        if type(action) is Exchange:
+            return self._exchange(action)
+        if type(action) is TakeWidow:
+            return self._take_widow(action)
+        if type(action) is Peep:
+            return self._peep()
+        if type(action) is Penalty:
+            return self._penalize(action.seat)
+        assert_never(action)
 
     def _declared(self) -> tuple[int, Contract]:
         """The declarer and its contract: the play (and so a penalty or the last trick) has both."""
