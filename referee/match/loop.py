@@ -66,6 +66,8 @@ _TEXT_OF_ACTION: Final[dict[Action, str]] = {action: text for text, action in _A
 """A card's or a bid's text (``str(action)`` without a call)."""
 _new_decision: Final = tuple.__new__
 """Builds a :class:`Decision` from its fields' tuple without the named tuple's Python-level ``__new__``."""
+_new_ask: Final = tuple.__new__
+"""Builds an :class:`Ask` likewise."""
 
 
 class Match:
@@ -238,15 +240,18 @@ class Match:
                     continue
             clocks = self._clocks
             deadline = clocks.deadline_ms(seat)
-            ask = self.asked = Ask(
-                self.table,
-                seat,
-                bot,
-                session.view_fields(seat, legal_actions=legal),
-                deadline,
-                clocks.bank_ms(seat),
-                deadline + clocks.margin_ms,
-                next(self._request_ids),
+            ask = self.asked = _new_ask(
+                Ask,
+                (
+                    self.table,
+                    seat,
+                    bot,
+                    session.view_fields(seat, legal_actions=legal),
+                    deadline,
+                    clocks.bank_ms(seat),
+                    deadline + clocks.margin_ms,
+                    next(self._request_ids),
+                ),
             )
             out.append(ask)
             return

@@ -76,8 +76,7 @@ class SessionOutcome:
     settlements: tuple[DealSettled, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Ask:
+class Ask(NamedTuple):
     """A decision asked of ``seat``'s bot at ``table``: its view (legal actions included) and clock.
 
     ``deadline_ms`` is what the bot is told; it is late past ``late_ms`` (the deadline
@@ -85,6 +84,10 @@ class Ask:
     referee (the arbiter's count, which the match core draws from), so an answer to
     another bot's request is caught. A value: the arbiter keeps the request's clock beside
     it (:class:`~referee.match.bots.Request`), on the caller's time.
+
+    A named tuple rather than a frozen dataclass, as :class:`Decision` is: one is made per
+    decision asked, and ``tuple.__new__(Ask, fields)`` costs a fraction of a dataclass's
+    ``__init__``.
     """
 
     table: str
