@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
-from typing import TYPE_CHECKING, assert_never
+from typing import TYPE_CHECKING
 
 from referee.match.bots import EARLY_MS, BotState, Request
 from referee.match.faults import Fault, FaultKind
 from referee.match.loop import Match
-from referee.match.messages import Ask, Closed, CloseReason, Faulted, Finished, Tell, Unseated
+from referee.match.messages import Ask, Closed, CloseReason, Finished, Unseated
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -111,10 +111,12 @@ class Arbiter:
         out: list[Output] = []
         for request_id, text in answers:
             found = state.answer(request_id)
-            if isinstance(found, Request):
+            if type(found) is Request:
                 match = matches.get(found.ask.table)
                 if match is not None:
-                    self._carry(match, match.answered(text, found.elapsed(now)), now, out)
+                    sent_at = found.sent_at  # set: it was sent, since it is answered
+                    elapsed = 0.0 if sent_at is None else now - sent_at
+                    self._carry(match, match.answered(text, elapsed), now, out)
             elif found is False:
                 if self.cut_off(bot):
                     break
@@ -246,34 +248,30 @@ class Arbiter:
     def _carry(self, match: Match, outputs: list[Output], now: float, out: list[Output]) -> None:
         """Do the arbiter's part of ``match``'s outputs and pass them all on to ``out``."""
         for item in outputs:
-            match item:
-                case Ask():
-                    state = self._bots[item.bot]
-                    if state.gone:  # fails at once, as soon as this input is handled
-                        self._asks[item.table] = Request(item, done=True)
-                        self._due.append((item, 0.0))
-                    else:
-                        self._asks[item.table] = state.add(item, now)
-                        if not state.connected:
-                            self._watch(state)
-                case Closed():
-                    state = self._bots[item.bot]
-                    state.tables.discard(item.table)
-                    request = self._asks.get(item.table)
-                    if (
-                        request is not None
-                        and request.ask.bot == item.bot
-                        and state.withdraw(request)
-                        and item.reason is CloseReason.DISQUALIFIED
-                    ):
-                        self._due.append((request.ask, request.elapsed(now)))
-                case Finished():
-                    del self._matches[match.table]
-                    self._asks.pop(match.table, None)
-                case Tell() | Faulted() | Unseated():
-                    pass  # the caller's to carry out
-                case _:
-                    assert_never(item)
+            if type(item) is Ask:
+                state = self._bots[item.bot]
+                if state.gone:  # fails at once, as soon as this input is handled
+                    self._asks[item.table] = Request(item, done=True)
+                    self._due.append((item, 0.0))
+                else:
+                    self._asks[item.table] = state.add(item, now)
+                    if not state.connected:
+                        self._watch(state)
+            elif type(item) is Closed:
+                state = self._bots[item.bot]
+                state.tables.discard(item.table)
+                request = self._asks.get(item.table)
+                if (
+                    request is not None
+                    and request.ask.bot == item.bot
+                    and state.withdraw(request)
+                    and item.reason is CloseReason.DISQUALIFIED
+                ):
+                    self._due.append((request.ask, request.elapsed(now)))
+            elif type(item) is Finished:
+                del self._matches[match.table]
+                self._asks.pop(match.table, None)
+            # a Tell, a Faulted or an Unseated is the caller's to carry out
         out.extend(outputs)
 
     def _settle(self, now: float, out: list[Output]) -> None:

@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from collections.abc import Collection, Iterator, Sequence
 
     from referee.match.messages import Output, SessionSpec
-    from referee.rules import Action, Event
+    from referee.rules import Action, Event, SeatEvent
 
 _ACTION_OF_TEXT: Final[dict[str, Action]] = {card.text: card for card in CARDS}
 _ACTION_OF_TEXT.update({name: Bid(name) for name in BID_NAMES})
@@ -375,16 +375,13 @@ class Match:
             return
         session = self._session
         fault = self._penalty_fault
-        # a revoke's penalty is told as the fault that caused it
         out.extend(
             Tell(
                 self.table,
                 seat,
                 bot,
                 tuple(
-                    SeatPenalized(event.seat, item.deal, fault)
-                    if isinstance(event := item.event, Penalized)
-                    else item
+                    item if item.event.__class__ is not Penalized else _penalized(item, fault)
                     for item in session.tell(seat, events, deal=deal)
                 ),
             )
@@ -399,3 +396,12 @@ class Match:
         for seat, bot in enumerate(self._seats):
             if bot in listening:
                 out.append(Tell(self.table, seat, bot, (notice,)))
+
+
+def _penalized(told: SeatEvent, fault: FaultKind) -> SeatPenalized:
+    """A revoke's penalty as the seats are told it: with the kind of the fault that caused it."""
+    event = told.event
+    if not isinstance(event, Penalized):
+        msg = f"not a penalty: {event}"
+        raise TypeError(msg)
+    return SeatPenalized(event.seat, told.deal, fault)

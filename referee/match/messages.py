@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, final
 
 from referee.match.clock import TimeLimits
 
@@ -76,6 +76,7 @@ class SessionOutcome:
     settlements: tuple[DealSettled, ...] = ()
 
 
+@final
 class Ask(NamedTuple):
     """A decision asked of ``seat``'s bot at ``table``: its view (legal actions included) and clock.
 
@@ -120,6 +121,7 @@ class SeatPenalized:
     substitute: Action | None = None
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class Tell:
     """What ``seat`` (held by ``bot``) at ``table`` is told, in order."""
@@ -130,6 +132,7 @@ class Tell:
     items: tuple[SeatEvent | SeatPenalized, ...]
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class Faulted:
     """A fault to record and to notify to its bot, the ``count``-th of ``limit`` (0: no limit).
@@ -153,6 +156,7 @@ class CloseReason(Enum):
     DISQUALIFIED = "disqualified"
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class Closed:
     """Nothing more will come to ``bot`` from ``table``; its request there, if any, is withdrawn."""
@@ -163,6 +167,7 @@ class Closed:
     message: str = ""
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class Unseated:
     """A fault of a bot that sits at no table: recorded by the referee, notified to nobody."""
@@ -170,6 +175,7 @@ class Unseated:
     fault: Fault
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class Finished:
     """The table's session is over (or was aborted): what happened."""
@@ -179,4 +185,5 @@ class Finished:
 
 
 Output = Ask | Tell | Faulted | Closed | Unseated | Finished
-"""Anything the core hands out."""
+"""Anything the core hands out. Its classes are final: callers dispatch on ``type(item)``,
+which costs less than match/case and which mypy narrows both ways (``assert_never``)."""

@@ -184,25 +184,24 @@ class Simulation:
 
     def _handle(self, outputs: list[Output]) -> None:
         for item in outputs:
-            match item:
-                case Ask():
-                    self._to_write[item.bot] = None
-                case Finished():
-                    self._outcomes[item.table] = item.outcome
-                case Unseated():
-                    self.unseated.append(item.fault)
-                case Tell() | Closed():
-                    self._deliver(item.bot, item)
-                case Faulted():
-                    self._deliver(item.fault.bot, item)
-                case _:
-                    assert_never(item)
-
-    def _deliver(self, name: str, item: Tell | Faulted | Closed) -> None:
-        """Hand ``item`` to bot ``name``; dropped, as over gRPC, while the bot is gone."""
-        if self.arbiter.bot(name).gone:
-            return
-        bot = self._bots[name]
-        bot.received.append(item)
-        if bot.on_tell is not None and isinstance(item, Tell):
-            bot.on_tell(item)
+            if type(item) is Ask:
+                self._to_write[item.bot] = None
+                continue
+            if type(item) is Finished:
+                self._outcomes[item.table] = item.outcome
+                continue
+            if type(item) is Unseated:
+                self.unseated.append(item.fault)
+                continue
+            if type(item) is Faulted:
+                name = item.fault.bot
+            elif type(item) is Tell or type(item) is Closed:
+                name = item.bot
+            else:
+                assert_never(item)
+            if self.arbiter.bot(name).gone:
+                continue  # dropped, as over gRPC, while the bot is gone
+            bot = self._bots[name]
+            bot.received.append(item)
+            if type(item) is Tell and bot.on_tell is not None:
+                bot.on_tell(item)

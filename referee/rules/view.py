@@ -272,16 +272,14 @@ def seat_events(
     """
     told: list[SeatEvent] = []
     faulting: int | None = None
-    for event in events:
-        match event:
-            case DealStarted():
-                deal = event.deal
-                told.append(SeatEvent(deal, event, hand=_hand(deals[deal], seat)))
-            case DealSettled():
-                told.append(SeatEvent(deal, event, balances=balances, faulting_seat=faulting))
-            case Penalized():
+    for event in events:  # by exact class (the events are final): cheaper than match/case
+        if type(event) is DealStarted:
+            deal = event.deal
+            told.append(SeatEvent(deal, event, hand=_hand(deals[deal], seat)))
+        elif type(event) is DealSettled:
+            told.append(SeatEvent(deal, event, balances=balances, faulting_seat=faulting))
+        else:
+            if type(event) is Penalized:
                 faulting = event.seat
-                told.append(SeatEvent(deal, event))
-            case _:
-                told.append(SeatEvent(deal, event))
+            told.append(SeatEvent(deal, event))
     return tuple(told)

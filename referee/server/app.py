@@ -340,32 +340,31 @@ class Referee:
         """Do what the core's outputs say, in order; then set the timer for the next deadline."""
         links = self._links
         for item in outputs:
-            match item:
-                case Ask():
-                    links[item.bot].wake()
-                case Tell():
-                    links[item.bot].send_events(
-                        [
-                            told_to_proto(told, table=item.table, seat=item.seat).SerializeToString()
-                            for told in item.items
-                        ]
-                    )
-                case Faulted():
-                    self._faulted(item)
-                case Closed():
-                    links[item.bot].notify(closed_notice(item))
-                    if item.reason is CloseReason.DISQUALIFIED:
-                        self._log.warning("disqualified", bot=item.bot, table=item.table, detail=item.message)
-                case Finished():
-                    done = self._sessions.get(item.table)
-                    if done is not None and not done.done():
-                        done.set_result(item.outcome)
-                case Unseated():
-                    fault = item.fault
-                    self.faults.append(fault)
-                    self._log.warning("fault", kind=str(fault.kind), bot=fault.bot, detail=fault.detail)
-                case _:
-                    assert_never(item)
+            if type(item) is Ask:
+                links[item.bot].wake()
+            elif type(item) is Tell:
+                links[item.bot].send_events(
+                    [
+                        told_to_proto(told, table=item.table, seat=item.seat).SerializeToString()
+                        for told in item.items
+                    ]
+                )
+            elif type(item) is Faulted:
+                self._faulted(item)
+            elif type(item) is Closed:
+                links[item.bot].notify(closed_notice(item))
+                if item.reason is CloseReason.DISQUALIFIED:
+                    self._log.warning("disqualified", bot=item.bot, table=item.table, detail=item.message)
+            elif type(item) is Finished:
+                done = self._sessions.get(item.table)
+                if done is not None and not done.done():
+                    done.set_result(item.outcome)
+            elif type(item) is Unseated:
+                fault = item.fault
+                self.faults.append(fault)
+                self._log.warning("fault", kind=str(fault.kind), bot=fault.bot, detail=fault.detail)
+            else:
+                assert_never(item)
         self._arm()
 
     def _faulted(self, faulted: Faulted) -> None:
