@@ -313,7 +313,16 @@ class TestFaultsAndClosedTables:
 
     @pytest.mark.parametrize("seat", [None, 0, 3])
     def test_fault_to_proto(self, seat: int | None) -> None:
-        fault = Fault(FaultKind.ILLEGAL, "bot-a", "t7", seat, 2, 5, 12.5, "must follow suit: hearts")
+        fault = Fault(
+            kind=FaultKind.ILLEGAL,
+            bot="bot-a",
+            table="t7",
+            seat=seat,
+            deal=2,
+            decision=5,
+            elapsed_ms=12.5,
+            detail="must follow suit: hearts",
+        )
         msg = fault_to_proto(Faulted(fault, count=2, limit=3, request_id=300_000, action="QS"))
         assert msg.HasField("seat") == (seat is not None)
         assert msg == nap_pb2.Fault(
@@ -336,7 +345,16 @@ class TestFaultsAndClosedTables:
     @pytest.mark.parametrize("seat", [None, 0, 2])
     @pytest.mark.parametrize("kind", list(FaultKind))
     def test_fault_notices_alone_and_in_a_batch(self, kind: FaultKind, seat: int | None) -> None:
-        fault = Fault(kind, "b", "t", seat, None, None, None, "détail ✓" * 30)
+        fault = Fault(
+            kind=kind,
+            bot="b",
+            table="t",
+            seat=seat,
+            deal=None,
+            decision=None,
+            elapsed_ms=None,
+            detail="détail ✓" * 30,
+        )
         faulted = Faulted(fault, count=1, limit=0, request_id=2**40 if seat else 0, action="")
         notice = fault_notice(faulted)
         assert isinstance(notice, Notice)
@@ -542,13 +560,43 @@ def test_fast_batches_write_the_codec_bytes() -> None:
             if session.over:
                 session = Session(PROFILES["heather"], table_size=4, seed=number)
         faults = [
-            fault_to_proto(Faulted(Fault(kind, "b", "t", seat, 0, 0, 1.0, kind.value), 1, 3))
+            fault_to_proto(
+                Faulted(
+                    Fault(
+                        kind=kind,
+                        bot="b",
+                        table="t",
+                        seat=seat,
+                        deal=0,
+                        decision=0,
+                        elapsed_ms=1.0,
+                        detail=kind.value,
+                    ),
+                    1,
+                    3,
+                )
+            )
             for kind, seat in zip(FaultKind, itertools.cycle([None, 0, 1, 2, 3]), strict=False)
         ]
         closed = [closed_to_proto(Closed(f"t{n}", "b", reason)) for n, reason in enumerate(CloseReason)]
         notices = [closed_notice(Closed(f"t{n}", "b", reason)) for n, reason in enumerate(CloseReason)]
         notices += [
-            fault_notice(Faulted(Fault(kind, "b", "t", seat, 0, 0, 1.0, kind.value), 1, 3))
+            fault_notice(
+                Faulted(
+                    Fault(
+                        kind=kind,
+                        bot="b",
+                        table="t",
+                        seat=seat,
+                        deal=0,
+                        decision=0,
+                        elapsed_ms=1.0,
+                        detail=kind.value,
+                    ),
+                    1,
+                    3,
+                )
+            )
             for kind, seat in zip(FaultKind, itertools.cycle([None, 0, 1, 2, 3]), strict=False)
         ]
         data = batch_message(

@@ -387,11 +387,10 @@ class TestLimitsOfOnePeer:
         state = BotState("bot", max_outstanding=1)
         state.attach(max_batch=1, listening=False)
         for number in range(1, RETIRED_KEPT + 11):
-            ask = Ask("t", 0, "bot", Session(HEATHER, table_size=3, seed=1).view_fields(0), 1, 0, 1)
-            ask.request_id = number
-            state.add(ask, 0.0)
+            ask = Ask("t", 0, "bot", Session(HEATHER, table_size=3, seed=1).view_fields(0), 1, 0, 1, number)
+            request = state.add(ask, 0.0)
             state.take(0.0)
-            assert state.withdraw(ask)
+            assert state.withdraw(request)
         assert len(state.retired) == RETIRED_KEPT
         assert state.answer(RETIRED_KEPT + 10) is True  # late answers to recent ones: ignored
         assert state.answer(1) is False  # to one long gone: unknown
@@ -411,7 +410,7 @@ class TestLimitsOfOnePeer:
         [(again, _)] = arbiter.take("bot", 700.0)
         late = arbiter.tick(700.0 + 501)  # never written: it expires on the clock of its taking
         assert [item.fault.kind for item in late if isinstance(item, Faulted)] == [FaultKind.LATE]
-        assert again.done
+        assert arbiter.bot("bot").answer(again.request_id) is True  # ended: an answer now is ignored
 
 
 class TestDisqualification:

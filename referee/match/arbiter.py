@@ -1,11 +1,11 @@
 r"""The referee's pure core: every table and every bot of one referee, on a clock given as values.
 
 An :class:`Arbiter` routes between the tables (one :class:`~referee.match.loop.Match`
-each) and the bots (one :class:`~referee.match.bots.BotState` each): it numbers the
-requests (unique across the referee, so an answer to another bot's request is caught),
-queues them per bot, hands each answer to its table, fails requests whose deadline
-passed or whose bot is gone for good, and reports a connection's faults at every table
-the bot sits at.
+each) and the bots (one :class:`~referee.match.bots.BotState` each): it owns the count
+the tables number their requests from (unique across the referee, so an answer to another
+bot's request is caught), queues them per bot with their clocks, hands each answer to
+its table, fails requests whose deadline passed or whose bot is gone for good, and
+reports a connection's faults at every table the bot sits at.
 
 Inputs: :meth:`~Arbiter.open` a table, a bot :meth:`~Arbiter.attach`\\ es or
 :meth:`~Arbiter.detach`\\ es, :meth:`~Arbiter.answers` arrive, a
@@ -23,7 +23,7 @@ import itertools
 from collections import deque
 from typing import TYPE_CHECKING
 
-from referee.match.bots import EARLY_MS, BotState
+from referee.match.bots import EARLY_MS, BotState, Request
 from referee.match.faults import Fault, FaultKind
 from referee.match.loop import Match
 from referee.match.messages import Ask, Closed, CloseReason, Finished, Unseated
@@ -59,9 +59,10 @@ class Arbiter:
         self.max_unknown_answers = max_unknown_answers
         self._bots: dict[str, BotState] = {}
         self._matches: dict[str, Match] = {}
-        self._asks: dict[str, Ask] = {}
+        self._asks: dict[str, Request] = {}
         """Per table, its latest request."""
         self._ids = itertools.count(1)
+        """The request ids of every table (drawn by its match core)."""
         self._due: deque[tuple[Ask, float]] = deque()
         """Withdrawn requests whose tables still wait for their reply, with its elapsed ms."""
         self.wake_at: float | None = None
@@ -110,11 +111,11 @@ class Arbiter:
         out: list[Output] = []
         for request_id, text in answers:
             found = state.answer(request_id)
-            if found.__class__ is Ask:
-                ask: Ask = found
-                match = matches.get(ask.table)
+            if type(found) is Request:
+                match = matches.get(found.ask.table)
                 if match is not None:
-                    elapsed = now - ask.sent_at  # type: ignore[operator]
+                    sent_at = found.sent_at  # set: it was sent, since it is answered
+                    elapsed = 0.0 if sent_at is None else now - sent_at
                     self._carry(match, match.answered(text, elapsed), now, out)
             elif found is False:
                 if self.cut_off(bot):
@@ -173,7 +174,10 @@ class Arbiter:
             raise ValueError(msg)
         bots = [self.bot(name) for name in dict.fromkeys(spec.seats)]
         match = Match(
-            spec, fault_limit=self.fault_limit, listening=[state.name for state in bots if state.listening]
+            spec,
+            fault_limit=self.fault_limit,
+            listening=[state.name for state in bots if state.listening],
+            request_ids=self._ids,
         )
         self._matches[spec.table] = match
         for state in bots:
@@ -208,20 +212,23 @@ class Arbiter:
             if due is None or due > now + EARLY_MS:
                 continue
             late, gone = state.due_now(now)
-            for ask in late:
-                match = matches.get(ask.table)
+            for request in late:
+                match = matches.get(request.ask.table)
                 if match is not None:
                     self._carry(
                         match,
-                        match.unanswered(FaultKind.LATE, _elapsed(ask, now), away=not state.connected),
+                        match.unanswered(FaultKind.LATE, request.elapsed(now), away=not state.connected),
                         now,
                         out,
                     )
-            for ask in gone or ():
-                match = matches.get(ask.table)
+            for request in gone or ():
+                match = matches.get(request.ask.table)
                 if match is not None:
                     self._carry(
-                        match, match.unanswered(FaultKind.DISCONNECT, _elapsed(ask, now), away=True), now, out
+                        match,
+                        match.unanswered(FaultKind.DISCONNECT, request.elapsed(now), away=True),
+                        now,
+                        out,
                     )
         if self._due:
             self._settle(now, out)
@@ -241,34 +248,30 @@ class Arbiter:
     def _carry(self, match: Match, outputs: list[Output], now: float, out: list[Output]) -> None:
         """Do the arbiter's part of ``match``'s outputs and pass them all on to ``out``."""
         for item in outputs:
-            kind = item.__class__
-            if kind is Ask:
-                ask: Ask = item  # type: ignore[assignment]
-                ask.request_id = next(self._ids)
-                self._asks[ask.table] = ask
-                state = self._bots[ask.bot]
+            if type(item) is Ask:
+                state = self._bots[item.bot]
                 if state.gone:  # fails at once, as soon as this input is handled
-                    ask.done = True
-                    self._due.append((ask, 0.0))
+                    self._asks[item.table] = Request(item, done=True)
+                    self._due.append((item, 0.0))
                 else:
-                    state.add(ask, now)
+                    self._asks[item.table] = state.add(item, now)
                     if not state.connected:
                         self._watch(state)
-            elif kind is Closed:
-                closed: Closed = item  # type: ignore[assignment]
-                state = self._bots[closed.bot]
-                state.tables.discard(closed.table)
-                ask = self._asks.get(closed.table)  # type: ignore[assignment]
+            elif type(item) is Closed:
+                state = self._bots[item.bot]
+                state.tables.discard(item.table)
+                request = self._asks.get(item.table)
                 if (
-                    ask is not None
-                    and ask.bot == closed.bot
-                    and state.withdraw(ask)
-                    and closed.reason is CloseReason.DISQUALIFIED
+                    request is not None
+                    and request.ask.bot == item.bot
+                    and state.withdraw(request)
+                    and item.reason is CloseReason.DISQUALIFIED
                 ):
-                    self._due.append((ask, _elapsed(ask, now)))
-            elif kind is Finished:
+                    self._due.append((request.ask, request.elapsed(now)))
+            elif type(item) is Finished:
                 del self._matches[match.table]
                 self._asks.pop(match.table, None)
+            # a Tell, a Faulted or an Unseated is the caller's to carry out
         out.extend(outputs)
 
     def _settle(self, now: float, out: list[Output]) -> None:
@@ -291,7 +294,20 @@ class Arbiter:
         out: list[Output],
     ) -> None:
         if not state.tables:
-            out.append(Unseated(Fault(kind, state.name, "", None, None, None, None, detail)))
+            out.append(
+                Unseated(
+                    Fault(
+                        kind=kind,
+                        bot=state.name,
+                        table="",
+                        seat=None,
+                        deal=None,
+                        decision=None,
+                        elapsed_ms=None,
+                        detail=detail,
+                    )
+                )
+            )
             return
         for table in sorted(state.tables):
             match = self._matches[table]
@@ -303,7 +319,3 @@ class Arbiter:
             )
         if self._due:
             self._settle(now, out)
-
-
-def _elapsed(ask: Ask, now: float) -> float:
-    return 0.0 if ask.sent_at is None else now - ask.sent_at

@@ -10,7 +10,8 @@ for it fails at once, until it returns.
 
 Times are milliseconds on the caller's clock, given with each call; nothing here reads
 a clock or arms a timer: :class:`~referee.match.arbiter.Arbiter` asks for the next time
-something is due.
+something is due. A request's clock is a :class:`Request` of this bookkeeping around the
+match core's :class:`~referee.match.messages.Ask`, which stays as the core made it.
 """
 
 from __future__ import annotations
@@ -29,6 +30,31 @@ WRITE_SLACK_MS = 0.5
 
 RETIRED_KEPT = 4096
 """How many ended ids a bot's late answers are still recognised for (bounded memory)."""
+
+
+class Request:
+    """One :class:`~referee.match.messages.Ask` in a bot's queue or in flight, with its clock.
+
+    ``sent_at`` once it left (or once the bot was away, so that a decision due meanwhile
+    waits no longer than its deadline), ``expires_at`` then (``sent_at`` plus the ask's
+    ``late_ms``), ``done`` once it has had its one reply or ended without one.
+    """
+
+    __slots__ = ("ask", "done", "expires_at", "sent_at")
+
+    def __init__(self, ask: Ask, *, done: bool = False) -> None:
+        self.ask = ask
+        self.sent_at: float | None = None
+        self.expires_at: float | None = None
+        self.done = done
+
+    def elapsed(self, now: float) -> float:
+        """Milliseconds from its sending to ``now`` (0 if it never left)."""
+        sent_at = self.sent_at
+        return 0.0 if sent_at is None else now - sent_at
+
+    def __repr__(self) -> str:
+        return f"<Request {self.ask!r} sent at {self.sent_at} expires at {self.expires_at} done {self.done}>"
 
 
 class BotState:
@@ -71,7 +97,7 @@ class BotState:
         """Whether the bot asked for table events in its hello."""
         self.tables: set[str] = set()
         """The tables it sits at now."""
-        self.outstanding: dict[int, Ask] = {}
+        self.outstanding: dict[int, Request] = {}
         """Sent and not yet answered, by request id."""
         self.retired: set[int] = set()
         """Ids sent and then ended without an answer (late or withdrawn): answers to them are
@@ -79,9 +105,9 @@ class BotState:
         self._retired_order: deque[int] = deque()
         self.unknown = 0
         """Answers to unknown requests on this connection (the referee cuts a flood off)."""
-        self._queue: deque[Ask] = deque()
-        self._clocked: dict[int, Ask] = {}
-        self._unwritten: list[Ask] = []
+        self._queue: deque[Request] = deque()
+        self._clocked: dict[int, Request] = {}
+        self._unwritten: list[Request] = []
         """Requests taken to be sent whose clocks started when they were taken, at ``_taken_at``."""
         self._taken_at = 0.0
 
@@ -92,11 +118,13 @@ class BotState:
 
     # -- requests --------------------------------------------------------------------------
 
-    def add(self, ask: Ask, now: float) -> None:
-        """Queue ``ask`` (its request id set); while the bot is away its clock starts now."""
-        self._queue.append(ask)
+    def add(self, ask: Ask, now: float) -> Request:
+        """Queue ``ask``; while the bot is away its clock starts now."""
+        request = Request(ask)
+        self._queue.append(request)
         if not self.connected:
-            self._start_clock(ask, now)
+            self._start_clock(request, now)
+        return request
 
     def take(self, now: float) -> list[tuple[Ask, int]]:
         """The requests to send now, with the deadline each carries (ms from now).
@@ -109,17 +137,19 @@ class BotState:
         sent: list[tuple[Ask, int]] = []
         outstanding = self.outstanding
         while room > 0 and queue:
-            ask = queue.popleft()
-            if ask.done:
+            request = queue.popleft()
+            if request.done:
                 continue
-            outstanding[ask.request_id] = ask
-            if ask.expires_at is None:
-                self._start_clock(ask, now)
-                self._unwritten.append(ask)
+            ask = request.ask
+            outstanding[ask.request_id] = request
+            sent_at = request.sent_at
+            if request.expires_at is None or sent_at is None:
+                self._start_clock(request, now)
+                self._unwritten.append(request)
                 self._taken_at = now
                 sent.append((ask, ask.deadline_ms))
             else:  # what is left of the deadline it was told
-                sent.append((ask, max(1, int(ask.sent_at + ask.deadline_ms - now))))  # type: ignore[operator]
+                sent.append((ask, max(1, int(sent_at + ask.deadline_ms - now))))
             room -= 1
         return sent
 
@@ -131,46 +161,46 @@ class BotState:
         no bot is charged for the time its request waited to be written.
         """
         if now - self._taken_at > WRITE_SLACK_MS:
-            for ask in self._unwritten:
-                if not ask.done and ask.sent_at is not None and ask.sent_at < now:
-                    ask.sent_at = now
-                    ask.expires_at = now + ask.late_ms
+            for request in self._unwritten:
+                if not request.done and request.sent_at is not None and request.sent_at < now:
+                    request.sent_at = now
+                    request.expires_at = now + request.ask.late_ms
         self._unwritten.clear()
 
-    def answer(self, request_id: int) -> Ask | bool:
+    def answer(self, request_id: int) -> Request | bool:
         """The request an answer with ``request_id`` ends; True to ignore it, False if unknown.
 
         Ignored: an answer to a request that already ended without one (late, withdrawn).
         Unknown: an id never sent to this bot, or already answered.
         """
-        ask = self.outstanding.pop(request_id, None)
-        if ask is None:
+        request = self.outstanding.pop(request_id, None)
+        if request is None:
             return request_id in self.retired
-        if ask.done:
+        if request.done:
             return True
-        ask.done = True
+        request.done = True
         self._clocked.pop(request_id, None)
-        return ask
+        return request
 
-    def expired(self, now: float) -> list[Ask]:
+    def expired(self, now: float) -> list[Request]:
         """End every request past its deadline (they are retired): the late ones."""
         late = [
-            ask
-            for ask in self._clocked.values()
-            if ask.expires_at is not None and ask.expires_at <= now + EARLY_MS
+            request
+            for request in self._clocked.values()
+            if request.expires_at is not None and request.expires_at <= now + EARLY_MS
         ]
-        for ask in late:
-            self._end(ask)
+        for request in late:
+            self._end(request)
         return late
 
-    def withdraw(self, ask: Ask) -> bool:
-        """End ``ask`` without an answer (its table closed); False if it had ended already."""
-        if ask.done:
+    def withdraw(self, request: Request) -> bool:
+        """End ``request`` without an answer (its table closed); False if it had ended already."""
+        if request.done:
             return False
-        self._end(ask)
+        self._end(request)
         return True
 
-    def due_now(self, now: float) -> tuple[list[Ask], list[Ask] | None]:
+    def due_now(self, now: float) -> tuple[list[Request], list[Request] | None]:
         """What is due at ``now``: the late requests, and those of a bot gone for good.
 
         The second list is None unless the grace period is over at ``now``.
@@ -184,32 +214,35 @@ class BotState:
     def next_due(self) -> float | None:
         """The earliest deadline of a request whose clock runs, or the end of the grace period."""
         due = min(
-            (ask.expires_at for ask in self._clocked.values() if ask.expires_at is not None), default=None
+            (request.expires_at for request in self._clocked.values() if request.expires_at is not None),
+            default=None,
         )
         grace = self.grace_until
         if grace is not None and (due is None or grace < due):
             return grace
         return due
 
-    def _start_clock(self, ask: Ask, now: float) -> None:
-        if ask.expires_at is not None:
+    def _start_clock(self, request: Request, now: float) -> None:
+        if request.expires_at is not None:
             return
-        if ask.sent_at is None:
-            ask.sent_at = now
-        expires = ask.expires_at = ask.sent_at + ask.late_ms
-        self._clocked[ask.request_id] = ask
+        sent_at = request.sent_at
+        if sent_at is None:
+            sent_at = request.sent_at = now
+        expires = request.expires_at = sent_at + request.ask.late_ms
+        self._clocked[request.ask.request_id] = request
         due = self.due
         if due is None or expires < due:
             self.due = expires
 
-    def _end(self, ask: Ask) -> None:
-        ask.done = True
-        self._clocked.pop(ask.request_id, None)
-        if self.outstanding.pop(ask.request_id, None) is not None:
+    def _end(self, request: Request) -> None:
+        request.done = True
+        request_id = request.ask.request_id
+        self._clocked.pop(request_id, None)
+        if self.outstanding.pop(request_id, None) is not None:
             retired = self.retired
-            retired.add(ask.request_id)
+            retired.add(request_id)
             order = self._retired_order
-            order.append(ask.request_id)
+            order.append(request_id)
             if len(order) > RETIRED_KEPT:
                 retired.discard(order.popleft())
 
@@ -224,30 +257,30 @@ class BotState:
         self.grace_until = None
         self.unknown = 0
         self._unwritten.clear()
-        for ask in sorted(self.outstanding.values(), key=lambda a: a.request_id, reverse=True):
-            self._queue.appendleft(ask)
+        for request in sorted(self.outstanding.values(), key=lambda r: r.ask.request_id, reverse=True):
+            self._queue.appendleft(request)
         self.outstanding.clear()
 
     def detach(self, now: float, *, grace_ms: float) -> None:
         """The connection ended: every request's clock runs from now on; the grace period starts."""
         self.connected = False
-        for ask in self.outstanding.values():
-            self._start_clock(ask, now)
-        for ask in self._queue:
-            self._start_clock(ask, now)
+        for request in self.outstanding.values():
+            self._start_clock(request, now)
+        for request in self._queue:
+            self._start_clock(request, now)
         grace = self.grace_until = now + grace_ms
         due = self.due
         if due is None or grace < due:
             self.due = grace
 
-    def give_up(self) -> list[Ask]:
+    def give_up(self) -> list[Request]:
         """The grace period is over: the bot is gone; end and return every request for it."""
         self.grace_until = None
         self.gone = True
-        pending = [ask for ask in (*self.outstanding.values(), *self._queue) if not ask.done]
+        pending = [request for request in (*self.outstanding.values(), *self._queue) if not request.done]
         self.outstanding.clear()
         self._queue.clear()
-        for ask in pending:
-            ask.done = True
-            self._clocked.pop(ask.request_id, None)
+        for request in pending:
+            request.done = True
+            self._clocked.pop(request.ask.request_id, None)
         return pending

@@ -25,7 +25,7 @@ class FaultKind(StrEnum):
     """A message larger than the referee accepts; the connection ends."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Fault:
     """One fault, as recorded for a session.
 

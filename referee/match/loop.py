@@ -21,6 +21,7 @@ reads a clock: elapsed times come in with the replies.
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING, Final
 
 from referee.match.clock import SeatClocks
@@ -54,7 +55,7 @@ from referee.rules import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Sequence
+    from collections.abc import Collection, Iterator, Sequence
 
     from referee.match.messages import Output, SessionSpec
     from referee.rules import Action, Event, SeatEvent
@@ -65,6 +66,8 @@ _TEXT_OF_ACTION: Final[dict[Action, str]] = {action: text for text, action in _A
 """A card's or a bid's text (``str(action)`` without a call)."""
 _new_decision: Final = tuple.__new__
 """Builds a :class:`Decision` from its fields' tuple without the named tuple's Python-level ``__new__``."""
+_new_ask: Final = tuple.__new__
+"""Builds an :class:`Ask` likewise."""
 
 
 class Match:
@@ -72,11 +75,21 @@ class Match:
 
     ``fault_limit`` is the number of faults at this table after which a bot is
     disqualified (0: never). ``listening`` names the bots that want the table's events.
+    ``request_ids`` numbers its requests (:attr:`Ask.request_id`): the arbiter's count,
+    shared by its tables; by default a count of the table's own from 1.
     Each input returns the outputs it caused, in order.
     """
 
-    def __init__(self, spec: SessionSpec, *, fault_limit: int = 0, listening: Collection[str] = ()) -> None:
+    def __init__(
+        self,
+        spec: SessionSpec,
+        *,
+        fault_limit: int = 0,
+        listening: Collection[str] = (),
+        request_ids: Iterator[int] | None = None,
+    ) -> None:
         self.spec = spec
+        self._request_ids = itertools.count(1) if request_ids is None else request_ids
         self.table = spec.table
         self._seats = spec.seats
         self._session = Session(spec.profile, table_size=len(spec.seats), seed=spec.seed)
@@ -173,7 +186,14 @@ class Match:
             return out
         session = self._session
         fault = Fault(
-            kind, bot, self.table, None, len(session.deals) - 1, session.deal.action_count, None, detail
+            kind=kind,
+            bot=bot,
+            table=self.table,
+            seat=None,
+            deal=len(session.deals) - 1,
+            decision=session.deal.action_count,
+            elapsed_ms=None,
+            detail=detail,
         )
         self._record(fault, request_id, action, out)
         return out
@@ -220,14 +240,18 @@ class Match:
                     continue
             clocks = self._clocks
             deadline = clocks.deadline_ms(seat)
-            ask = self.asked = Ask(
-                self.table,
-                seat,
-                bot,
-                session.view_fields(seat, legal_actions=legal),
-                deadline,
-                clocks.bank_ms(seat),
-                deadline + clocks.margin_ms,
+            ask = self.asked = _new_ask(
+                Ask,
+                (
+                    self.table,
+                    seat,
+                    bot,
+                    session.view_fields(seat, legal_actions=legal),
+                    deadline,
+                    clocks.bank_ms(seat),
+                    deadline + clocks.margin_ms,
+                    next(self._request_ids),
+                ),
             )
             out.append(ask)
             return
@@ -307,14 +331,14 @@ class Match:
         session = self._session
         deal_number = len(session.deals) - 1
         fault = Fault(
-            kind,
-            asked.bot,
-            self.table,
-            seat,
-            deal_number,
-            session.deal.action_count,
-            round(elapsed_ms, 3),
-            detail,
+            kind=kind,
+            bot=asked.bot,
+            table=self.table,
+            seat=seat,
+            deal=deal_number,
+            decision=session.deal.action_count,
+            elapsed_ms=round(elapsed_ms, 3),
+            detail=detail,
         )
         self._record(fault, asked.request_id, text, out)
         if self._policy is FaultPolicy.REVOKE and session.deal.phase is Phase.PLAY:
@@ -350,23 +374,20 @@ class Match:
         if not listening:
             return
         session = self._session
+        fault = self._penalty_fault
         out.extend(
             Tell(
                 self.table,
                 seat,
                 bot,
                 tuple(
-                    self._penalized(item) if item.event.__class__ is Penalized else item
+                    item if item.event.__class__ is not Penalized else _penalized(item, fault)
                     for item in session.tell(seat, events, deal=deal)
                 ),
             )
             for seat, bot in enumerate(self._seats)
             if bot in listening
         )
-
-    def _penalized(self, told: SeatEvent) -> SeatPenalized:
-        event: Penalized = told.event  # type: ignore[assignment]
-        return SeatPenalized(event.seat, told.deal, self._penalty_fault)
 
     def _tell_all(self, notice: SeatPenalized, out: list[Output]) -> None:
         listening = self._listening
@@ -375,3 +396,12 @@ class Match:
         for seat, bot in enumerate(self._seats):
             if bot in listening:
                 out.append(Tell(self.table, seat, bot, (notice,)))
+
+
+def _penalized(told: SeatEvent, fault: FaultKind) -> SeatPenalized:
+    """A revoke's penalty as the seats are told it: with the kind of the fault that caused it."""
+    event = told.event
+    if not isinstance(event, Penalized):
+        msg = f"not a penalty: {event}"
+        raise TypeError(msg)
+    return SeatPenalized(event.seat, told.deal, fault)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, assert_never
 
 from referee.match.arbiter import Arbiter
 from referee.match.faults import FaultKind
@@ -184,18 +184,24 @@ class Simulation:
 
     def _handle(self, outputs: list[Output]) -> None:
         for item in outputs:
-            kind = item.__class__
-            if kind is Ask:
-                self._to_write[item.bot] = None  # type: ignore[union-attr]
-            elif kind is Finished:
-                self._outcomes[item.table] = item.outcome  # type: ignore[union-attr]
-            elif kind is Unseated:
-                self.unseated.append(item.fault)  # type: ignore[union-attr]
-            elif kind is Tell or kind is Faulted or kind is Closed:
-                name = item.bot if kind is not Faulted else item.fault.bot  # type: ignore[union-attr]
-                if self.arbiter.bot(name).gone:
-                    continue  # dropped, as over gRPC, while the bot is gone
-                bot = self._bots[name]
-                bot.received.append(item)
-                if kind is Tell and bot.on_tell is not None:
-                    bot.on_tell(item)  # type: ignore[arg-type]
+            if type(item) is Ask:
+                self._to_write[item.bot] = None
+                continue
+            if type(item) is Finished:
+                self._outcomes[item.table] = item.outcome
+                continue
+            if type(item) is Unseated:
+                self.unseated.append(item.fault)
+                continue
+            if type(item) is Faulted:
+                name = item.fault.bot
+            elif type(item) is Tell or type(item) is Closed:
+                name = item.bot
+            else:
+                assert_never(item)
+            if self.arbiter.bot(name).gone:
+                continue  # dropped, as over gRPC, while the bot is gone
+            bot = self._bots[name]
+            bot.received.append(item)
+            if type(item) is Tell and bot.on_tell is not None:
+                bot.on_tell(item)

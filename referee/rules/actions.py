@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import pairwise
 from operator import attrgetter
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, final
 
 from referee.rules.cards import Card, parse_card
 
@@ -45,13 +45,14 @@ Blücher, so their order here says nothing about a ladder (each profile lists it
 """
 
 
+@final
 class Bid:
     """A call in the auction: ``Bid("pass")`` or a contract's name (``Bid("nap")``). Interned."""
 
     __slots__ = ("name",)
     name: str
 
-    def __new__(cls, name: str) -> Bid:  # noqa: PYI034 - instances are interned; not for subclassing
+    def __new__(cls, name: str) -> Bid:
         """Return the interned bid called ``name``."""
         try:
             return _BIDS[name]
@@ -88,6 +89,7 @@ _BIDS: Final = {name: _make_bid(name) for name in BID_NAMES}
 PASS: Final = _BIDS["pass"]
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class Exchange:
     """Give up ``cards`` (face down) and draw as many from the stock; no cards declines.
@@ -107,6 +109,7 @@ class Exchange:
         return "exchange:" + (",".join(card.text for card in self.cards) or "none")
 
 
+@final
 class Peep:
     """Pay to look at the widow, at one's turn in the auction and before bidding: :data:`PEEP`.
 
@@ -115,7 +118,7 @@ class Peep:
 
     __slots__ = ()
 
-    def __new__(cls) -> Peep:  # noqa: PYI034 - a singleton; not for subclassing
+    def __new__(cls) -> Peep:
         """Return the one peep."""
         return PEEP
 
@@ -133,6 +136,7 @@ PEEP: Final[Peep] = object.__new__(Peep)
 """The one :class:`Peep`."""
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class TakeWidow:
     """The declarer's widow decision: give up ``card`` (face down) for the widow, or None to decline.
@@ -146,6 +150,7 @@ class TakeWidow:
         return f"widow:{'none' if self.card is None else self.card.text}"
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class Penalty:
     """The referee stops the deal because ``seat`` faulted (seed 001's revoke settlement)."""

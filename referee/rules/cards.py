@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 from enum import IntEnum
-from typing import Final
+from typing import Final, final
 
 
 class Suit(IntEnum):
@@ -92,6 +92,7 @@ _RANK_TEXT: Final = {
 _RANK_OF_TEXT: Final = {text: rank for rank, text in _RANK_TEXT.items()}
 
 
+@final
 class Card:
     """One card of the pack, interned: build it from text (``Card("10S")``) or parts.
 
@@ -105,7 +106,7 @@ class Card:
     suit: Suit
     text: str
 
-    def __new__(cls, rank_or_text: Rank | str, suit: Suit | None = None) -> Card:  # noqa: PYI034 - instances are interned; not for subclassing
+    def __new__(cls, rank_or_text: Rank | str, suit: Suit | None = None) -> Card:
         """Return the interned card named by text, or by a rank and a suit."""
         if suit is None:
             if not isinstance(rank_or_text, str):

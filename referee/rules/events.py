@@ -3,18 +3,21 @@
 Every event here may be shown to every seat: the engine never puts a hidden card in an
 event (hands leave the engine only through a seat's view). So an exchange says how many
 cards a seat exchanged, never which; a peep says who looked, never what it saw.
+
+Each is a final frozen value: readers dispatch on ``type(event)``, which mypy narrows.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, final
 
 if TYPE_CHECKING:
     from referee.rules.actions import Bid
     from referee.rules.cards import Card, Suit
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class DealStarted:
     """A new deal was dealt: its number in the session (from 0), dealer and the seats in play."""
@@ -24,6 +27,7 @@ class DealStarted:
     seats: tuple[int, ...]
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class CardsExchanged:
     """Before the auction, ``seat`` gave up ``count`` cards face down and drew as many (0: declined)."""
@@ -32,6 +36,7 @@ class CardsExchanged:
     count: int
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class WidowPeeked:
     """``seat`` paid to look at the widow (what it saw is in its view only)."""
@@ -39,6 +44,7 @@ class WidowPeeked:
     seat: int
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class WidowTaken:
     """The declarer ``seat`` took the widow for a card of its hand (``taken``) or declined it."""
@@ -47,6 +53,7 @@ class WidowTaken:
     taken: bool
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class ChipsPaid:
     """``seat`` paid ``amount`` chips into the pool (for an exchange or a peep), off its balance."""
@@ -55,6 +62,7 @@ class ChipsPaid:
     amount: int
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class PoolClaimed:
     """``seat`` made a contract high enough to take the pool: ``amount`` chips, onto its balance.
@@ -67,6 +75,7 @@ class PoolClaimed:
     amount: int
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class PoolReturned:
     """The session ended with chips in the pool: each seat gets back what it paid in (``refunds``).
@@ -77,6 +86,7 @@ class PoolReturned:
     refunds: tuple[int, ...]
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class BidMade:
     """``seat`` called ``bid`` (possibly a pass)."""
@@ -85,6 +95,7 @@ class BidMade:
     bid: Bid
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class AuctionWon:
     """The auction ended with ``declarer`` holding ``contract`` (a contract name)."""
@@ -93,11 +104,13 @@ class AuctionWon:
     contract: str
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class AllPassed:
     """Everyone passed: the deal scores zero."""
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class CardPlayed:
     """``seat`` played ``card`` to the current trick."""
@@ -106,6 +119,7 @@ class CardPlayed:
     card: Card
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class TrumpChosen:
     """The declarer's first card made ``suit`` trump (never sent for a misère)."""
@@ -113,6 +127,7 @@ class TrumpChosen:
     suit: Suit
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class TrickWon:
     """Trick ``number`` (from 0) went to ``winner``; ``plays`` are (seat, card) in order.
@@ -130,6 +145,7 @@ class TrickWon:
         return self.plays[0][0]
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class Penalized:
     """The referee stopped the deal because ``seat`` faulted; it settles as seed 001's revoke."""
@@ -137,6 +153,7 @@ class Penalized:
     seat: int
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class DealSettled:
     """The deal is over. ``payments`` are chips per seat (zero-sum, 0 for seats not in play).
@@ -151,6 +168,7 @@ class DealSettled:
     payments: tuple[int, ...]
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class SeatEliminated:
     """``seat`` ran out of chips and sits out the rest of the session."""
@@ -158,6 +176,7 @@ class SeatEliminated:
     seat: int
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class SeatRebought:
     """``seat`` ran out of chips and staked the profile's starting chips again.
@@ -170,6 +189,7 @@ class SeatRebought:
     chips: int
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class SessionOver:
     """The session ended: final net balances per seat and the winning seat(s) (ties share)."""

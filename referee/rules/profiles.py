@@ -34,9 +34,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from referee.rules.cards import Card, pack_of
+
+if TYPE_CHECKING:
+    from referee.rules.deal import Ladder
 
 PACK_SIZES: Final = (28, 32, 36, 40, 52)
 """The packs a profile may use: the whole pack, or a short pack of seed 001 (28 to 40 cards)."""
@@ -140,11 +143,30 @@ class Profile:
     _by_name: dict[str, Contract] = field(init=False, repr=False, compare=False, hash=False)
     _tables: dict[int, Profile] = field(init=False, repr=False, compare=False, hash=False)
     """:meth:`at_table`'s profiles, made once per table size (a cache: not part of the value)."""
+    _ladder: Ladder | None = field(init=False, repr=False, compare=False, hash=False)
+    """The engine's :class:`~referee.rules.deal.Ladder` of this profile, once a deal made it.
+
+    A cache owned by the profile (not part of its value, never pickled): an equal profile
+    from another process or an unpickling makes its own, and it goes when the profile goes.
+    """
 
     def __post_init__(self) -> None:
+        self._fill_caches()
+        _validate(self)
+
+    def _fill_caches(self) -> None:
         object.__setattr__(self, "_by_name", {c.name: c for c in self.contracts})
         object.__setattr__(self, "_tables", {})
-        _validate(self)
+        object.__setattr__(self, "_ladder", None)
+
+    def __getstate__(self) -> tuple[object, ...]:
+        """The parameters only: the caches are made again where the profile is unpickled."""
+        return tuple(getattr(self, f.name) for f in fields(self) if f.init)
+
+    def __setstate__(self, state: tuple[object, ...]) -> None:
+        for f, value in zip((f for f in fields(self) if f.init), state, strict=True):
+            object.__setattr__(self, f.name, value)
+        self._fill_caches()
 
     @property
     def pack(self) -> tuple[Card, ...]:
@@ -371,8 +393,18 @@ def _validate_ladder(profile: Profile) -> None:
             raise ProfileError(msg)
 
 
-def _c(name: str, label: str, tricks: int, win: int, lose: int | None = None, **kw: object) -> Contract:
-    return Contract(name, label, tricks, win, win if lose is None else lose, **kw)  # type: ignore[arg-type]
+def _c(  # noqa: PLR0913 - a contract's fields, the last ones by keyword
+    name: str,
+    label: str,
+    tricks: int,
+    win: int,
+    lose: int | None = None,
+    *,
+    misere: bool = False,
+    over: str | None = None,
+) -> Contract:
+    """A contract of a built-in ladder; ``lose`` defaults to ``win`` (the stake won or lost alike)."""
+    return Contract(name, label, tricks, win, win if lose is None else lose, misere, over)
 
 
 HEATHER: Final = Profile(
@@ -558,7 +590,7 @@ def profile_from_mapping(data: dict[str, object], *, where: str = "profile") -> 
         msg = f"{where}: field 'base': unknown profile {base_name!r} (built in: {known})"
         raise ProfileError(msg)
     base = PROFILES[str(base_name)]
-    changes: dict[str, object] = {
+    changes: dict[str, Any] = {  # values _take checked against the fields' types
         "name": name,
         "source": f"house rules from {where} over {base.name}",
     }
@@ -584,7 +616,7 @@ def profile_from_mapping(data: dict[str, object], *, where: str = "profile") -> 
         msg = f"{where}: unknown field {next(iter(data))!r}"
         raise ProfileError(msg)
     try:
-        return replace(base, **changes)  # type: ignore[arg-type]
+        return replace(base, **changes)
     except ProfileError as exc:
         msg = f"{where}: {str(exc).split(': ', 1)[1]}"
         raise ProfileError(msg) from None
@@ -639,12 +671,14 @@ def _ladder_changes(base: Profile, data: dict[str, object], where: str) -> tuple
             raise ProfileError(msg)
         table = dict(given)
         context = f"{where}: contracts.{cname}"
-        edits = {k: _take(table, k, kind, context) for k, kind in _CONTRACT_KEYS.items() if k in table}
+        edits: dict[str, Any] = {
+            k: _take(table, k, kind, context) for k, kind in _CONTRACT_KEYS.items() if k in table
+        }
         if table:
             field_name = f"contracts.{cname}.{next(iter(table))}"
             msg = f"{where}: field '{field_name}' is not a contract parameter"
             raise ProfileError(msg)
-        contracts[index] = replace(contracts[index], **edits)  # type: ignore[arg-type]
+        contracts[index] = replace(contracts[index], **edits)
     names = {c.name for c in contracts}
     return tuple(c for c in contracts if c.over is None or c.over in names)
 

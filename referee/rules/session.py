@@ -32,7 +32,7 @@ from referee.rules.events import (
     SeatRebought,
     SessionOver,
 )
-from referee.rules.view import SeatEvent, SeatView, ViewFields, fields_of, seat_events
+from referee.rules.view import SeatEvent, SeatView, ViewFields, seat_events, view_fields
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -139,14 +139,14 @@ class Session:
         ``legal_actions``: the seat's legal actions when the caller has them already.
         """
         deals = self.deals
-        return fields_of(
+        return view_fields(
             deals[-1],
             seat,
-            len(deals) - 1,
-            self.profile.deals_per_session + self._tie_break,
-            self.balances,
-            self.pool,
-            legal_actions,
+            deal_number=len(deals) - 1,
+            deals_in_session=self.profile.deals_per_session + self._tie_break,
+            balances=self.balances,
+            pool=self.pool,
+            legal_actions=legal_actions,
         )
 
     def tell(self, seat: int, events: Sequence[Event], *, deal: int) -> tuple[SeatEvent, ...]:
@@ -165,7 +165,12 @@ class Session:
             self._collect(events)
         if not deal.over:
             return events
-        return events + self._after_deal(events[-1])  # type: ignore[arg-type]
+        match events[-1]:  # a deal ends with its settlement
+            case DealSettled() as settled:
+                return events + self._after_deal(settled)
+            case last:
+                msg = f"a deal over ends with its settlement, not {last}"
+                raise AssertionError(msg)
 
     def stack(self, seat: int) -> int | None:
         """Chips ``seat`` can pay now: starting chips, plus rebuys, plus its balance (None: unlimited)."""

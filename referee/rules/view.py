@@ -9,12 +9,14 @@ In the pool variants a view adds what is public (the pool, how many cards each s
 exchanged, who peeped, whether the declarer took the widow) and what only this seat may
 see: the cards it drew and gave up, and the widow once it paid to peep or took it.
 
-:func:`fields_of` is the one place that decides what a seat sees (:func:`view_fields` is
-its keyword form; a session calls it positionally, once per decision): :func:`seat_view`
-wraps its fields in a :class:`SeatView`, and the referee, which encodes a view per
-decision and never keeps it, encodes the same fields as they are (:class:`ViewFields`, a
-named tuple, costs a fraction of a frozen dataclass to build). :func:`seat_events` is
-what a seat is told about each event; it reads a hand the way a view does.
+:func:`view_fields` is the one place that decides what a seat sees (a session calls it
+once per decision): :func:`seat_view` wraps its fields in a :class:`SeatView`, and the
+referee, which encodes a view per decision and never keeps it, encodes the same fields as
+they are. :class:`ViewFields` and :class:`SeatView` declare the same fields in the same
+order (tests/test_rules_session.py checks it) because the named tuple costs about a twentieth of
+the frozen dataclass to build, and the dataclass's slots are what lets a bot's
+:class:`~referee.wire.fastdecode.LazySeatView` decode its fields on first read.
+:func:`seat_events` is what a seat is told about each event; it reads a hand the way a view does.
 """
 
 from __future__ import annotations
@@ -182,34 +184,13 @@ def view_fields(  # noqa: PLR0913 - the view and what only a session knows, keyw
     pool: int = 0,
     legal_actions: tuple[Action, ...] | None = None,
 ) -> ViewFields:
-    """The fields of :func:`seat_view`'s view, without the dataclass around them.
+    """The fields of :func:`seat_view`'s view, without the dataclass around them: the one reading of a view.
 
     Of the cards not yet played, only ``seat``'s own hand is read, with its own drawn
-    and discarded cards, and the widow when ``seat`` may see it. ``legal_actions`` are
-    the deal's, when the caller has them already (the view holds them only if ``seat``
-    is the one to act).
+    and discarded cards, and the widow when ``seat`` may see it. ``balances`` default to
+    zeros. ``legal_actions`` are the deal's, when the caller has them already (the view
+    holds them only if ``seat`` is the one to act).
     """
-    return fields_of(
-        deal,
-        seat,
-        deal_number,
-        deals_in_session,
-        balances if balances is not None else (0,) * deal.table_size,
-        pool,
-        legal_actions,
-    )
-
-
-def fields_of(  # noqa: PLR0913, PLR0917 - view_fields' arguments, positional (once per decision)
-    deal: Deal,
-    seat: int,
-    deal_number: int,
-    deals_in_session: int,
-    balances: tuple[int, ...],
-    pool: int,
-    legal_actions: tuple[Action, ...] | None,
-) -> ViewFields:
-    """:func:`view_fields` with every argument given, positional: the session's path, once per decision."""
     size = deal.table_size
     if not 0 <= seat < size:
         msg = f"no seat {seat} at a table of {size}"
@@ -238,7 +219,7 @@ def fields_of(  # noqa: PLR0913, PLR0917 - view_fields' arguments, positional (o
             deal.trick,
             deal.tricks,
             deal.tricks_won,
-            balances,
+            balances if balances is not None else (0,) * size,
             pool,
             deal.exchanged,
             peeked,
@@ -291,15 +272,14 @@ def seat_events(
     """
     told: list[SeatEvent] = []
     faulting: int | None = None
-    for event in events:
-        kind = event.__class__
-        if kind is DealStarted:
-            deal = event.deal  # type: ignore[union-attr]
+    for event in events:  # by exact class (the events are final): cheaper than match/case
+        if type(event) is DealStarted:
+            deal = event.deal
             told.append(SeatEvent(deal, event, hand=_hand(deals[deal], seat)))
-        elif kind is DealSettled:
+        elif type(event) is DealSettled:
             told.append(SeatEvent(deal, event, balances=balances, faulting_seat=faulting))
         else:
-            if kind is Penalized:
-                faulting = event.seat  # type: ignore[union-attr]
+            if type(event) is Penalized:
+                faulting = event.seat
             told.append(SeatEvent(deal, event))
     return tuple(told)

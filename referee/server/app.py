@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec, assert_never
 
 import grpc  # type: ignore[import-untyped]  # grpcio ships no stubs
 import structlog
@@ -53,6 +53,8 @@ if TYPE_CHECKING:
     from referee.wire.stream import Hello
 
 __all__ = ["Referee"]
+
+_P = ParamSpec("_P")
 
 _KEEPALIVE_MS = 10_000
 """The referee pings a bot's connection after this long without traffic."""
@@ -320,14 +322,14 @@ class Referee:
             loop = self._loop = asyncio.get_running_loop()
         return loop
 
-    def _feed(self, core_input: Callable[..., list[Output]], *args: Any) -> None:  # noqa: ANN401 - the input's own arguments
+    def _feed(self, core_input: Callable[_P, list[Output]], *args: _P.args, **kwargs: _P.kwargs) -> None:
         """Give the core one input and carry out its outputs.
 
         An exception here is a bug of the referee, not a bot's doing: every session playing
         ends with it (their ``play_session`` raises it) rather than waiting forever.
         """
         try:
-            self.carry_out(core_input(*args))
+            self.carry_out(core_input(*args, **kwargs))
         except Exception as exc:  # noqa: BLE001 - handed to every session playing
             self._log.exception("referee error", error=repr(exc))
             for done in self._sessions.values():
@@ -338,35 +340,31 @@ class Referee:
         """Do what the core's outputs say, in order; then set the timer for the next deadline."""
         links = self._links
         for item in outputs:
-            kind = item.__class__
-            if kind is Ask:
-                links[item.bot].wake()  # type: ignore[union-attr]
-            elif kind is Tell:
-                tell: Tell = item  # type: ignore[assignment]
-                links[tell.bot].send_events(
+            if type(item) is Ask:
+                links[item.bot].wake()
+            elif type(item) is Tell:
+                links[item.bot].send_events(
                     [
-                        told_to_proto(told, table=tell.table, seat=tell.seat).SerializeToString()
-                        for told in tell.items
+                        told_to_proto(told, table=item.table, seat=item.seat).SerializeToString()
+                        for told in item.items
                     ]
                 )
-            elif kind is Faulted:
-                self._faulted(item)  # type: ignore[arg-type]
-            elif kind is Closed:
-                closed: Closed = item  # type: ignore[assignment]
-                links[closed.bot].notify(closed_notice(closed))
-                if closed.reason is CloseReason.DISQUALIFIED:
-                    self._log.warning(
-                        "disqualified", bot=closed.bot, table=closed.table, detail=closed.message
-                    )
-            elif kind is Finished:
-                finished: Finished = item  # type: ignore[assignment]
-                done = self._sessions.get(finished.table)
+            elif type(item) is Faulted:
+                self._faulted(item)
+            elif type(item) is Closed:
+                links[item.bot].notify(closed_notice(item))
+                if item.reason is CloseReason.DISQUALIFIED:
+                    self._log.warning("disqualified", bot=item.bot, table=item.table, detail=item.message)
+            elif type(item) is Finished:
+                done = self._sessions.get(item.table)
                 if done is not None and not done.done():
-                    done.set_result(finished.outcome)
-            elif kind is Unseated:
-                fault = item.fault  # type: ignore[union-attr]
+                    done.set_result(item.outcome)
+            elif type(item) is Unseated:
+                fault = item.fault
                 self.faults.append(fault)
                 self._log.warning("fault", kind=str(fault.kind), bot=fault.bot, detail=fault.detail)
+            else:
+                assert_never(item)
         self._arm()
 
     def _faulted(self, faulted: Faulted) -> None:

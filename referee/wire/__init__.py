@@ -10,6 +10,7 @@ and never build a message or type a wire tag themselves.
 - `botstream`: the bot's side of a stream (Hello, Answers, Goodbye out; batches and notices in)
 - `stream`: the messages of a stream's life (Hello, Welcome, Refusal, Answers, Goodbye)
 - `protowire`: the wire format's primitives (varints, tags read from the descriptors)
+- `memo`: the bounded cache that owns each of these modules' caches of encoded parts
 
 The gRPC stubs live apart, in `referee.wire.stubs`, so that importing the messages or the
 codec never imports grpc: only the server, the SDK's connection and tests do.

@@ -50,6 +50,7 @@ from referee.rules import (
     parse_card,
 )
 from referee.wire._gen.nap.v1 import nap_pb2
+from referee.wire.memo import Memo
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -71,14 +72,16 @@ __all__ = [
     "view_to_proto",
 ]
 
-_PHASE_TO: Final = {
+PHASE_TO_WIRE: Final[dict[Phase, nap_pb2.Phase]] = {
     Phase.EXCHANGE: nap_pb2.PHASE_EXCHANGE,
     Phase.BIDDING: nap_pb2.PHASE_BIDDING,
     Phase.WIDOW: nap_pb2.PHASE_WIDOW,
     Phase.PLAY: nap_pb2.PHASE_PLAY,
     Phase.OVER: nap_pb2.PHASE_OVER,
 }
-_PHASE_FROM: Final = {number: phase for phase, number in _PHASE_TO.items()}
+"""The one mapping of a deal's phase to nap.v1 Phase: this codec's, the fast encoder's and decoder's."""
+PHASE_FROM_WIRE: Final[dict[int, Phase]] = {number: phase for phase, number in PHASE_TO_WIRE.items()}
+"""nap.v1 Phase numbers back to phases (UNSPECIFIED, or a number unknown here, is missing)."""
 _SUIT_FROM: Final = {suit.letter: suit for suit in Suit}
 _CARD_FROM: Final[dict[str, Card]] = {}
 _BID_FROM: Final = {name: Bid(name) for name in BID_NAMES}
@@ -140,15 +143,10 @@ def request_to_proto(
     return msg
 
 
-_ACTIVE: dict[tuple[tuple[int, ...], int], list[bool]] = {}
-
-
-def _active(seats_in_play: tuple[int, ...], table_size: int) -> list[bool]:
-    key = (seats_in_play, table_size)
-    found = _ACTIVE.get(key)
-    if found is None:
-        found = _ACTIVE[key] = [seat in seats_in_play for seat in range(table_size)]
-    return found
+_ACTIVE: Final[Memo[tuple[tuple[int, ...], int], tuple[bool, ...]]] = Memo(
+    lambda key: tuple(seat in key[0] for seat in range(key[1])), limit=4_096
+)
+"""SeatView.active, by (seats in play, table size)."""
 
 
 def _fill_view(msg: nap_pb2.SeatView, view: SeatView, table: str) -> None:  # noqa: C901, PLR0912 - flat
@@ -161,14 +159,14 @@ def _fill_view(msg: nap_pb2.SeatView, view: SeatView, table: str) -> None:  # no
     msg.deal_number = view.deal_number
     msg.deals_in_session = view.deals_in_session
     msg.dealer = view.dealer
-    msg.phase = _PHASE_TO[view.phase]
+    msg.phase = PHASE_TO_WIRE[view.phase]
     msg.hand.extend([card.text for card in view.hand])
     add_bid = msg.bids.add
     for seat, bid in view.bids:
         add_bid(seat=seat, bid=bid.name)
     msg.tricks_won.extend(view.tricks_won)
     msg.balances.extend(view.balances)
-    msg.active.extend(_active(view.seats_in_play, view.table_size))
+    msg.active.extend(_ACTIVE[view.seats_in_play, view.table_size])
     to_act = view.to_act
     if to_act is not None:
         msg.to_act = to_act
@@ -222,7 +220,7 @@ def view_from_proto(msg: nap_pb2.SeatView | nap_pb2.DecisionRequest) -> SeatView
         legal = ()
         wire = msg
     to_act = wire.to_act if wire.HasField("to_act") else None
-    phase = _PHASE_FROM.get(wire.phase)
+    phase = PHASE_FROM_WIRE.get(wire.phase)
     if phase is None:
         text = f"view has no phase ({wire.phase})"
         raise ValueError(text)
@@ -442,10 +440,14 @@ def _pool_event_from_proto(msg: nap_pb2.TableEvent, kind: str | None) -> Event |
 # ---------------------------------------------------------------------------------------
 
 _FAULT_KIND_TO: Final[dict[FaultKind, nap_pb2.FaultKind]] = {
-    kind: nap_pb2.FaultKind.Value(f"FAULT_KIND_{kind.name}")  # type: ignore[misc]
-    for kind in FaultKind
+    FaultKind.LATE: nap_pb2.FAULT_KIND_LATE,
+    FaultKind.ILLEGAL: nap_pb2.FAULT_KIND_ILLEGAL,
+    FaultKind.MALFORMED: nap_pb2.FAULT_KIND_MALFORMED,
+    FaultKind.UNKNOWN_REQUEST: nap_pb2.FAULT_KIND_UNKNOWN_REQUEST,
+    FaultKind.DISCONNECT: nap_pb2.FAULT_KIND_DISCONNECT,
+    FaultKind.OVERSIZED: nap_pb2.FAULT_KIND_OVERSIZED,
 }
-"""By name: ``UNKNOWN_REQUEST`` is ``FAULT_KIND_UNKNOWN_REQUEST`` (ValueError at import if one is missing)."""
+"""By name: ``UNKNOWN_REQUEST`` is ``FAULT_KIND_UNKNOWN_REQUEST`` (tests/test_codec.py checks every kind)."""
 _FAULT_KIND_FROM: Final[dict[int, FaultKind]] = {number: kind for kind, number in _FAULT_KIND_TO.items()}
 _CLOSE_REASON_TO: Final[dict[CloseReason, nap_pb2.TableClosedReason]] = {
     CloseReason.SESSION_OVER: nap_pb2.TABLE_CLOSED_REASON_SESSION_OVER,

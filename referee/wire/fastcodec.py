@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 
 from referee.rules import BID_NAMES, CARDS, DECLINE_EXCHANGE, DECLINE_WIDOW, PEEP, Bid, Phase, TakeWidow
 from referee.wire._gen.nap.v1 import nap_pb2
-from referee.wire.codec import closed_to_proto, fault_to_proto
+from referee.wire.codec import PHASE_TO_WIRE, closed_to_proto, fault_to_proto
+from referee.wire.memo import Memo
 from referee.wire.protowire import field_tag, length_delimited, varint, zigzag
 
 if TYPE_CHECKING:
@@ -137,8 +138,12 @@ _LEGAL.update(
     {action: _string(_REQUEST_LEGAL, str(action)) for action in (PEEP, DECLINE_EXCHANGE, DECLINE_WIDOW)}
 )
 _LEGAL.update({TakeWidow(card): _string(_REQUEST_LEGAL, str(TakeWidow(card))) for card in CARDS})
-_EXCHANGES: dict[Action, bytes] = {}
-"""DecisionRequest.legal_actions entries of exchanges (too many to list ahead); cleared when large."""
+_CAP: Final = 50_000
+"""Entries a memo of values that may not come back (balances, milliseconds, exchanges) holds at most."""
+_SMALL_CAP: Final = 4_096
+"""Entries a memo of a small set of values (a table's seats, tricks won) holds at most."""
+_EXCHANGES: Final[Memo[Action, bytes]] = Memo(lambda action: _string(_REQUEST_LEGAL, str(action)), limit=_CAP)
+"""DecisionRequest.legal_actions entries of exchanges (too many to list ahead)."""
 _DRAWN: Final[dict[Card, bytes]] = {card: _string(_VIEW_DRAWN, card.text) for card in CARDS}
 """SeatView.drawn entries."""
 _DISCARDED: Final[dict[Card, bytes]] = {card: _string(_VIEW_DISCARDED, card.text) for card in CARDS}
@@ -170,13 +175,6 @@ _REQUEST_SEAT: Final = tuple(_uint(_REQUEST_SEAT_TAG, seat) for seat in range(_S
 _VIEW_SEAT: Final = tuple(_uint(_VIEW_SEAT_TAG, seat) for seat in range(_SEATS))
 """SeatView.seat, by seat."""
 _PLAY: Final = Phase.PLAY
-_PHASE_WIRE: Final = {
-    Phase.EXCHANGE: nap_pb2.PHASE_EXCHANGE,
-    Phase.BIDDING: nap_pb2.PHASE_BIDDING,
-    Phase.WIDOW: nap_pb2.PHASE_WIDOW,
-    Phase.PLAY: nap_pb2.PHASE_PLAY,
-    Phase.OVER: nap_pb2.PHASE_OVER,
-}
 
 
 _STATE: Final = {
@@ -184,17 +182,23 @@ _STATE: Final = {
         to_act: _uint(_VIEW_PHASE, number) + (b"" if to_act is None else _VIEW_TO_ACT + varint(to_act))
         for to_act in (None, *range(_SEATS))
     }
-    for phase, number in _PHASE_WIRE.items()
+    for phase, number in PHASE_TO_WIRE.items()
 }
 """SeatView.phase and to_act, by phase, then by seat to act (an encoder keeps its phase's entry:
 hashing an Enum is a Python call)."""
-_COUNTS: dict[tuple[int, ...], bytes] = {}
+_COUNTS: Final[Memo[tuple[int, ...], bytes]] = Memo(
+    lambda counts: _packed(_VIEW_TRICKS_WON, b"".join(varint(n) for n in counts)), limit=_SMALL_CAP
+)
 """SeatView.tricks_won, packed."""
-_BALANCES: dict[tuple[int, ...], bytes] = {}
-"""SeatView.balances, packed zigzag; cleared when it grows large."""
-_ACTIVE: dict[tuple[tuple[int, ...], int], bytes] = {}
-"""SeatView.active, packed booleans."""
-_BALANCES_CAP: Final = 50_000
+_BALANCES: Final[Memo[tuple[int, ...], bytes]] = Memo(
+    lambda balances: _packed(_VIEW_BALANCES, b"".join(varint(zigzag(n)) for n in balances)), limit=_CAP
+)
+"""SeatView.balances, packed zigzag."""
+_ACTIVE: Final[Memo[tuple[tuple[int, ...], int], bytes]] = Memo(
+    lambda key: _packed(_VIEW_ACTIVE, bytes(1 if seat in key[0] else 0 for seat in range(key[1]))),
+    limit=_SMALL_CAP,
+)
+"""SeatView.active, packed booleans, by (seats in play, table size)."""
 
 
 def _contract(declarer: int | None, contract: str | None, trump: Suit | None) -> bytes:
@@ -211,21 +215,7 @@ def _totals(
     tricks_won: tuple[int, ...], balances: tuple[int, ...], seats: tuple[int, ...], size: int
 ) -> bytes:
     """SeatView.tricks_won, balances and active: the view's last fields."""
-    counts = _COUNTS.get(tricks_won)
-    if counts is None:
-        counts = _COUNTS[tricks_won] = _packed(_VIEW_TRICKS_WON, b"".join(varint(n) for n in tricks_won))
-    chips = _BALANCES.get(balances)
-    if chips is None:
-        if len(_BALANCES) > _BALANCES_CAP:
-            _BALANCES.clear()
-        chips = _BALANCES[balances] = _packed(_VIEW_BALANCES, b"".join(varint(zigzag(n)) for n in balances))
-    key = (seats, size)
-    active = _ACTIVE.get(key)
-    if active is None:
-        active = _ACTIVE[key] = _packed(
-            _VIEW_ACTIVE, bytes(1 if seat in seats else 0 for seat in range(size))
-        )
-    return counts + chips + active
+    return _COUNTS[tricks_won] + _BALANCES[balances] + _ACTIVE[seats, size]
 
 
 def _pool_fields(  # noqa: PLR0913 - the view's pool fields, in field order
@@ -255,15 +245,7 @@ def _pool_fields(  # noqa: PLR0913 - the view's pool fields, in field order
 def _legal_with_exchanges(actions: tuple[Action, ...]) -> bytes:
     """DecisionRequest.legal_actions of the exchange round: exchanges are encoded once and cached."""
     exchanges = _EXCHANGES
-    if len(exchanges) > _BALANCES_CAP:
-        exchanges.clear()
-    parts = []
-    for action in actions:
-        found = _LEGAL.get(action) or exchanges.get(action)
-        if found is None:
-            found = exchanges[action] = _string(_REQUEST_LEGAL, str(action))
-        parts.append(found)
-    return b"".join(parts)
+    return b"".join([_LEGAL.get(action) or exchanges[action] for action in actions])
 
 
 def _plays(plays: tuple[tuple[int, Card], ...]) -> bytes:
@@ -519,29 +501,20 @@ class RequestEncoder:
         return b"".join((_BATCH_REQUESTS, varint(size), head, deadline, tail, bank))
 
 
-_DEADLINES: dict[int, bytes] = {}
-"""DecisionRequest.deadline_ms, by ms; cleared when it grows large."""
-_BANKS: dict[int, bytes] = {}
-"""DecisionRequest.time_bank_ms, by ms; cleared when it grows large."""
-
-
-def _millis(cache: dict[int, bytes], tag: bytes, ms: int) -> bytes:
-    found = cache.get(ms)
-    if found is None:
-        if len(cache) > _BALANCES_CAP:
-            cache.clear()
-        found = cache[ms] = _uint(tag, ms)
-    return found
+_DEADLINES: Final[Memo[int, bytes]] = Memo(lambda ms: _uint(_REQUEST_DEADLINE, ms), limit=_CAP)
+"""DecisionRequest.deadline_ms, by ms."""
+_BANKS: Final[Memo[int, bytes]] = Memo(lambda ms: _uint(_REQUEST_BANK, ms), limit=_CAP)
+"""DecisionRequest.time_bank_ms, by ms."""
 
 
 def deadline_field(deadline_ms: int) -> bytes:
     """DecisionRequest.deadline_ms."""
-    return _millis(_DEADLINES, _REQUEST_DEADLINE, deadline_ms)
+    return _DEADLINES[deadline_ms]
 
 
 def bank_field(time_bank_ms: int) -> bytes:
     """DecisionRequest.time_bank_ms."""
-    return _millis(_BANKS, _REQUEST_BANK, time_bank_ms)
+    return _BANKS[time_bank_ms]
 
 
 def encode_request(  # noqa: PLR0913 - the request's fields, keywords

@@ -38,6 +38,8 @@ from referee.rules import (
     parse_action,
     parse_card,
 )
+from referee.wire.codec import PHASE_FROM_WIRE
+from referee.wire.memo import Memo
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -53,9 +55,12 @@ _ACTION: Final[dict[str, Action]] = {**_CARD, **_BID}
 _ACTION.update({str(action): action for action in (PEEP, DECLINE_EXCHANGE, DECLINE_WIDOW)})
 _ACTION.update({str(TakeWidow(card)): TakeWidow(card) for card in CARDS})
 _SUIT: Final = {suit.letter: suit for suit in Suit}
-_PHASE: Final = {1: Phase.BIDDING, 2: Phase.PLAY, 3: Phase.OVER, 4: Phase.EXCHANGE, 5: Phase.WIDOW}
-_SEATS: dict[tuple[bool, ...], tuple[int, ...]] = {}
-_ZEROS: dict[int, tuple[int, ...]] = {}
+_SEATS: Final[Memo[tuple[bool, ...], tuple[int, ...]]] = Memo(
+    lambda active: tuple(seat for seat, on in enumerate(active) if on), limit=4_096
+)
+"""The seats in play of SeatView.active."""
+_ZEROS: Final[Memo[int, tuple[int, ...]]] = Memo(lambda size: (0,) * size, limit=4_096)
+"""``size`` zeros, one tuple per size (SeatView.exchanged while no seat has exchanged)."""
 _T = TypeVar("_T")
 
 
@@ -87,11 +92,7 @@ def _plays(cards: Iterable[nap_pb2.PlayedCard]) -> tuple[tuple[int, Card], ...]:
 
 
 def _seats_in_play(active: Iterable[bool]) -> tuple[int, ...]:
-    key = tuple(active)
-    found = _SEATS.get(key)
-    if found is None:
-        found = _SEATS[key] = tuple(seat for seat, on in enumerate(key) if on)
-    return found
+    return _SEATS[tuple(active)]
 
 
 class _Seen:
@@ -105,16 +106,8 @@ class _Seen:
         self.tricks: tuple[TrickWon, ...] = ()
 
 
-def _zeros(size: int) -> tuple[int, ...]:
-    """``size`` zeros, one tuple per size (SeatView.exchanged while no seat has exchanged)."""
-    found = _ZEROS.get(size)
-    if found is None:
-        found = _ZEROS[size] = (0,) * size
-    return found
-
-
 def _phase(number: int) -> Phase:
-    phase = _PHASE.get(number)
+    phase = PHASE_FROM_WIRE.get(number)
     if phase is None:
         text = f"view has no phase ({number})"
         raise ValueError(text)
@@ -182,7 +175,7 @@ def _decode(
         tricks_won=tuple(wire.tricks_won),
         balances=tuple(wire.balances),
         pool=wire.pool,
-        exchanged=tuple(wire.exchanged) or _zeros(wire.number_of_seats),
+        exchanged=tuple(wire.exchanged) or _ZEROS[wire.number_of_seats],
         peeked=tuple(wire.peeked),
         widow=_card(wire.widow) if wire.widow else None,
         drawn=tuple(_card(text) for text in wire.drawn) if wire.drawn else (),

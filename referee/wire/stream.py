@@ -66,10 +66,16 @@ class RefusalReason(StrEnum):
     """The profile asks decisions the Hello does not list (:func:`missing_decisions`)."""
 
 
-_REFUSAL_TO: Final[dict[RefusalReason, int]] = {
-    reason: nap_pb2.RefusalReason.Value(f"REFUSAL_REASON_{reason.name}") for reason in RefusalReason
+_REFUSAL_TO: Final[dict[RefusalReason, nap_pb2.RefusalReason]] = {
+    RefusalReason.PROTOCOL_VERSION: nap_pb2.REFUSAL_REASON_PROTOCOL_VERSION,
+    RefusalReason.BAD_HELLO: nap_pb2.REFUSAL_REASON_BAD_HELLO,
+    RefusalReason.ALREADY_CONNECTED: nap_pb2.REFUSAL_REASON_ALREADY_CONNECTED,
+    RefusalReason.DISQUALIFIED: nap_pb2.REFUSAL_REASON_DISQUALIFIED,
+    RefusalReason.NO_TABLES: nap_pb2.REFUSAL_REASON_NO_TABLES,
+    RefusalReason.SHUTTING_DOWN: nap_pb2.REFUSAL_REASON_SHUTTING_DOWN,
+    RefusalReason.UNSUPPORTED_DECISIONS: nap_pb2.REFUSAL_REASON_UNSUPPORTED_DECISIONS,
 }
-"""By name: ``BAD_HELLO`` is ``REFUSAL_REASON_BAD_HELLO`` (ValueError at import if one is missing)."""
+"""By name: ``BAD_HELLO`` is ``REFUSAL_REASON_BAD_HELLO`` (tests/test_wire_stream.py refuses for each)."""
 
 
 DECISION_KINDS: Final = ("exchange", "peep", "widow")
@@ -240,6 +246,6 @@ def welcome_message(  # noqa: PLR0913 - the Welcome's fields, keywords
 def refusal_message(reason: RefusalReason, text: str) -> bytes:
     """The RefereeMessage that refuses a bot for ``reason``; ``text`` explains it to a human."""
     message = nap_pb2.RefereeMessage()
-    message.refusal.reason = _REFUSAL_TO[reason]  # type: ignore[assignment]
+    message.refusal.reason = _REFUSAL_TO[reason]
     message.refusal.message = text
     return message.SerializeToString()

@@ -109,8 +109,6 @@ class BlockWorker:
         if host is None:
             msg = "BlockWorker.play before start"
             raise RuntimeError(msg)
-        # one rules object for every block here (the engine caches by identity)
-        run = dataclasses.replace(run, profile=host.profile)
         sessions: asyncio.Queue[tuple[SessionResult, bytes] | None] = asyncio.Queue()
 
         async def finished(session: FinishedSession) -> None:

@@ -29,7 +29,6 @@ import pickle
 import signal
 import struct
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -241,8 +240,7 @@ async def _serve(output: BinaryIO) -> None:
     try:
         async with asyncio.TaskGroup() as group:
             while (message := await _receive(reader)) is not None and message[0] == "block":
-                # one rules object for every block here (the engine caches by identity)
-                task = group.create_task(play(replace(message[1], profile=host.profile)))
+                task = group.create_task(play(message[1]))
                 playing.add(task)
                 task.add_done_callback(playing.discard)
             for task in playing:  # told to stop, or the runner is gone
