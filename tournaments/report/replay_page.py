@@ -287,7 +287,7 @@ def _caption(step: Step, profile: Profile, bots: Sequence[str], *, table: bool =
     elif isinstance(step.action, Card):
         parts = [f"{who(step.seat or 0)} plays {step.action.pretty}"]
     elif isinstance(step.action, (Exchange, Peep, TakeWidow)):
-        parts = [_pool_text(step, who(step.seat or 0), table=table)]
+        parts = [_pool_text(step, step.action, who(step.seat or 0), table=table)]
     else:
         bid = bid_label(profile, step.action)
         parts = [f"{who(step.seat or 0)} " + ("passes" if bid == "pass" else f"bids {bid}")]
@@ -295,18 +295,16 @@ def _caption(step: Step, profile: Profile, bots: Sequence[str], *, table: bool =
     return "; ".join(parts)
 
 
-def _pool_text(step: Step, actor: str, *, table: bool) -> str:
-    """An exchange, a peep or the widow decision, as :func:`_caption` says it."""
-    action = step.action
-    seat: int = step.seat  # type: ignore[assignment]
+def _pool_text(step: Step, action: Exchange | Peep | TakeWidow, actor: str, *, table: bool) -> str:
+    """An exchange, a peep or the widow decision (``step``'s action), as :func:`_caption` says it."""
     if isinstance(action, Peep):
         return f"{actor} peeps at the widow (pays {paid(step.events)})"
     if isinstance(action, Exchange):
         text = f"{actor} {exchange_words(len(action.cards), paid(step.events))}"
         if table and action.cards:
-            text += f": gives up {pretty(action.cards)}, draws {pretty(step.views[seat].drawn)}"
+            text += f": gives up {pretty(action.cards)}, draws {pretty(step.views[step.actor].drawn)}"
         return text
-    given = action.card  # type: ignore[union-attr]
+    given = action.card
     if given is None:
         return f"{actor} leaves the widow"
     if table and step.widow is not None:
