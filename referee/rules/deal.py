@@ -157,7 +157,7 @@ class Ladder:
 def _ladder(profile: Profile) -> Ladder:
     """The profile's ladder, made by its first deal and kept on the profile (its owner)."""
     ladder = profile._ladder  # noqa: SLF001 - the profile's cache slot for the engine
-    if ladder is None:
+    if not isinstance(ladder, Ladder):  # None until the profile's first deal
         ladder = Ladder(profile)
         object.__setattr__(profile, "_ladder", ladder)
     return ladder

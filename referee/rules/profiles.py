@@ -34,12 +34,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import Any, Final, cast
 
 from referee.rules.cards import Card, pack_of
-
-if TYPE_CHECKING:
-    from referee.rules.deal import Ladder
 
 PACK_SIZES: Final = (28, 32, 36, 40, 52)
 """The packs a profile may use: the whole pack, or a short pack of seed 001 (28 to 40 cards)."""
@@ -143,8 +140,9 @@ class Profile:
     _by_name: dict[str, Contract] = field(init=False, repr=False, compare=False, hash=False)
     _tables: dict[int, Profile] = field(init=False, repr=False, compare=False, hash=False)
     """:meth:`at_table`'s profiles, made once per table size (a cache: not part of the value)."""
-    _ladder: Ladder | None = field(init=False, repr=False, compare=False, hash=False)
-    """The engine's :class:`~referee.rules.deal.Ladder` of this profile, once a deal made it.
+    _ladder: object = field(init=False, repr=False, compare=False, hash=False)
+    """The engine's :class:`~referee.rules.deal.Ladder` of this profile, once a deal made it
+    (None before; opaque here, so that the rules' values do not depend on the engine).
 
     A cache owned by the profile (not part of its value, never pickled): an equal profile
     from another process or an unpickling makes its own, and it goes when the profile goes.
