@@ -1158,8 +1158,21 @@ class TestUpgradeEdges:
             assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
 
     def test_a_table_of_eight_that_a_house_profile_allows_is_recorded(self, store: Store) -> None:
+        """Eight seats (past the built-in profiles' seven): the session, its log and its totals are kept."""
         tournament = store.create_tournament(name="big", config={}, seed=1, blocks=[(0, 1000, NAMES[:8])])
-        record(store, eight_tied(tournament))
+        result = eight_tied(tournament)
+        session_id = record(store, result)
+        assert store.session_results(tournament) == [result]
+        assert store.log(session_id) == log_of(result)
+        assert store.finished_keys(tournament) == {(0, 0)}
+        tally = store.tally([tournament])
+        assert tally == tally_of([result])
+        assert tally.sessions == 1
+        standings = standings_of(tally)
+        assert standings == compute_standings([result])
+        assert sorted(line.bot for line in standings.bots) == sorted(NAMES[:8])
+        assert {line.win_share.mean for line in standings.bots} == {1 / 8}
+        assert {line.expected_win_share for line in standings.bots} == {1 / 8}
 
     def test_an_upgrade_that_cannot_total_a_session_is_a_store_error(self, tmp_path: Path) -> None:
         db = tmp_path / "nap.db"
