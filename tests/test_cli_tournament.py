@@ -851,6 +851,7 @@ def test_packs_sized_by_the_table_in_tournaments_of_three_and_five_seats(tmp_pat
     assert "8 match, 0 mismatch" in text
 
 
+@pytest.mark.slow
 def test_status_of_an_interrupted_ray_run_resumes_on_ray(played: tuple[Path, Path], tmp_path: Path) -> None:
     """The resume command in `status` carries the flags of the executor that played last."""
     db = tmp_path / "copy.db"

@@ -621,9 +621,11 @@ class TestLogs:
 class TestTotals:
     """The running totals kept as each session is recorded equal the ones recomputed from every session."""
 
+    @pytest.mark.slow
     def test_totals_equal_the_recomputed_ones_after_every_session(self, store: Store) -> None:
         play(store, check=True)
 
+    @pytest.mark.slow
     def test_standings_from_the_totals_are_the_recomputed_standings(self, store: Store) -> None:
         played = play(store)
         # The data has what the totals must get right.
@@ -649,6 +651,7 @@ class TestTotals:
             assert any(totals.rotation_edge for totals in tally.bots.values())  # complete blocks
             assert any(totals.rotation_blocks < totals.blocks for totals in tally.bots.values())  # and not
 
+    @pytest.mark.slow
     def test_tournaments_together(self, store: Store) -> None:
         """The totals of several tournaments add up like their sessions; unknown ids add nothing."""
         played = play(store)
@@ -713,6 +716,7 @@ class TestPaging:
     def played(self, store: Store) -> Played:
         return play(store)
 
+    @pytest.mark.slow
     @pytest.mark.usefixtures("played")
     @pytest.mark.parametrize("filters", FILTERS, ids=lambda f: ",".join(f"{k}={v}" for k, v in f.items()))
     def test_pages_partition_the_list(self, store: Store, filters: dict[str, object]) -> None:
@@ -794,6 +798,7 @@ class TestPaging:
         assert store.results_of([*ids, 999]) == {i: played.results[i] for i in ids}
         assert store.results_of([]) == {}
 
+    @pytest.mark.slow
     def test_many_ids_at_once(self, store: Store) -> None:
         """More ids than one query binds (chunked) still come back whole and in order."""
         tournament = store.create_tournament(
@@ -922,6 +927,7 @@ class TestUpgradeFromVersion2:
         write_version_2(db, played, blocks, log_paths)
         return db, played, files
 
+    @pytest.mark.slow
     def test_upgrade_reads_every_log_and_computes_the_totals(
         self, tmp_path: Path, old: tuple[Path, Played, dict[int, Path]], monkeypatch: pytest.MonkeyPatch
     ) -> None:
@@ -961,6 +967,7 @@ class TestUpgradeFromVersion2:
             path.exists() for session_id, path in files.items() if session_id != missing
         )  # left in place
 
+    @pytest.mark.slow
     def test_an_upgraded_file_goes_on_like_a_new_one(self, old: tuple[Path, Played, dict[int, Path]]) -> None:
         """After the upgrade, sessions of the incomplete blocks add to the computed totals correctly."""
         db, played, _ = old
@@ -987,6 +994,7 @@ class TestUpgradeFromVersion2:
             assert added
             assert count(db, "session_logs") == len(played.results) - 1 + added
 
+    @pytest.mark.slow
     def test_a_failed_upgrade_leaves_the_file_at_version_2(
         self, old: tuple[Path, Played, dict[int, Path]], monkeypatch: pytest.MonkeyPatch
     ) -> None:
@@ -1054,6 +1062,7 @@ class TestUpgradeFromVersion3:
         write_version_3(db, tmp_path / "scratch.db")
         return db, played
 
+    @pytest.mark.slow
     def test_the_totals_are_a_fresh_fold_and_every_tournament_played_unisolated(
         self, old: tuple[Path, Played]
     ) -> None:
@@ -1281,6 +1290,7 @@ class TestTournamentLock:
         with tournament_lock(db, 3):
             pass
 
+    @pytest.mark.slow
     def test_a_killed_holder_leaves_no_lock_behind(self, db: Path) -> None:
         """kill -9 of the holder: its lock file stays, but the kernel has released the lock."""
         with hold_lock(db, 1) as holder:
