@@ -4,17 +4,32 @@ Without ``--seed`` a tournament draws a secret random seed (docs/security.md); t
 that check outcomes want the same deals every run, so the suite gives the command line a
 seed through ``$NAP_SEED``. The tests of the secret default seed take it away again
 (``monkeypatch.delenv``).
+
+A test not marked ``slow`` starts no process: `tox -e quick` runs exactly those tests
+and promises no bot, CLI, worker or Ray process. While such a test (its fixtures
+included) runs, every way Python has to start a process is replaced by one that
+records the attempt and raises; the test then fails, even if the code under test caught
+the error, with a message saying to mark it ``slow``. This holds in every run, the
+whole suite's too, so a new test cannot slip a process into the quick run unnoticed.
+Threads (an in-process gRPC server on 127.0.0.1:0) are allowed.
+
+A test marked ``heavy`` (thousands of deals or simulated matches, checked by invariants
+or statistics) is slow as well; tox's py env runs those in a step of their own, without
+coverage tracing, and ``--no-tests-ok`` lets that step pass when the tests named on
+tox's command line hold none of them.
 """
 
 from __future__ import annotations
 
+import _posixsubprocess
 import os
-from typing import TYPE_CHECKING
+import subprocess
+from typing import TYPE_CHECKING, NoReturn
 
 import pytest
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Generator, Iterator
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -22,3 +37,86 @@ def _seeded() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("NAP_SEED", os.environ.get("NAP_TEST_SEED", "1"))
         yield
+
+
+PROCESS_STARTERS: tuple[tuple[object, str], ...] = (
+    # subprocess.Popen (and so subprocess.run, asyncio's subprocesses, os.popen) ends in
+    # subprocess's own name for _posixsubprocess.fork_exec, unless it takes its posix_spawn
+    # path; multiprocessing's spawn and forkserver call fork_exec itself.
+    (subprocess, "_fork_exec"),
+    (_posixsubprocess, "fork_exec"),
+    (os, "posix_spawn"),
+    (os, "posix_spawnp"),
+    # multiprocessing's fork, os.spawn*, pty.fork.
+    (os, "fork"),
+    (os, "forkpty"),
+    (os, "system"),
+)
+"""Every function through which Python code starts a process, as (module, name)."""
+
+STARTED_KEY = pytest.StashKey[list[str]]()
+"""The processes a test not marked slow tried to start: the function and its first argument."""
+
+
+def _refusing(name: str, attempts: list[str]) -> object:
+    def refuse(*args: object, **_: object) -> NoReturn:
+        attempts.append(f"{name}({args[0]!r}, ...)" if args else f"{name}()")
+        message = f"a test not marked slow started a process through {name}: mark the test slow"
+        raise PermissionError(message)
+
+    return refuse
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(
+    item: pytest.Item, nextitem: pytest.Item | None
+) -> Generator[None, object, object]:
+    """Guard a test that is not marked slow, from its fixtures' setup to their teardown."""
+    del nextitem
+    if item.get_closest_marker("slow") is not None:
+        return (yield)
+    attempts = item.stash.setdefault(STARTED_KEY, [])
+    with pytest.MonkeyPatch.context() as patch:
+        for module, name in PROCESS_STARTERS:
+            if hasattr(module, name):
+                patch.setattr(module, name, _refusing(name, attempts))
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, object, object]:
+    """Fail a phase (setup, call, teardown) in which the test tried to start a process, caught or not."""
+    report = yield
+    attempts = item.stash.get(STARTED_KEY, [])
+    if attempts and isinstance(report, pytest.TestReport):
+        if not report.failed:  # passed or skipped with the error caught: fail it all the same
+            report.outcome = "failed"
+            report.longrepr = (
+                f"{item.nodeid} is not marked slow but started a process in its {call.when}: "
+                f"{'; '.join(attempts)}. Mark it @pytest.mark.slow (tox -e quick runs no process)."
+            )
+        attempts.clear()
+    return report
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--no-tests-ok",
+        action="store_true",
+        help="exit 0, not 5, when the selection holds no test (a step of a split run)",
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A heavy test is a slow one: `-m "not slow"` leaves it out, and it may start processes."""
+    for item in items:
+        if item.get_closest_marker("heavy") is not None and item.get_closest_marker("slow") is None:
+            item.add_marker(pytest.mark.slow)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and session.config.getoption("no_tests_ok"):
+        session.exitstatus = pytest.ExitCode.OK

@@ -172,6 +172,7 @@ class TestPeelDefends:
         assert Card("6H") in view.legal_actions
         assert choose_card(view) == Card("7C")
 
+    @pytest.mark.slow
     def test_the_rule_holds_in_every_position_of_many_sessions(self) -> None:
         """Whenever a fellow defender is winning and Peel can stay under, it stays under."""
         checked = 0
@@ -227,6 +228,7 @@ class TestPeelDeclares:
         heather = _dealt(hands)
         assert choose_bid(seat_view(heather, 0)) is PASS
 
+    @pytest.mark.slow
     def test_every_trump_lead_after_the_first_is_the_highest_trump(self) -> None:
         """In many sessions: while trumps are out, a Peel declarer leads its highest trump."""
         checked = 0

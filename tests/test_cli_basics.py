@@ -116,6 +116,7 @@ def test_unknown_profile_is_a_clear_error() -> None:
     assert "unknown rules profile 'poker'" in out
 
 
+@pytest.mark.slow
 def test_bot_new_scaffolds_a_valid_manifest(tmp_path: Path) -> None:
     """`nap bot new` writes a manifest that validates and a bot that compiles; refuses to overwrite."""
     code, out = run("bot", "new", "my-bot", "--dir", str(tmp_path))
@@ -151,6 +152,7 @@ def test_a_scaffolded_bot_passes_the_projects_lint(tmp_path: Path) -> None:
         assert ruff.returncode == 0, ruff.stdout + ruff.stderr
 
 
+@pytest.mark.slow
 def test_the_lint_env_covers_the_paths_the_type_env_checks() -> None:
     """tox's lint runs on the project's paths (not `.`, which takes in a user's bot folder), all of them."""
     tox = configparser.ConfigParser()

@@ -133,6 +133,7 @@ def test_rules_show_describes_house_rules_by_what_they_change(tmp_path: Path) ->
     assert "Blücher 30/15" in invoke("rules", "show", "full-ladder").output  # the base keeps its own
 
 
+@pytest.mark.slow
 def test_a_failed_build_shows_everything_it_wrote(tmp_path: Path) -> None:
     """The compiler's message, not only its caret line: in bot check (with -v as without) and in a run."""
     folder = tmp_path / "broken"

@@ -659,6 +659,7 @@ def test_margin_and_bank_options_say_what_they_do() -> None:
         assert "\n" not in helps["margin_ms"] + helps["bank_ms"]
 
 
+@pytest.mark.slow
 def test_serve_stores_margin_and_bank_and_says_how_to_resume(tmp_path: Path) -> None:
     """Remote bots that never come: one line ending with the resume command; the limits were stored."""
     db, out = tmp_path / "served.db", tmp_path / "out"
@@ -924,6 +925,7 @@ def test_packs_sized_by_the_table_in_tournaments_of_three_and_five_seats(tmp_pat
     assert "8 match, 0 mismatch" in text
 
 
+@pytest.mark.slow
 def test_status_of_an_interrupted_ray_run_resumes_on_ray(played: tuple[Path, Path], tmp_path: Path) -> None:
     """The resume command in `status` carries the flags of the executor that played last."""
     db = tmp_path / "copy.db"

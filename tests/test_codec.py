@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import itertools
 import pickle
 import random
@@ -115,9 +116,13 @@ def _sessions(count: int) -> list[tuple[Session, list[tuple[Event, ...]]]]:
     return out
 
 
-SESSIONS = _sessions(60)
+@functools.cache
+def wire_sessions() -> list[tuple[Session, list[tuple[Event, ...]]]]:
+    """Sixty random sessions, played once on first use (not at import: the quick run uses none)."""
+    return _sessions(60)
 
 
+@pytest.mark.slow
 def test_views_round_trip_over_random_sessions() -> None:
     """Every seat's view at every step survives the wire (requests carry legal actions)."""
     rng = random.Random(7)
@@ -182,6 +187,7 @@ EVERY_EVENT = {kind.__name__ for kind in typing.get_args(Event)}
 class TestToldEvents:
     """told_to_proto encodes what a seat is told; event_from_proto gives the engine event back."""
 
+    @pytest.mark.slow
     def test_every_seat_is_told_every_event_over_random_sessions(self) -> None:  # noqa: C901 - one walk, every kind
         """Each seat's told events, of every kind, survive the wire with their deal and context."""
         rng = random.Random(2025)
@@ -400,6 +406,7 @@ def test_bad_texts_raise_value_error() -> None:
         view_from_proto(msg)
 
 
+@pytest.mark.slow
 def test_fast_encoder_writes_the_codec_bytes() -> None:
     """The referee's fast encoder gives byte for byte what the codec's messages serialize to."""
     rng = random.Random(11)
@@ -441,6 +448,7 @@ POOL_FIELDS = ("pool", "exchanged", "peeked", "widow", "drawn", "discarded", "wi
 """SeatView's fields of the pool variants (20 and up)."""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["purchase", "ecarte", "peep"])
 def test_fast_encoder_writes_the_codec_bytes_in_the_pool_variants(name: str) -> None:
     """Every decision of seeded Purchase, Écarté and Peep sessions: the same request bytes both ways.
@@ -492,9 +500,10 @@ def test_fast_encoder_writes_the_codec_bytes_in_the_pool_variants(name: str) -> 
         assert Phase.EXCHANGE in phases
 
 
+@pytest.mark.slow
 def test_views_without_a_pool_are_what_they_were() -> None:
     """In profiles without exchanges or a widow no pool field is ever sent: the bytes of before."""
-    for session, _ in SESSIONS:
+    for session, _ in wire_sessions():
         if session.profile.has_pool:
             continue
         replayed = Session(
@@ -513,9 +522,10 @@ def test_views_without_a_pool_are_what_they_were() -> None:
                 replayed.apply(action)
 
 
+@pytest.mark.slow
 def test_fast_encoder_writes_the_codec_bytes_from_view_fields() -> None:
     """The referee's path (a view's fields, no SeatView built) gives the same fields and bytes."""
-    for session, _ in SESSIONS[:20]:
+    for session, _ in wire_sessions()[:20]:
         replayed = Session(
             session.profile,
             table_size=session.table_size,
@@ -703,6 +713,7 @@ class TestFieldTags:
             field_tag(nap_pb2.SeatView, "hands")
 
 
+@pytest.mark.slow
 def test_fast_decoder_gives_the_codec_views() -> None:
     """The SDK's incremental decoder gives the views view_from_proto gives, deal after deal."""
     rng = random.Random(5)
@@ -748,6 +759,7 @@ def _wire_requests(session: Session, table: str) -> list[tuple[nap_pb2.DecisionR
 class TestLazyViews:
     """ViewDecoder.request gives LazySeatViews: the eager views, decoded when first read."""
 
+    @pytest.mark.slow
     def test_lazy_views_equal_the_eager_ones_whenever_they_are_read(self) -> None:
         """Read at once, later, out of order or never: every field is the codec's, over many sessions."""
         rng = random.Random(11)

@@ -122,6 +122,7 @@ def declarations_from_events(record: SessionRecord) -> list[list[Declaration]]:
 class TestRecorded:
     """A session's declarations hold what its declarers did with the exchanges, the widow and the pool."""
 
+    @pytest.mark.slow
     @pytest.mark.parametrize("profile", POOL_PROFILES)
     def test_each_declaration_matches_the_records_events(self, profile: str) -> None:
         """Seeded sessions of each profile: each declaration as the events tell it; each figure used."""
@@ -227,6 +228,7 @@ class TestStored:
             store.record_session(result, log=b"a log")
             assert store.session_results(tournament) == [result]
 
+    @pytest.mark.slow
     def test_a_version_1_database_opens_reads_and_takes_new_sessions(self, tmp_path: Path) -> None:
         """A version 1 file is migrated when opened: old declarations read with defaults, new ones in full."""
         db = tmp_path / "old.db"
@@ -401,6 +403,7 @@ class TestShown:
         assert "| - |" in render_markdown(standings)
 
 
+@pytest.mark.slow
 def test_a_peep_tournament_publishes_the_pool_records(tmp_path: Path) -> None:
     """`nap tournament run --profile peep`: standings.json and `nap standings --json` carry them."""
     db, out = tmp_path / "nap.db", tmp_path / "out"

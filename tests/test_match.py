@@ -383,6 +383,7 @@ class TestLimitsOfOnePeer:
         arbiter.attach("bot", max_batch=8, listening=False)  # a new connection starts afresh
         assert not arbiter.cut_off("bot")
 
+    @pytest.mark.slow
     def test_the_ids_of_ended_requests_are_remembered_within_bounds(self) -> None:
         state = BotState("bot", max_outstanding=1)
         state.attach(max_batch=1, listening=False)

@@ -254,6 +254,7 @@ class TestPlayedMatches:
         assert undecided.exit_code == 4, undecided.output
         assert json.loads(undecided.stdout)["verdict"] == "undecided after 1 blocks: neither bound reached"
 
+    @pytest.mark.heavy
     def test_nap_match_pimc_peel_stops_on_its_own_and_prints_its_verdict(self, tmp_path: Path) -> None:
         """The issue's command: pimc (on its counted budget) against three peels, ``--sprt 0 3``.
 

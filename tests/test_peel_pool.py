@@ -179,6 +179,7 @@ def _mean_and_error(values: list[int]) -> tuple[float, float]:
     return statistics.fmean(values), statistics.stdev(values) / math.sqrt(len(values))
 
 
+@pytest.mark.heavy
 @pytest.mark.slow
 class TestWhatItEarns:
     """Seeded in-process play: the pool decisions are worth chips, and Peel beats random."""

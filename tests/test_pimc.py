@@ -104,6 +104,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 class TestSolverAgreesWithBruteForce:
     """The solver's verdict (made or not) and the declarer's tricks match plain minimax."""
 
@@ -217,6 +218,7 @@ def views_in_play(seed: int, seats: int, count: int, profile: Profile = FULL_LAD
 class TestSampling:
     """Samples agree with everything the seat knows, and reach into the undealt stock."""
 
+    @pytest.mark.slow
     @pytest.mark.parametrize(
         ("profile", "seats"),
         [
@@ -317,6 +319,7 @@ def pool_views(profile: Profile, seats: int, sessions: int) -> list[tuple[SeatVi
     return out
 
 
+@pytest.mark.slow
 class TestSamplingAfterExchanges:
     """The pool variants: samples agree with what each seat saw of exchanges and the widow."""
 
@@ -421,6 +424,7 @@ def quick(seed: int, profile: Profile | None = None) -> PimcBot:
 class TestPimcBot:
     """Seeded in-process sessions: every decision legal, the same seed the same game."""
 
+    @pytest.mark.heavy
     @pytest.mark.slow
     @pytest.mark.parametrize(
         ("profile", "seats"),
@@ -452,6 +456,7 @@ class TestPimcBot:
             assert session.over
             assert sum(session.balances) == 0
 
+    @pytest.mark.slow
     def test_it_guesses_from_the_tables_pack(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """With a 32-card pack, every guess of the hidden cards, bidding and playing, is of those 32."""
         guessed: list[tuple[Phase, frozenset[Card]]] = []
@@ -468,6 +473,7 @@ class TestPimcBot:
         assert {phase for phase, _ in guessed} == {Phase.BIDDING, Phase.PLAY}
         assert all(unseen <= set(PACK_32.pack) for _, unseen in guessed)
 
+    @pytest.mark.slow
     def test_the_default_budget_plays_the_same_on_a_slow_clock(self) -> None:
         """The default budget is counted (samples, nodes), not timed: a seeded bot is reproducible.
 
@@ -498,6 +504,7 @@ class TestPimcBot:
         time.sleep(0.2)
         assert bot._now() - start < 0.05  # noqa: SLF001 - asleep, this thread used no CPU
 
+    @pytest.mark.slow
     def test_a_cpu_hog_beside_it_changes_no_choice(self) -> None:
         """The default bot (its default clock) plays the same deals the same, with another thread busy."""
 
@@ -535,6 +542,7 @@ class TestPimcBot:
         bot.decide(opening_view("AS KS QS JS 10S"))
         assert bot.capped == 1
 
+    @pytest.mark.slow
     def test_a_fixed_seed_replays(self) -> None:
         runs = [
             play_local([quick(3), PeelBot(), quick(4), RandomBot(seed=1)], seed=5, profile=FULL_LADDER)

@@ -46,6 +46,10 @@ if TYPE_CHECKING:
     from tournaments.play.executors.base import Executor, PlayContext
     from tournaments.results import SessionResult
 
+# One pytest-xdist worker plays every test of this module, so that two Ray instances never
+# start at once on the same machine (tox runs the suite on two workers).
+pytestmark = pytest.mark.xdist_group("ray")
+
 ROOT = Path(__file__).resolve().parent.parent
 FOUR = tuple(
     example_bot(kind, name=name)

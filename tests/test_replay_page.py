@@ -106,6 +106,7 @@ def seven_page(seven_record: SessionRecord) -> str:
     return render_replay_html(seven_record, bots=[*BOTS, "peel"], title="seven cards")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", ["page", "seven_page"])
 def test_seat_views_never_hold_another_seats_unplayed_card(
     which: str, request: pytest.FixtureRequest

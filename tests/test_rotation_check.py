@@ -195,6 +195,7 @@ class TestTheFlag:
             -gamma.rotation_edge.mean
         )
 
+    @pytest.mark.slow
     @pytest.mark.parametrize("seed", range(5))
     def test_honest_noise_is_not_flagged(self, seed: int) -> None:
         standings = compute_standings(synthetic(random.Random(seed), blocks=40))

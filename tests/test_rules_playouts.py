@@ -106,6 +106,7 @@ def _check_view(session: Session, seat: int) -> None:
         assert view.legal_actions == ()
 
 
+@pytest.mark.heavy
 @pytest.mark.slow
 @pytest.mark.parametrize(("profile_name", "seats"), CASES)
 def test_random_playouts_keep_every_invariant(profile_name: str, seats: int) -> None:
@@ -190,6 +191,7 @@ def _check_cards_once(deal: Deal) -> None:
 POOL_CASES = [(name, seats) for name, seats in CASES if RULES[name].has_pool]
 
 
+@pytest.mark.heavy
 @pytest.mark.slow
 @pytest.mark.parametrize(("profile_name", "seats"), POOL_CASES)
 def test_pool_playouts_keep_the_pool_and_the_cards_straight(profile_name: str, seats: int) -> None:
@@ -238,6 +240,7 @@ def _order(action: object) -> tuple[int, int]:
     return (1, action.index) if isinstance(action, Card) else (0, 0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("profile_name", "seats"), [("heather", 4), ("seven-card", 5), ("heather-28", 4)])
 def test_deal_from_view_rebuilds_the_same_position(profile_name: str, seats: int) -> None:
     """A deal rebuilt from a seat's view and the true hidden hands continues exactly like the original.
@@ -288,6 +291,7 @@ def test_copy_branches_without_touching_the_original() -> None:
     assert twin.payments is not None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("profile_name", "seats"),
     [("purchase", 4), ("ecarte", 3), ("peep", 5), ("purchase-32", 6), ("peep-28", 4)],
@@ -377,7 +381,13 @@ BEFORE_THE_POOL = {
 }
 
 
-@pytest.mark.parametrize(("profile_name", "seats"), sorted(BEFORE_THE_POOL))
+@pytest.mark.parametrize(
+    ("profile_name", "seats"),
+    [  # three seats in the quick run; the larger tables (longer sessions) in the whole suite
+        case if case[1] == 3 else pytest.param(*case, marks=pytest.mark.slow)
+        for case in sorted(BEFORE_THE_POOL)
+    ],
+)
 def test_profiles_without_a_pool_play_exactly_as_before(profile_name: str, seats: int) -> None:
     """Seeded random sessions give the views, events and records they gave before the pool variants existed.
 
@@ -536,6 +546,7 @@ def _check_record(session: Session) -> None:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("profile_name", sorted(CHIPS_AND_POOL))
 def test_with_chips_and_a_pool_every_offer_is_accepted_and_every_record_verifies(profile_name: str) -> None:
     """A few sessions of each house rule at its middle table size (the slow test below plays them all)."""
@@ -549,6 +560,7 @@ def test_with_chips_and_a_pool_every_offer_is_accepted_and_every_record_verifies
         _check_record(session)
 
 
+@pytest.mark.heavy
 @pytest.mark.slow
 @pytest.mark.parametrize(("profile_name", "seats"), CHIPS_AND_POOL_CASES)
 def test_every_offer_is_accepted_and_every_record_verifies_at_every_table_size(

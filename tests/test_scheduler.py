@@ -49,6 +49,7 @@ class TestTables:
         assert set(tables.values()) == {cycles}
         assert spread(pair_meetings(entrants, blocks)) == 0
 
+    @pytest.mark.slow
     @pytest.mark.parametrize(
         ("n", "k", "blocks"),
         [(7, 3, 7), (9, 3, 12), (6, 3, 10), (7, 4, 7), (8, 4, 14)],
@@ -75,6 +76,7 @@ class TestTables:
         plan = schedule(entrants, table_size=k, sessions=blocks * k, seed=3)
         assert spread(pair_meetings(entrants, plan)) <= 1
 
+    @pytest.mark.slow
     @pytest.mark.parametrize(("n", "k"), [(5, 3), (7, 4), (8, 5), (11, 7), (12, 6)])
     @pytest.mark.parametrize("blocks", [1, 2, 5, 13])
     def test_appearances_within_one(self, n: int, k: int, blocks: int) -> None:
@@ -128,6 +130,7 @@ class TestSeats:
 
 
 class TestSeeds:
+    @pytest.mark.slow
     def test_same_seed_same_plan(self) -> None:
         """A plan is a pure function of its inputs: rerunning it reproduces it exactly."""
         first = schedule(bots(8), table_size=4, sessions=100, seed=42)

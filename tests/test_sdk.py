@@ -708,6 +708,7 @@ class TestStream:
         assert [s[0].hello.token for s in fake.streams] == ["secret", "secret"]
         assert len(fake.streams[1]) == 2  # hello, then the answers
 
+    @pytest.mark.slow
     def test_an_unreachable_referee_gives_up_after_the_budget(self) -> None:
         async def body() -> tuple[ExitCode, float]:
             started = time.monotonic()

@@ -128,6 +128,7 @@ class TestLogShow:
             assert ("The pool goes back to those who paid it in" in text) == bool(returned)
             assert text.count("  Pool: ") == len(record.deals)
 
+    @pytest.mark.slow
     @pytest.mark.parametrize("seat", range(4))
     def test_a_seat_sees_only_its_own_exchange_and_a_widow_it_may_see(
         self, records: dict[str, SessionRecord], seat: int
@@ -173,6 +174,7 @@ def _dealt_to(deal: Deal, seat: int) -> set[Card]:
 
 
 class TestReplayPage:
+    @pytest.mark.slow
     def test_captions_say_what_happened_in_words(self, records: dict[str, SessionRecord]) -> None:
         """Exchanges as counts and fees, peeps, the widow taken, the pool claimed; no action's raw text."""
         for profile, record in records.items():
@@ -194,6 +196,7 @@ class TestReplayPage:
         ]  # fmt: skip
         assert claims
 
+    @pytest.mark.slow
     def test_public_parts_hold_no_hidden_card_and_views_only_their_own(
         self, records: dict[str, SessionRecord]
     ) -> None:

@@ -94,6 +94,7 @@ class TestTheTest:
 
 
 class TestSimulatedMatches:
+    @pytest.mark.slow
     def test_a_simulated_match_is_the_test_run_on_the_played_edges(self) -> None:
         """The edges a match read are the first blocks of the same match played on, and replay exactly."""
         test = Sprt(d0=0, d1=12)
@@ -113,6 +114,7 @@ def runs(candidate: type, baseline: type, test: Sprt, count: int) -> list[Simula
     ]
 
 
+@pytest.mark.heavy
 @pytest.mark.slow
 class TestErrorRates:
     """Seeded matches played in process (a reduced bench/sprt.py): the rates hold with a margin.

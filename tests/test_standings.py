@@ -240,6 +240,7 @@ class TestWinShare:
 
 
 class TestRating:
+    @pytest.mark.slow
     @pytest.mark.parametrize("seats", [3, 4, 5, 7])
     def test_co_winners_are_rated_alike_and_above_a_lower_finisher(self, seats: int) -> None:
         """Two bots tie for first, one comes third, the rest trail, session after session."""
@@ -343,6 +344,7 @@ class TestRanks:
                 results.append(session(block, rotation, chips))
         return results
 
+    @pytest.mark.slow
     def test_clones_share_a_rank_whatever_the_rating(self) -> None:
         """The issue's case: two peels at the same chips, peel-2 ranked first by the rating."""
         standings = compute_standings(self.noisy(12, edge=10))
@@ -357,12 +359,14 @@ class TestRanks:
         assert [line.bot for line in standings.bots][:2] == ["a", "b"]
         assert standings.bot("a").rank == standings.bot("b").rank == 1
 
+    @pytest.mark.slow
     def test_too_few_blocks_never_separate(self) -> None:
         """Even a large, steady edge from four blocks is not enough to rank apart."""
         standings = compute_standings(self.noisy(4, edge=30))
         assert standings.bot("a").rank == standings.bot("b").rank == 1
         assert compute_standings(self.noisy(5, edge=30)).bot("b").rank == 2
 
+    @pytest.mark.slow
     def test_each_bot_carries_its_paired_los_over_the_next(self) -> None:
         standings = compute_standings(self.noisy(12, edge=10))
         first, second, *_, last = standings.bots
@@ -391,6 +395,7 @@ class TestUnranked:
             for result in results
         ]
 
+    @pytest.mark.slow
     def test_a_hanging_bot_at_the_top_is_not_ranked(self) -> None:
         """The issue's case: a bot that hangs from its first decision led the table on the referee's play."""
         results = self.played(TestRanks.noisy(12, edge=10), "a", asked=40, substituted=40)
@@ -404,6 +409,7 @@ class TestUnranked:
         assert "| - | a |" in note
         assert "Not ranked: a (100.0%)" in note
 
+    @pytest.mark.slow
     def test_a_bot_the_referee_played_half_for_is_still_ranked(self) -> None:
         results = self.played(TestRanks.noisy(12, edge=10), "a", asked=40, substituted=20)
         standings = compute_standings(results)
@@ -411,6 +417,7 @@ class TestUnranked:
         assert not standings.unranked
         assert "Not ranked" not in render_markdown(standings)
 
+    @pytest.mark.slow
     def test_sessions_without_counts_rank_as_before(self) -> None:
         """Sessions stored before decisions were counted (asked 0) leave every bot ranked."""
         standings = compute_standings(TestRanks.noisy(12, edge=10))

@@ -576,6 +576,7 @@ class TestLogs:
         assert count(db, "session_logs") == len(played.results)
         assert sorted(p.name for p in db.parent.iterdir()) == ["nap.db", "nap.db-shm", "nap.db-wal"]
 
+    @pytest.mark.slow
     def test_a_large_log_round_trips(self, store: Store) -> None:
         """A log of about a megabyte (compressed) is one blob like any other."""
         tournament = make_tournament(store)
@@ -593,6 +594,7 @@ class TestLogs:
             store.log(99)
         assert not isinstance(raised.value, MissingLogError)
 
+    @pytest.mark.slow
     def test_a_moved_and_a_copied_database_read_every_log(self, tmp_path: Path) -> None:
         """The file alone carries the logs: copied while open (with its WAL) or moved after, it reads them."""
         first = tmp_path / "first" / "nap.db"
@@ -622,9 +624,11 @@ class TestLogs:
 class TestTotals:
     """The running totals kept as each session is recorded equal the ones recomputed from every session."""
 
+    @pytest.mark.slow
     def test_totals_equal_the_recomputed_ones_after_every_session(self, store: Store) -> None:
         play(store, check=True)
 
+    @pytest.mark.slow
     def test_standings_from_the_totals_are_the_recomputed_standings(self, store: Store) -> None:
         played = play(store)
         # The data has what the totals must get right.
@@ -650,6 +654,7 @@ class TestTotals:
             assert any(totals.rotation_edge for totals in tally.bots.values())  # complete blocks
             assert any(totals.rotation_blocks < totals.blocks for totals in tally.bots.values())  # and not
 
+    @pytest.mark.slow
     def test_tournaments_together(self, store: Store) -> None:
         """The totals of several tournaments add up like their sessions; unknown ids add nothing."""
         played = play(store)
@@ -664,6 +669,7 @@ class TestTotals:
         assert store.tally([]) == Tally()
         assert store.tally([77]) == Tally()
 
+    @pytest.mark.slow
     def test_totals_survive_reopening(self, db: Path) -> None:
         """The totals are in the file: another process reads them and goes on adding to them."""
         with Store.open(db) as store:
@@ -714,6 +720,7 @@ class TestPaging:
     def played(self, store: Store) -> Played:
         return play(store)
 
+    @pytest.mark.slow
     @pytest.mark.usefixtures("played")
     @pytest.mark.parametrize("filters", FILTERS, ids=lambda f: ",".join(f"{k}={v}" for k, v in f.items()))
     def test_pages_partition_the_list(self, store: Store, filters: dict[str, object]) -> None:
@@ -795,6 +802,7 @@ class TestPaging:
         assert store.results_of([*ids, 999]) == {i: played.results[i] for i in ids}
         assert store.results_of([]) == {}
 
+    @pytest.mark.slow
     def test_many_ids_at_once(self, store: Store) -> None:
         """More ids than one query binds (chunked) still come back whole and in order."""
         tournament = store.create_tournament(
@@ -923,6 +931,7 @@ class TestUpgradeFromVersion2:
         write_version_2(db, played, blocks, log_paths)
         return db, played, files
 
+    @pytest.mark.slow
     def test_upgrade_reads_every_log_and_computes_the_totals(
         self, tmp_path: Path, old: tuple[Path, Played, dict[int, Path]], monkeypatch: pytest.MonkeyPatch
     ) -> None:
@@ -962,6 +971,7 @@ class TestUpgradeFromVersion2:
             path.exists() for session_id, path in files.items() if session_id != missing
         )  # left in place
 
+    @pytest.mark.slow
     def test_an_upgraded_file_goes_on_like_a_new_one(self, old: tuple[Path, Played, dict[int, Path]]) -> None:
         """After the upgrade, sessions of the incomplete blocks add to the computed totals correctly."""
         db, played, _ = old
@@ -988,6 +998,7 @@ class TestUpgradeFromVersion2:
             assert added
             assert count(db, "session_logs") == len(played.results) - 1 + added
 
+    @pytest.mark.slow
     def test_a_failed_upgrade_leaves_the_file_at_version_2(
         self, old: tuple[Path, Played, dict[int, Path]], monkeypatch: pytest.MonkeyPatch
     ) -> None:
@@ -1055,6 +1066,7 @@ class TestUpgradeFromVersion3:
         write_version_3(db, tmp_path / "scratch.db")
         return db, played
 
+    @pytest.mark.slow
     def test_the_totals_are_a_fresh_fold_and_every_tournament_played_unisolated(
         self, old: tuple[Path, Played]
     ) -> None:
@@ -1159,8 +1171,21 @@ class TestUpgradeEdges:
             assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
 
     def test_a_table_of_eight_that_a_house_profile_allows_is_recorded(self, store: Store) -> None:
+        """Eight seats (past the built-in profiles' seven): the session, its log and its totals are kept."""
         tournament = store.create_tournament(name="big", config={}, seed=1, blocks=[(0, 1000, NAMES[:8])])
-        record(store, eight_tied(tournament))
+        result = eight_tied(tournament)
+        session_id = record(store, result)
+        assert store.session_results(tournament) == [result]
+        assert store.log(session_id) == log_of(result)
+        assert store.finished_keys(tournament) == {(0, 0)}
+        tally = store.tally([tournament])
+        assert tally == tally_of([result])
+        assert tally.sessions == 1
+        standings = standings_of(tally)
+        assert standings == compute_standings([result])
+        assert sorted(line.bot for line in standings.bots) == sorted(NAMES[:8])
+        assert {line.win_share.mean for line in standings.bots} == {1 / 8}
+        assert {line.expected_win_share for line in standings.bots} == {1 / 8}
 
     def test_an_upgrade_that_cannot_total_a_session_is_a_store_error(self, tmp_path: Path) -> None:
         db = tmp_path / "nap.db"
@@ -1269,6 +1294,7 @@ class TestTournamentLock:
         with tournament_lock(db, 3):
             pass
 
+    @pytest.mark.slow
     def test_a_killed_holder_leaves_no_lock_behind(self, db: Path) -> None:
         """kill -9 of the holder: its lock file stays, but the kernel has released the lock."""
         with hold_lock(db, 1) as holder:

@@ -43,6 +43,7 @@ def fresh(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow
 class TestCommittedOutputIsFresh:
     def test_check_reports_nothing(self) -> None:
         """The committed referee/wire/_gen matches what proto/ generates, byte for byte."""
@@ -58,6 +59,7 @@ class TestCommittedOutputIsFresh:
             assert path.read_bytes().startswith(HEADER), path
 
 
+@pytest.mark.slow
 class TestCheckDetectsStaleness:
     def _copy(self, fresh: Path, tmp_path: Path) -> Path:
         committed = tmp_path / "committed"
