@@ -36,7 +36,8 @@ from tournaments.play.blocks import BlockRun, play_block_in_process
 from tournaments.report.publish import POOL_HEADER, from_json, render_html, render_markdown, to_json
 from tournaments.report.show import walk
 from tournaments.results import Declaration, SeatResult, SessionResult
-from tournaments.stats.standings import PoolRecord, Standings, compute_standings
+from tournaments.stats.standings import Standings, compute_standings
+from tournaments.stats.tally import PoolRecord
 from tournaments.store import schema as store_schema
 from tournaments.store.database import Store
 

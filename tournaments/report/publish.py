@@ -43,9 +43,9 @@ from tournaments.stats.standings import (
     ContractRecord,
     Estimate,
     HeadToHead,
-    PoolRecord,
     Standings,
 )
+from tournaments.stats.tally import PoolRecord
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Mapping, Sequence

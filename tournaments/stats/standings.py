@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from tournaments.stats.estimates import (
@@ -54,7 +54,7 @@ from tournaments.stats.estimates import (
 )
 from tournaments.stats.rating import bradley_terry
 from tournaments.stats.rotation_check import rotation_flags
-from tournaments.stats.tally import ROTATION_UNIT, tally_of
+from tournaments.stats.tally import ROTATION_UNIT, PoolRecord, tally_of
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -68,7 +68,6 @@ __all__ = [
     "ContractRecord",
     "Estimate",
     "HeadToHead",
-    "PoolRecord",
     "Standings",
     "compute_standings",
     "estimate",
@@ -88,32 +87,6 @@ class ContractRecord:
     contract: str
     made: int
     attempted: int
-
-
-@dataclass(frozen=True, slots=True)
-class PoolRecord:
-    """What a bot did as declarer in the pool variants, over all its declarations.
-
-    ``pools`` counts the declarations in which it took the pool, for ``pool_chips`` chips
-    in all; ``widows`` those with a widow to take or leave, of which it took
-    ``widows_taken`` and made ``widows_taken_made``, and in ``widows_peeked`` it had paid
-    to see the widow before bidding; ``cards_exchanged`` is the sum of the
-    cards it had exchanged before the auctions it went on to win. All zeros: nothing of
-    a pool variant (:attr:`empty`).
-    """
-
-    pools: int = 0
-    pool_chips: int = 0
-    widows: int = 0
-    widows_taken: int = 0
-    widows_taken_made: int = 0
-    widows_peeked: int = 0
-    cards_exchanged: int = 0
-
-    @property
-    def empty(self) -> bool:
-        """Whether every figure is 0."""
-        return self == PoolRecord()
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +121,7 @@ class BotStanding:
     faults: int
     rating: float
     los_next: float | None = None
-    pool: PoolRecord = PoolRecord()
+    pool: PoolRecord = field(default_factory=PoolRecord)
     rotation_edge: Estimate | None = None
     rotation_flagged: bool = False
     asked: int = 0
@@ -310,15 +283,7 @@ def _bot_standing(bot: str, totals: BotTotals, tally: Tally, rating: float) -> B
         ),
         faults=totals.faults,
         rating=rating,
-        pool=PoolRecord(
-            pools=totals.pools,
-            pool_chips=totals.pool_chips,
-            widows=totals.widows,
-            widows_taken=totals.widows_taken,
-            widows_taken_made=totals.widows_taken_made,
-            widows_peeked=totals.widows_peeked,
-            cards_exchanged=totals.exchanged,
-        ),
+        pool=totals.pool,
         rotation_edge=None
         if not totals.rotation_blocks
         else estimate_from_sums(

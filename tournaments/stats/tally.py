@@ -41,16 +41,18 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Iterable, Mapping, Sequence
 
-    from tournaments.results import SessionResult
+    from tournaments.results import Declaration, SessionResult
 
 __all__ = [
+    "POOL_COLUMNS",
     "ROTATION_UNIT",
     "BlockSeat",
     "BotTotals",
     "ContractTotals",
     "PairTotals",
+    "PoolRecord",
     "SessionChange",
     "Tally",
     "rotation_edge_units",
@@ -94,6 +96,46 @@ class BlockSeat:
         return self.wins * scale // self.sessions
 
 
+@dataclass(frozen=True, slots=True)
+class PoolRecord:
+    """What a bot did as declarer in the pool variants, over all its declarations.
+
+    ``pools`` counts the declarations in which it took the pool, for ``pool_chips`` chips
+    in all; ``widows`` those with a widow to take or leave, of which it took
+    ``widows_taken`` and made ``widows_taken_made``, and in ``widows_peeked`` it had paid
+    to see the widow before bidding; ``cards_exchanged`` is the sum of the
+    cards it had exchanged before the auctions it went on to win. All zeros: nothing of
+    a pool variant (:attr:`empty`).
+    """
+
+    pools: int = 0
+    pool_chips: int = 0
+    widows: int = 0
+    widows_taken: int = 0
+    widows_taken_made: int = 0
+    widows_peeked: int = 0
+    cards_exchanged: int = 0
+
+    @classmethod
+    def of(cls, declarations: Sequence[Declaration]) -> PoolRecord:
+        """The figures of one seat's ``declarations`` in a session."""
+        widows = [d for d in declarations if d.widow_taken is not None]
+        return cls(
+            pools=sum(d.pool_chips > 0 for d in declarations),
+            pool_chips=sum(d.pool_chips for d in declarations),
+            widows=len(widows),
+            widows_taken=sum(bool(d.widow_taken) for d in widows),
+            widows_taken_made=sum(bool(d.widow_taken) and d.made for d in widows),
+            widows_peeked=sum(bool(d.peeked) for d in widows),
+            cards_exchanged=sum(d.exchanged for d in declarations),
+        )
+
+    @property
+    def empty(self) -> bool:
+        """Whether every figure is 0."""
+        return self == PoolRecord()
+
+
 @dataclass(slots=True)
 class BotTotals:
     """One bot's sums; see the module notes for the units (every field an integer, ``scale`` the tally's)."""
@@ -112,6 +154,7 @@ class BotTotals:
     beats: int = 0
     """Seat pairings won, in half-wins (a draw is one)."""
     pools: int = 0
+    """The pool figures (:class:`PoolRecord`) from here to ``exchanged``, one column each."""
     pool_chips: int = 0
     widows: int = 0
     widows_taken: int = 0
@@ -127,6 +170,11 @@ class BotTotals:
     rotation_edge: int = 0
     """Sum over complete blocks of the rotation edge, in 1/:data:`ROTATION_UNIT` chip."""
     rotation_edge_sq: int = 0
+
+    @property
+    def pool(self) -> PoolRecord:
+        """The pool figures of these sums."""
+        return PoolRecord(**{figure: getattr(self, column) for figure, column in POOL_COLUMNS.items()})
 
     def add(self, other: BotTotals) -> None:
         """Add ``other``'s sums to these."""
@@ -148,6 +196,12 @@ class BotTotals:
             expected=self.expected * factor,
         )
 
+
+POOL_COLUMNS: Mapping[str, str] = {
+    **{f.name: f.name for f in fields(PoolRecord) if f.name != "cards_exchanged"},
+    "cards_exchanged": "exchanged",
+}
+"""Each :class:`PoolRecord` figure and the :class:`BotTotals` field (the store's column) that sums it."""
 
 BOT_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(BotTotals))
 """The names of :class:`BotTotals`' sums, in order (the store's columns)."""
@@ -307,8 +361,7 @@ def session_change(result: SessionResult, before: Mapping[str, BlockSeat], *, sc
             + (0 if old is None else old.hand_chips),
         )
         block[seat.bot] = new
-        declarations = seat.declarations
-        widows = [d for d in declarations if d.widow_taken is not None]
+        pool = PoolRecord.of(seat.declarations)
         bots[seat.bot] = BotTotals(
             sessions=1,
             blocks=int(old is None),
@@ -318,13 +371,7 @@ def session_change(result: SessionResult, before: Mapping[str, BlockSeat], *, sc
             wins_sq=new.wins_figure(scale) ** 2 - (0 if old is None else old.wins_figure(scale) ** 2),
             expected=expected,
             faults=seat.faults,
-            pools=sum(d.pool_chips > 0 for d in declarations),
-            pool_chips=sum(d.pool_chips for d in declarations),
-            widows=len(widows),
-            widows_taken=sum(bool(d.widow_taken) for d in widows),
-            widows_taken_made=sum(bool(d.widow_taken) and d.made for d in widows),
-            widows_peeked=sum(bool(d.peeked) for d in widows),
-            exchanged=sum(d.exchanged for d in declarations),
+            **{column: getattr(pool, figure) for figure, column in POOL_COLUMNS.items()},
             asked=seat.asked,
             substituted=seat.substituted,
         )
