@@ -10,7 +10,9 @@ Failures are data, never hangs: a program that exits (or closes its stdout) fail
 request in flight and is restarted after a short pause, at most ``max_restarts`` times;
 one that owes a reply for ``hang_timeout_s`` past a deadline is killed, which counts the
 same. Past the budget the child gives up: every later request fails at once and
-``on_give_up`` is called. The program's stderr is forwarded to the bridge's log (up to a
+``on_give_up`` is called. The restart and stop rules are
+:class:`clients.supervisor.Supervisor`'s; the child adds the pipes, the hang kill and the
+requests failed at each exit. The program's stderr is forwarded to the bridge's log (up to a
 budget) and its last bytes are kept (:class:`StderrTail`), for the log and for
 ``--stderr-log``.
 """
@@ -22,7 +24,9 @@ import contextlib
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from clients.supervisor import StopSequence, Supervisor
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Sequence
@@ -34,10 +38,15 @@ STDERR_TAIL_BYTES: Final = 64 * 1024
 """How much of the program's stderr is kept (the last bytes)."""
 STDERR_LIVE_BYTES: Final = 64 * 1024
 """How much of the program's stderr is copied live to the bridge's log, per program start."""
-RESTART_DELAY_S: Final = 0.2
-"""Pause before restarting an exited program, so one that dies at once cannot spin."""
 _STRAY_LOGGED: Final = 5
 """Output lines with no request waiting that are logged (the rest are only counted)."""
+_CLOSE_GRACE_S: Final = 2.0
+"""Seconds a closing program is given to leave after the end of its stdin, before SIGTERM."""
+
+
+def _stop_sequence(grace_s: float) -> StopSequence:
+    """``grace_s`` to leave once its stdin is closed, 1 s after SIGTERM, 5 s after SIGKILL."""
+    return StopSequence(leave_s=grace_s, grace_s=1.0, kill_wait_s=5.0)
 
 
 class ChildError(Exception):
@@ -117,6 +126,9 @@ class _Ask:
     abandoned: bool = False
 
 
+T = TypeVar("T")
+
+
 class ChildBot:
     """One bot program, restarted when it exits; requests answered one line each, in order."""
 
@@ -135,39 +147,59 @@ class ChildBot:
             msg = "no bot program given (python -m clients.stdio.bridge -- PROGRAM ARGS...)"
             raise ChildError(msg)
         self.argv = tuple(argv)
-        self.max_restarts = max_restarts
         self.hang_timeout_s = hang_timeout_s
         self.stderr = stderr
         self.on_give_up = on_give_up
-        self.restarts = 0
-        """How many times the program was restarted."""
-        self.exits: list[int] = []
-        """The exit status of every exit the bridge did not ask for."""
-        self.gave_up = False
-        """True once the program is down for good (restart budget spent)."""
         self.stale_replies = 0
         """Replies that came after their request was given up on (thrown away)."""
         self.stray_lines = 0
         """Output lines that came with no request waiting (thrown away)."""
         self._log = log
         self._env = env
-        self._process: asyncio.subprocess.Process | None = None
+        self._supervisor = Supervisor(
+            self._launch,
+            max_restarts=max_restarts,
+            stop=_stop_sequence(_CLOSE_GRACE_S),
+            ended=self._ended,
+            on_exit=self._exited,
+            on_give_up=self._gave_up,
+        )
         self._pending: deque[_Ask] = deque()
         self._ready = asyncio.Event()
-        self._closing = False
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._watching: tuple[asyncio.subprocess.Process, asyncio.Task[int]] | None = None
+        """The current program's output reader: its exit status once it is over."""
+
+    @property
+    def max_restarts(self) -> int:
+        """Restarts allowed after an exit nobody asked for."""
+        return self._supervisor.max_restarts
+
+    @property
+    def restarts(self) -> int:
+        """How many times the program was restarted."""
+        return self._supervisor.restarts
+
+    @property
+    def exits(self) -> list[int]:
+        """The exit status of every exit the bridge did not ask for."""
+        return self._supervisor.exits
+
+    @property
+    def gave_up(self) -> bool:
+        """True once the program is down for good (restart budget spent, or a restart failed)."""
+        return self._supervisor.gave_up
 
     @property
     def pid(self) -> int | None:
         """The running program's process id, or None."""
-        process = self._process
-        return None if process is None or process.returncode is not None else process.pid
+        return self._supervisor.pid
 
     async def start(self) -> None:
         """Start the program; ChildError when it cannot be started."""
-        await self._launch()
+        await self._supervisor.start()
 
-    async def _launch(self) -> None:
+    async def _launch(self) -> asyncio.subprocess.Process:
         try:
             process = await asyncio.create_subprocess_exec(
                 *self.argv,
@@ -182,15 +214,16 @@ class ChildBot:
         except OSError as exc:
             msg = f"cannot start the bot program {' '.join(self.argv)!r}: {exc.strerror or exc}"
             raise ChildError(msg) from None
-        self._process = process
         self.stderr.restart()
-        self._spawn(self._watch(process))
+        self._watching = process, self._spawn(self._watch(process))
         self._ready.set()
+        return process
 
-    def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
+    def _spawn(self, coroutine: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
         task = asyncio.ensure_future(coroutine)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     # -- requests --------------------------------------------------------------------------
 
@@ -204,8 +237,8 @@ class ChildBot:
         if not self._ready.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._ready.wait(), max(0.0, expires_at - loop.time()))
-        process = self._process
-        if self.gave_up or self._closing or process is None or process.returncode is not None:
+        process = self._supervisor.process
+        if self.gave_up or self._supervisor.stopping or process is None or process.returncode is not None:
             return None
         stdin = process.stdin
         assert stdin is not None  # noqa: S101 - started with a pipe
@@ -238,14 +271,15 @@ class ChildBot:
 
     def _check_hang(self, ask: _Ask, process: asyncio.subprocess.Process) -> None:
         """Kill the program if it still owes the reply to ``ask``, given up on a while ago."""
-        if ask in self._pending and process is self._process and process.returncode is None:
+        if ask in self._pending and process is self._supervisor.process and process.returncode is None:
             self._log(f"bot program gave no answer {self.hang_timeout_s:g} s past a deadline; killing it")
             with contextlib.suppress(ProcessLookupError):
                 process.kill()
 
     # -- the program's output --------------------------------------------------------------
 
-    async def _watch(self, process: asyncio.subprocess.Process) -> None:
+    async def _watch(self, process: asyncio.subprocess.Process) -> int:
+        """Read the program's replies until it is over; its exit status, every request in flight failed."""
         stderr_task = asyncio.ensure_future(self._drain_stderr(process))
         try:
             await self._read_replies(process)
@@ -254,7 +288,19 @@ class ChildBot:
                 await asyncio.wait_for(asyncio.shield(stderr_task), 1.0)
         finally:
             stderr_task.cancel()
-        await self._exited(process, code)
+        if process is self._supervisor.process:
+            self._ready.clear()
+        while self._pending:
+            self._abandon(self._pending.popleft())
+        self.stderr.save()
+        return code
+
+    async def _ended(self, process: asyncio.subprocess.Process) -> int:
+        """The exit status of ``process`` (the one launched last), once its output is read."""
+        watching = self._watching
+        assert watching is not None  # noqa: S101 - launched with its reader
+        assert watching[0] is process  # noqa: S101 - the supervisor watches the latest
+        return await asyncio.shield(watching[1])  # a stop leaves the reader to finish its work
 
     async def _read_replies(self, process: asyncio.subprocess.Process) -> None:
         stdout = process.stdout
@@ -303,37 +349,21 @@ class ChildBot:
         while chunk := await stream.read(65536):
             self.stderr.feed(chunk)
 
-    async def _exited(self, process: asyncio.subprocess.Process, code: int) -> None:
-        if process is self._process:
-            self._ready.clear()
-        while self._pending:
-            self._abandon(self._pending.popleft())
-        self.stderr.save()
-        if self._closing:
-            return
-        self.exits.append(code)
+    def _exited(self, status: int, restart: int | None) -> None:
         said = self.stderr.last_line()
         detail = f"; its last stderr line: {said}" if said else ""
-        if self.restarts >= self.max_restarts:
-            self._give_up(
-                f"bot program exited with status {code}, no restart left ({self.restarts} used){detail}"
+        if restart is None:
+            self._log(
+                f"bot program exited with status {status}, no restart left ({self.restarts} used){detail}"
             )
-            return
-        self.restarts += 1
-        self._log(
-            f"bot program exited with status {code}; restart {self.restarts} of {self.max_restarts}{detail}"
-        )
-        await asyncio.sleep(RESTART_DELAY_S)
-        if self._closing:
-            return
-        try:
-            await self._launch()
-        except ChildError as exc:
-            self._give_up(str(exc))
+        else:
+            self._log(
+                f"bot program exited with status {status}; restart {restart} of {self.max_restarts}{detail}"
+            )
 
-    def _give_up(self, why: str) -> None:
-        self._log(why)
-        self.gave_up = True
+    def _gave_up(self, error: Exception | None) -> None:
+        if error is not None:
+            self._log(str(error))
         self._ready.set()  # waiting requests fail at once
         if self.on_give_up is not None:
             self.on_give_up()
@@ -342,25 +372,17 @@ class ChildBot:
 
     def begin_close(self) -> None:
         """From now on nothing is restarted and every request fails at once."""
-        self._closing = True
+        self._supervisor.begin_stop()
         self._ready.set()
 
-    async def close(self, grace_s: float = 2.0) -> None:
+    async def close(self, grace_s: float = _CLOSE_GRACE_S) -> None:
         """Stop the program: end of its stdin, then SIGTERM after ``grace_s``, SIGKILL after 1 s."""
         self.begin_close()
-        process = self._process
-        if process is not None and process.returncode is None:
-            if process.stdin is not None:
-                with contextlib.suppress(BrokenPipeError, ConnectionResetError, RuntimeError):
-                    process.stdin.close()
-            for signal_it, wait_s in ((None, grace_s), (process.terminate, 1.0), (process.kill, 5.0)):
-                if signal_it is not None:
-                    with contextlib.suppress(ProcessLookupError):
-                        signal_it()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(process.wait(), wait_s)
-                if process.returncode is not None:
-                    break
+        process = self._supervisor.process
+        if process is not None and process.returncode is None and process.stdin is not None:
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError, RuntimeError):
+                process.stdin.close()
+        await self._supervisor.stop(_stop_sequence(grace_s))
         for task in list(self._tasks):
             with contextlib.suppress(TimeoutError, asyncio.CancelledError):
                 await asyncio.wait_for(task, 2.0)

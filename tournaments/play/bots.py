@@ -12,7 +12,9 @@ stderr captured to a bounded log file.
 A process that exits while the tournament still needs it is restarted, up to
 ``max_restarts`` times; after that it stays down and the referee records its seats'
 decisions as faults (the tournament goes on). Stopping sends SIGTERM to the process group
-(the SDK answers with a Goodbye), then SIGKILL after a grace period.
+(the SDK answers with a Goodbye), then SIGKILL after a grace period. Those rules are
+:class:`clients.supervisor.Supervisor`'s; a bot process adds its command (sandboxed or
+not), its log file with an exit mark at each exit, and the wait for its connection.
 
 Every failure to start (no such command, an exit before connecting, no connection within
 the timeout) is a :class:`RunnerError` whose ``str()`` is one line naming the bot, and the
@@ -25,13 +27,13 @@ import asyncio
 import contextlib
 import os
 import secrets
-import signal
 from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Protocol
 
 import structlog
 
+from clients.supervisor import StopSequence, Supervisor
 from tournaments.errors import RunnerError
 from tournaments.play.sandbox import (
     ADDRESS_ENV,
@@ -59,8 +61,6 @@ EXIT_MARK = "--- exited with status "
 """Starts the line a bot's log gets when its process exits on its own (the status follows)."""
 _STOP_GRACE_S = 3.0
 """Seconds between SIGTERM and SIGKILL when stopping a bot."""
-_RESTART_DELAY_S = 0.2
-"""Pause before restarting a crashed bot, so a bot that dies at once cannot spin."""
 
 _log = structlog.get_logger("nap.runner")
 
@@ -105,16 +105,20 @@ class BotProcess:
         self.address = address
         self.token = token
         self.log_path = log_path
-        self.max_restarts = max_restarts
         self.log_limit_bytes = log_limit_bytes
-        self.restarts = 0
-        """How many times the process was restarted after an exit."""
-        self.exits: list[int] = []
-        """The exit status of every exit the runner did not ask for."""
-        self._process: asyncio.subprocess.Process | None = None
+        self._supervisor = Supervisor(
+            self._launch,
+            max_restarts=max_restarts,
+            stop=StopSequence(grace_s=_STOP_GRACE_S, group=True),  # the group: stop reaches its children
+            ready=self._connected,
+            ended=self._ended,
+            on_exit=self._exited,
+            on_give_up=self._gave_up,
+            on_kill=self._killing,
+        )
+        self._referee: Referee | None = None
+        self._connect_timeout = 30.0
         self._pump: asyncio.Task[None] | None = None
-        self._watcher: asyncio.Task[None] | None = None
-        self._stopping = False
         self._written = 0
         self._tail: deque[str] = deque(maxlen=_TAIL_LINES)
         self._limit_said = False
@@ -126,10 +130,24 @@ class BotProcess:
         return self.entry.name
 
     @property
+    def max_restarts(self) -> int:
+        """Restarts allowed after an exit nobody asked for."""
+        return self._supervisor.max_restarts
+
+    @property
+    def restarts(self) -> int:
+        """How many times the process was restarted after an exit."""
+        return self._supervisor.restarts
+
+    @property
+    def exits(self) -> list[int]:
+        """The exit status of every exit the runner did not ask for."""
+        return self._supervisor.exits
+
+    @property
     def pid(self) -> int | None:
         """The current process id, or None when none is running."""
-        process = self._process
-        return None if process is None or process.returncode is not None else process.pid
+        return self._supervisor.pid
 
     @property
     def running(self) -> bool:
@@ -139,13 +157,7 @@ class BotProcess:
     @property
     def gave_up(self) -> bool:
         """Whether the process is down for good (it exited with no restart left)."""
-        return (
-            not self._stopping
-            and self._process is not None
-            and self._process.returncode is not None
-            and self._watcher is not None
-            and self._watcher.done()
-        )
+        return self._supervisor.gave_up and not self._supervisor.stopping
 
     def last_output(self) -> str:
         """The last line the bot wrote (stdout or stderr), or an empty string."""
@@ -159,13 +171,12 @@ class BotProcess:
         (the process is then stopped).
         """
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        await self._launch()
+        self._referee, self._connect_timeout = referee, connect_timeout
         try:
-            await self._wait_connected(referee, within_s=connect_timeout)
+            await self._supervisor.start()
         except BaseException:
-            await self._terminate()
+            await self._close_pump()
             raise
-        self._watcher = asyncio.create_task(self._watch(referee, connect_timeout), name=f"watch {self.name}")
 
     def _command(self) -> tuple[tuple[str, ...], dict[str, str], Path | None]:
         """The argv, environment and working folder that start the bot (in its sandbox, if any)."""
@@ -190,7 +201,7 @@ class BotProcess:
         why = explain_exit(status, self._tail, None if self.sandbox is None else self.sandbox.limits)
         return f"{status}: {why}" if why else str(status)
 
-    async def _launch(self) -> None:
+    async def _launch(self) -> asyncio.subprocess.Process:
         entry = self.entry
         argv, env, cwd = self._command()
         try:
@@ -201,7 +212,7 @@ class BotProcess:
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,  # its own process group: stop reaches its children
+                start_new_session=True,  # its own process group, which the supervisor signals
             )
         except FileNotFoundError as exc:
             missing = exc.filename or (entry.command[0] if entry.command else "")
@@ -212,13 +223,13 @@ class BotProcess:
             reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
             msg = f"bot {entry.name}: cannot start {' '.join(entry.command)!r}: {reason}"
             raise RunnerError(msg) from None
-        self._process = process
         self._limit_said = False
         with self.log_path.open("ab") as file:
             where = "" if self.sandbox is None else "in a sandbox: "
             file.write(f"--- {where}{' '.join(entry.command)} (pid {process.pid})\n".encode())
         self._pump = asyncio.create_task(self._capture(process), name=f"log {self.name}")
         self._log.info("bot started", pid=process.pid)
+        return process
 
     async def _capture(self, process: asyncio.subprocess.Process) -> None:
         """Copy the process's output to the log file, up to the limit; always drain the pipe."""
@@ -257,9 +268,10 @@ class BotProcess:
             self._log.warning(f"bot {self.name}: {reached}", last_output=text)
             file.write(f"--- {reached}\n".encode())
 
-    async def _wait_connected(self, referee: Referee, *, within_s: float) -> None:
-        process = self._process
-        assert process is not None  # noqa: S101 - launched just before
+    async def _connected(self, process: asyncio.subprocess.Process) -> None:
+        """Wait until ``process`` has connected to the referee; RunnerError when it exits or times out."""
+        referee, within_s = self._referee, self._connect_timeout
+        assert referee is not None  # noqa: S101 - set by start
         loop = asyncio.get_running_loop()
         give_up = loop.time() + within_s
         while not referee.is_connected(self.identity):
@@ -296,77 +308,46 @@ class BotProcess:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(asyncio.shield(self._pump), 1.0)
 
-    async def _watch(self, referee: Referee, connect_timeout: float) -> None:
-        """Restart the process whenever it exits on its own, while restarts are left."""
-        while True:
-            process = self._process
-            assert process is not None  # noqa: S101 - started before the watcher
-            code = await process.wait()
-            if self._stopping:
-                return
-            await self._drained()
-            self.exits.append(code)
-            with contextlib.suppress(OSError), self.log_path.open("ab") as file:
-                file.write(f"{EXIT_MARK}{self.explain(code)}\n".encode())
-            if self.restarts >= self.max_restarts:
-                self._log.error(
-                    "bot exited; no restart left",
-                    status=self.explain(code),
-                    restarts=self.restarts,
-                    last_output=self.last_output(),
-                )
-                return
-            self.restarts += 1
-            self._log.warning(
-                "bot exited; restarting",
-                status=self.explain(code),
-                restart=self.restarts,
+    async def _ended(self, process: asyncio.subprocess.Process) -> int:
+        """The exit status of ``process``, once its output is in the log (or a second has passed)."""
+        status = await process.wait()
+        await self._drained()
+        return status
+
+    def _exited(self, status: int, restart: int | None) -> None:
+        """An exit nobody asked for: the exit mark in the log; a warning (an error with no restart left)."""
+        with contextlib.suppress(OSError), self.log_path.open("ab") as file:
+            file.write(f"{EXIT_MARK}{self.explain(status)}\n".encode())
+        if restart is None:
+            self._log.error(
+                "bot exited; no restart left",
+                status=self.explain(status),
+                restarts=self.restarts,
                 last_output=self.last_output(),
             )
-            await asyncio.sleep(_RESTART_DELAY_S)
-            if self._stopping:
-                return
-            try:
-                await self._launch()
-                await self._wait_connected(referee, within_s=connect_timeout)
-            except RunnerError as exc:
-                self._log.error("bot restart failed", error=str(exc))
-                if self._process is None or self._process.returncode is None:
-                    await self._terminate()
-                    return
+            return
+        self._log.warning(
+            "bot exited; restarting",
+            status=self.explain(status),
+            restart=restart,
+            last_output=self.last_output(),
+        )
+
+    def _gave_up(self, error: Exception | None) -> None:
+        if error is not None:
+            self._log.error("bot restart failed", error=str(error))
+
+    def _killing(self, grace_s: float) -> None:
+        self._log.warning("bot ignored SIGTERM; killing it", grace_s=grace_s)
 
     async def stop(self, grace: float = _STOP_GRACE_S) -> None:
         """Stop the process for good: SIGTERM to its group, SIGKILL after ``grace`` seconds."""
-        self._stopping = True
-        if self._watcher is not None:
-            self._watcher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._watcher
-        await self._terminate(grace)
+        await self._supervisor.stop(StopSequence(grace_s=grace, group=True))
+        await self._close_pump()
 
-    async def _terminate(self, grace: float = _STOP_GRACE_S) -> None:
-        process = self._process
-        if process is not None and process.returncode is None:
-            _signal_group(process.pid, signal.SIGTERM)
-            try:
-                await asyncio.wait_for(process.wait(), grace)
-            except TimeoutError:
-                self._log.warning("bot ignored SIGTERM; killing it", grace_s=grace)
-                _signal_group(process.pid, signal.SIGKILL)
-                await process.wait()
+    async def _close_pump(self) -> None:
         if self._pump is not None:
             await self._drained()
             self._pump.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._pump
-
-
-def _signal_group(pid: int, signum: signal.Signals) -> None:
-    """Signal the process group led by ``pid`` (the bot and anything it started)."""
-    try:
-        os.killpg(pid, signum)
-    except ProcessLookupError:
-        pass
-    except PermissionError:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signum)
