@@ -569,46 +569,27 @@ def test_fast_batches_write_the_codec_bytes() -> None:
             ]
             if session.over:
                 session = Session(PROFILES["heather"], table_size=4, seed=number)
-        faults = [
-            fault_to_proto(
-                Faulted(
-                    Fault(
-                        kind=kind,
-                        bot="b",
-                        table="t",
-                        seat=seat,
-                        deal=0,
-                        decision=0,
-                        elapsed_ms=1.0,
-                        detail=kind.value,
-                    ),
-                    1,
-                    3,
-                )
+        every_faulted = [
+            Faulted(
+                Fault(
+                    kind=kind,
+                    bot="b",
+                    table="t",
+                    seat=seat,
+                    deal=0,
+                    decision=0,
+                    elapsed_ms=1.0,
+                    detail=kind.value,
+                ),
+                1,
+                3,
             )
             for kind, seat in zip(FaultKind, itertools.cycle([None, 0, 1, 2, 3]), strict=False)
         ]
+        faults = [fault_to_proto(faulted) for faulted in every_faulted]
         closed = [closed_to_proto(Closed(f"t{n}", "b", reason)) for n, reason in enumerate(CloseReason)]
         notices = [closed_notice(Closed(f"t{n}", "b", reason)) for n, reason in enumerate(CloseReason)]
-        notices += [
-            fault_notice(
-                Faulted(
-                    Fault(
-                        kind=kind,
-                        bot="b",
-                        table="t",
-                        seat=seat,
-                        deal=0,
-                        decision=0,
-                        elapsed_ms=1.0,
-                        detail=kind.value,
-                    ),
-                    1,
-                    3,
-                )
-            )
-            for kind, seat in zip(FaultKind, itertools.cycle([None, 0, 1, 2, 3]), strict=False)
-        ]
+        notices += [fault_notice(faulted) for faulted in every_faulted]
         data = batch_message(
             [r.SerializeToString() for r in requests],
             [e.SerializeToString() for e in events],
