@@ -14,9 +14,8 @@ whole suite's too, so a new test cannot slip a process into the quick run unnoti
 Threads (an in-process gRPC server on 127.0.0.1:0) are allowed.
 
 A test marked ``heavy`` (thousands of deals or simulated matches, checked by invariants
-or statistics) is slow as well; tox's py env runs those in a step of their own, without
-coverage tracing, and ``--no-tests-ok`` lets that step pass when the tests named on
-tox's command line hold none of them.
+or statistics) is slow as well, and runs with coverage paused (tox's py env measures the
+rest in the same run), so that its workers fill the time the process tests spend waiting.
 """
 
 from __future__ import annotations
@@ -24,8 +23,10 @@ from __future__ import annotations
 import _posixsubprocess
 import os
 import subprocess
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, NoReturn
 
+import coverage
 import pytest
 
 if TYPE_CHECKING:
@@ -67,12 +68,42 @@ def _refusing(name: str, attempts: list[str]) -> object:
     return refuse
 
 
+@contextmanager
+def _untraced() -> Iterator[None]:
+    """Coverage paused in this process, and not started in the processes it starts, meanwhile.
+
+    Under ``coverage run`` (tox's py env) a pytest-xdist worker measures itself and, through
+    ``COVERAGE_PROCESS_CONFIG`` (coverage's ``patch = subprocess``), every Python process it
+    starts; outside it there is nothing to pause.
+    """
+    current = coverage.Coverage.current()
+    if current is None:
+        yield
+        return
+    config = os.environ.pop("COVERAGE_PROCESS_CONFIG", None)
+    current.stop()
+    try:
+        yield
+    finally:
+        current.start()
+        if config is not None:
+            os.environ["COVERAGE_PROCESS_CONFIG"] = config
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(
     item: pytest.Item, nextitem: pytest.Item | None
 ) -> Generator[None, object, object]:
-    """Guard a test that is not marked slow, from its fixtures' setup to their teardown."""
+    """Guard a test that is not marked slow, from its fixtures' setup to their teardown.
+
+    A heavy test runs untraced (:func:`_untraced`): its checks are invariants and statistics
+    over thousands of deals, which tracing made several times slower, and the code they play
+    is covered by the other tests.
+    """
     del nextitem
+    if item.get_closest_marker("heavy") is not None:
+        with _untraced():
+            return (yield)
     if item.get_closest_marker("slow") is not None:
         return (yield)
     attempts = item.stash.setdefault(STARTED_KEY, [])
@@ -101,22 +132,9 @@ def pytest_runtest_makereport(
     return report
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption(
-        "--no-tests-ok",
-        action="store_true",
-        help="exit 0, not 5, when the selection holds no test (a step of a split run)",
-    )
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A heavy test is a slow one: `-m "not slow"` leaves it out, and it may start processes."""
     for item in items:
         if item.get_closest_marker("heavy") is not None and item.get_closest_marker("slow") is None:
             item.add_marker(pytest.mark.slow)
-
-
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and session.config.getoption("no_tests_ok"):
-        session.exitstatus = pytest.ExitCode.OK

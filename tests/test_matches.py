@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 from click.testing import CliRunner
 
+from referee.server import TimeLimits
 from tournaments.cli import main
 from tournaments.cli.match import SPRT_MAX_SESSIONS, exit_status
 from tournaments.errors import StoreError, TournamentInterrupted
@@ -160,7 +161,12 @@ PEEL_VS_RANDOM = (
 
 
 def match_config(**options: object) -> TournamentConfig:
-    """Peel against two randoms at three seats (an edge of about 49): H1 of [44, 48], some 25 blocks in."""
+    """Peel against two randoms at three seats (an edge of about 49): H1 of [44, 48], some 25 blocks in.
+
+    A minute a decision: the comparisons of a straight and a resumed match need every
+    decision the bot's own, and a loaded machine once made a second too short for one.
+    """
+    options.setdefault("time_limits", TimeLimits(decision_ms=60_000))
     return TournamentConfig(
         name="peel vs random",
         bots=PEEL_VS_RANDOM,

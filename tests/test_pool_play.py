@@ -86,10 +86,13 @@ def _nap(*args: str | Path) -> str:
 def test_a_real_tournament_over_grpc_has_no_fault(profile: str, tmp_path: Path) -> None:
     """`nap tournament run --profile P -b random -b peel -b pimc -n 6`: real bot processes on
     the referee; no fault recorded, nothing on any bot's stderr (the SDK writes there when
-    it plays the fallback for a bot), and the log shows the pool's decisions."""
+    it plays the fallback for a bot), and the log shows the pool's decisions.
+
+    The decision clock is a minute: pimc's budget is counted, but the referee's clock is the
+    wall's, and a loaded machine under coverage once took pimc past the default second."""
     db, out = tmp_path / "nap.db", tmp_path / "out"
     _nap("tournament", "run", "--profile", profile, "-b", "random", "-b", "peel", "-b", "pimc",
-         "-n", "6", "--db", db, "--out", out)  # fmt: skip
+         "-n", "6", "--decision-ms", "60000", "--db", db, "--out", out)  # fmt: skip
     standings = json.loads(_nap("standings", "--db", db, "--json", "--out", tmp_path / "again"))
     assert {line["bot"]: line["faults"] for line in standings["bots"]} == {"random": 0, "peel": 0, "pimc": 0}
     assert all(line["sessions"] == 6 for line in standings["bots"])
