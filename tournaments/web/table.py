@@ -143,6 +143,8 @@ class SeatTable:
     contract: str | None = None
     trump: str | None = None
     trick: list[tuple[int, Card]] = field(default_factory=list)
+    played: int = 0
+    """Cards played so far in this deal (where the deal stands, for the page and its tests)."""
     last_trick: TrickWon | None = None
     tricks_won: list[int] = field(default_factory=list)
     balances: list[int] = field(default_factory=list)
@@ -175,6 +177,7 @@ class SeatTable:
         self.bids = [(seat, bid.name) for seat, bid in view.bids]
         self.declarer, self.contract, self.trump = view.declarer, view.contract, _suit(view.trump)
         self.trick = list(view.trick)
+        self.played = sum(len(trick.plays) for trick in view.tricks) + len(view.trick)
         self.last_trick = view.tricks[-1] if view.tricks and not view.trick else self.last_trick
         self.tricks_won = list(view.tricks_won)
         self.balances = list(view.balances)
@@ -230,7 +233,7 @@ class SeatTable:
     def _deal_started(self, event: DealStarted, hand: tuple[Card, ...]) -> None:
         self.deal, self.dealer, self.in_play = event.deal, event.dealer, event.seats
         self.hand = list(hand)
-        self.bids, self.trick = [], []
+        self.bids, self.trick, self.played = [], [], 0
         self.declarer = self.contract = self.trump = None
         self.last_trick = None
         self.tricks_won = [0] * len(self.names)
@@ -242,6 +245,7 @@ class SeatTable:
     def _card_played(self, event: CardPlayed) -> None:
         self.phase = "play"
         self.trick.append((event.seat, event.card))
+        self.played += 1
         if event.seat == self.seat and event.card in self.hand:
             self.hand.remove(event.card)
         self._say(f"{self._who(event.seat)} plays {_card_label(event.card)}")
@@ -332,6 +336,7 @@ class SeatTable:
             "contract": None if self.contract is None else self._contract_label(self.contract),
             "trump": self.trump,
             "trick": [[seat, card.text] for seat, card in self.trick],
+            "played": self.played,
             "last_trick": None
             if self.last_trick is None
             else {

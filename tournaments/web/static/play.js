@@ -178,7 +178,9 @@ function render() {
   if (!table || !hello) return;
   $("where").textContent = "Session " + table.session + " of " + table.sessions + " \u00b7 deal " +
     (table.deal + 1) + " of " + table.deals + " \u00b7 " + hello.profile + " \u00b7 " + table.phase;
+  document.body.dataset.session = String(table.session);
   document.body.dataset.deal = String(table.deal);
+  document.body.dataset.played = String(table.played);
   document.body.dataset.phase = table.phase;
   document.body.dataset.deciding = table.decision && !sent ? "yes" : "no";
   renderOpponents();
