@@ -207,7 +207,7 @@ async def _next(socket: aiohttp.ClientWebSocketResponse, kind: str) -> dict[str,
 
 
 def test_a_wrong_or_missing_token_is_refused() -> None:
-    """Without the token, or with another, every path is 403 with a message; with it, the page and its files."""
+    """Without the token, or with another, every path is 403 with a message; with it, the page and files."""
 
     async def body(server: PageServer) -> None:
         base = f"http://127.0.0.1:{server.port}"
@@ -254,7 +254,7 @@ def test_a_second_tab_takes_the_seat_over() -> None:
 
 
 def test_the_page_answers_the_pending_decision_and_nothing_else() -> None:
-    """A click for another request, or an illegal action, is refused with a message; a legal one is answered."""
+    """A click for another request, or an illegal action, is refused with a message; a legal one answers."""
     session = Session(get_profile("heather"), table_size=3, seed=11)
     seat_number = session.to_act
     assert seat_number is not None
