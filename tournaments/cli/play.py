@@ -110,7 +110,7 @@ def play(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
                 soft_wrap=True,
             )
             if not no_browser and not webbrowser.open(url):
-                console.print("no browser found here: open that address in one", markup=False)
+                console.print("no browser found here: open that address in one", markup=False, soft_wrap=True)
 
         tune_collector()
         played = asyncio.run(play_at_table(spec, store=store, logs_root=logs_root(out), on_url=show))
@@ -119,6 +119,7 @@ def play(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
                 f"the page was closed: the referee played the rest of that session for you; "
                 f"{len(played.sessions)} of {played.planned} sessions played",
                 markup=False,
+                soft_wrap=True,
             )
         if played.sessions:
             publish_standings(store, played.tournament, out)

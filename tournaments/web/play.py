@@ -232,7 +232,7 @@ async def _play(  # noqa: PLR0913, PLR0917 - the pieces of one run
             max_batch=1,
             events=True,
         )
-        connection = Connection(options, SeatDispatcher(seat), log=_log.warning)
+        connection = Connection(options, SeatDispatcher(seat), log=_log.info)
         connections.append(connection)
         tasks.append(asyncio.create_task(connection.serve()))
 
