@@ -65,7 +65,7 @@ new MutationObserver(() => {
   });
 }).observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
 """
-"""Run before the page's script: after each change of the document, the cards it shows and where the deal is."""
+"""Run before the page's script: after each change of the document, its cards and where the deal is."""
 
 
 class Played(NamedTuple):
@@ -185,7 +185,7 @@ def stored_record(db: Path, session: int = 1) -> SessionRecord:
 def check_hidden(
     record: SessionRecord, seat: int, seen: list[dict[str, Any]], frames: list[dict[str, Any]]
 ) -> None:
-    """Every card shown (the document after each change) and sent (each table message) is the seat's to see."""
+    """Every card shown (the document after each change) and sent (each table message) is the seat's."""
     allowed = visible_by_moment(record, seat)
     assert seen, "the page was watched"
     for snapshot in seen:
@@ -230,7 +230,7 @@ def test_a_person_plays_a_whole_session(tmp_path: Path, browser: Browser, profil
 
 
 def test_tokens_tabs_and_a_tab_closed_mid_deal(tmp_path: Path, browser: Browser) -> None:
-    """A wrong or missing token is 403; a second tab takes over; closing it mid-deal is a fault; all is stored."""
+    """A wrong or missing token is 403; a second tab takes over; a tab closed mid-deal faults; all is stored."""
     frames: list[dict[str, Any]] = []
     args = ["-b", "random", "-b", "r2=random", "--name", "ann", "--sessions", "2", "--decision-ms", "1500"]
     with nap_play(tmp_path, *args) as played:
