@@ -230,7 +230,7 @@ def test_a_person_plays_a_whole_session(tmp_path: Path, browser: Browser, profil
 
 
 def test_tokens_tabs_and_a_tab_closed_mid_deal(tmp_path: Path, browser: Browser) -> None:
-    """A wrong or missing token is 403; a second tab takes over; a tab closed mid-deal faults; all is stored."""
+    """A wrong or missing token is 403; a second tab takes over; a tab closed mid-deal faults, stored."""
     frames: list[dict[str, Any]] = []
     args = ["-b", "random", "-b", "r2=random", "--name", "ann", "--sessions", "2", "--decision-ms", "1500"]
     with nap_play(tmp_path, *args) as played:
