@@ -29,7 +29,9 @@ HOST: Final = "127.0.0.1"
 REFUSED: Final = "403: wrong or missing token. Open the address the nap command printed (it holds the token)."
 _HEADERS: Final = {
     "Cache-Control": "no-store",
-    "Content-Security-Policy": "default-src 'self'; connect-src 'self'; frame-ancestors 'none'",
+    "Content-Security-Policy": (
+        "default-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'"
+    ),
     "Referrer-Policy": "no-referrer",
     "X-Content-Type-Options": "nosniff",
 }

@@ -153,6 +153,7 @@ class SeatTable:
     peeked: list[int] = field(default_factory=list)
     widow: Card | None = None
     settled: dict[str, Any] | None = None
+    """The last deal's settlement (shown until the next one)."""
     over: dict[str, Any] | None = None
     log: list[str] = field(default_factory=list)
     decision: Decision | None = None
@@ -205,7 +206,7 @@ class SeatTable:
         elif isinstance(event, AuctionWon):
             self.declarer, self.contract = event.declarer, event.contract
             self.phase = "widow" if self.rules is not None and self.rules.widow else "play"
-            self._say(f"{self._who(event.declarer)} declares {self._contract_label(event.contract)}")
+            self._say(f"{self._does(event.declarer, 'declares')} {self._contract_label(event.contract)}")
         elif isinstance(event, AllPassed):
             self.phase = "over"
             self._say("Everyone passed: the deal scores zero")
@@ -238,9 +239,9 @@ class SeatTable:
         self.last_trick = None
         self.tricks_won = [0] * len(self.names)
         self.exchanged = [0] * len(self.names)
-        self.peeked, self.widow, self.settled = [], None, None
+        self.peeked, self.widow = [], None
         self.phase = "exchange" if self.rules is not None and self.rules.exchange_max else "bidding"
-        self._say(f"Deal {event.deal + 1}: {self._who(event.dealer)} deals")
+        self._say(f"Deal {event.deal + 1}: {self._does(event.dealer, 'deals')}")
 
     def _card_played(self, event: CardPlayed) -> None:
         self.phase = "play"
@@ -248,13 +249,14 @@ class SeatTable:
         self.played += 1
         if event.seat == self.seat and event.card in self.hand:
             self.hand.remove(event.card)
-        self._say(f"{self._who(event.seat)} plays {_card_label(event.card)}")
+        self._say(f"{self._does(event.seat, 'plays')} {_card_label(event.card)}")
 
     def _deal_settled(self, event: DealSettled, told: SeatEvent) -> None:
         self.phase = "over"
         if told.balances:
             self.balances = list(told.balances)
         self.settled = {
+            "deal": self.deal,
             "declarer": event.declarer,
             "contract": None if event.contract is None else self._contract_label(event.contract),
             "tricks": event.tricks,
@@ -272,34 +274,36 @@ class SeatTable:
             f"with {event.tricks} tricks: {paid}"
         )
 
-    def _pool_event(self, event: object) -> None:
+    def _pool_event(self, event: object) -> None:  # noqa: C901 - one branch per event kind
         if isinstance(event, CardsExchanged):
             self.exchanged[event.seat] = event.count
             what = f"exchanges {event.count}" if event.count else "keeps its hand"
+            if event.seat == self.seat:
+                what = f"exchange {event.count}" if event.count else "keep your hand"
             self._say(f"{self._who(event.seat)} {what}")
         elif isinstance(event, ChipsPaid):
             self.pool += event.amount
             self.balances[event.seat] -= event.amount
-            self._say(f"{self._who(event.seat)} pays {event.amount} into the pool")
+            self._say(f"{self._does(event.seat, 'pays')} {event.amount} into the pool")
         elif isinstance(event, WidowPeeked):
             self.peeked.append(event.seat)
-            self._say(f"{self._who(event.seat)} peeps at the widow")
+            self._say(f"{self._does(event.seat, 'peeps')} at the widow")
         elif isinstance(event, WidowTaken):
             self.phase = "play"
-            self._say(f"{self._who(event.seat)} {'takes' if event.taken else 'leaves'} the widow")
+            self._say(f"{self._does(event.seat, 'takes' if event.taken else 'leaves')} the widow")
         elif isinstance(event, PoolClaimed):
             self.pool -= event.amount
             self.balances[event.seat] += event.amount
-            self._say(f"{self._who(event.seat)} takes the pool: {event.amount}")
+            self._say(f"{self._does(event.seat, 'takes')} the pool: {event.amount}")
         elif isinstance(event, PoolReturned):
             self.pool = 0
             self._say("The pool goes back to those who paid in")
         elif isinstance(event, SeatEliminated):
-            self._say(f"{self._who(event.seat)} is out of chips")
+            self._say(f"{self._does(event.seat, 'is')} out of chips")
         elif isinstance(event, SeatRebought):
-            self._say(f"{self._who(event.seat)} stakes {event.chips} chips again")
+            self._say(f"{self._does(event.seat, 'stakes')} {event.chips} chips again")
         elif isinstance(event, Penalized):
-            self._say(f"{self._who(event.seat)} is penalized")
+            self._say(f"{self._does(event.seat, 'is')} penalized")
 
     def _penalized(self, told: SeatPenalized) -> None:
         mine = told.seat == self.seat
@@ -371,6 +375,12 @@ class SeatTable:
         }
 
     # -- words ----------------------------------------------------------------------
+
+    def _does(self, seat: int, verb: str) -> str:
+        """``seat`` and ``verb`` as a sentence starts: "peel plays", "You play", "You are"."""
+        if seat != self.seat:
+            return f"{self.names[seat]} {verb}"
+        return f"You {'are' if verb == 'is' else verb.removesuffix('s')}"
 
     def _who(self, seat: int) -> str:
         return "You" if seat == self.seat else self.names[seat]

@@ -5,6 +5,10 @@
 
 const SUITS = { C: "\u2663", D: "\u2666", H: "\u2665", S: "\u2660" };
 const $ = (id) => document.getElementById(id);
+const PROMPTS = {
+  bidding: "Your bid", play: "Your card", exchange: "Exchange cards, or keep your hand",
+  widow: "Take the widow for a card of yours, or leave it",
+};
 let socket = null;
 let hello = null;
 let table = null;
@@ -51,6 +55,10 @@ function send(request, action) {
   render();
 }
 
+function auction() {
+  return table.phase === "bidding" || table.phase === "exchange";
+}
+
 function lastBid(seat) {
   let found = null;
   for (const [who, label] of table.bids) if (who === seat) found = label;
@@ -61,7 +69,7 @@ function seatPanel(seat, mine) {
   const inPlay = table.in_play.includes(seat);
   const badges = [];
   if (seat === table.dealer) badges.push(el("span", { class: "badge" }, "dealer"));
-  if (seat === table.declarer) badges.push(el("span", { class: "badge declarer" }, "declarer"));
+  if (seat === table.declarer) badges.push(el("span", { class: "badge declarer" }, auction() ? "high bid" : "declarer"));
   if (table.peeked.includes(seat)) badges.push(el("span", { class: "badge" }, "peeped"));
   if (table.exchanged[seat]) badges.push(el("span", { class: "badge" }, "exchanged " + table.exchanged[seat]));
   const bid = lastBid(seat);
@@ -87,8 +95,8 @@ function renderOpponents() {
 
 function renderCentre() {
   const parts = [];
-  if (table.contract !== null) parts.push(nameOf(table.declarer) + " declared " + table.contract);
-  else if (table.phase === "bidding" || table.phase === "exchange") parts.push("Bidding");
+  if (auction()) parts.push(table.contract === null ? "Bidding: no bid yet" : "Bidding: " + nameOf(table.declarer) + " holds " + table.contract);
+  else if (table.contract !== null) parts.push(nameOf(table.declarer) + " declared " + table.contract);
   if (table.trump) parts.push("trump " + SUITS[table.trump]);
   if (table.has_pool) parts.push("pool " + table.pool);
   $("contract").textContent = parts.join(" \u00b7 ") || "\u00a0";
@@ -137,7 +145,7 @@ function renderActions() {
   for (const card of table.hand) {
     const action = legalCards.get(card);
     const attrs = { type: "button", disabled: sent || !(action || exchanging) };
-    if (action) Object.assign(attrs, { class: "legal", "data-action": action.action });
+    if (action) attrs["data-action"] = action.action;
     if (exchanging) attrs["aria-pressed"] = selected.has(card) ? "true" : "false";
     const face = cardFace(card, "button", attrs);
     if (action) { face.classList.add("legal"); face.addEventListener("click", () => send(decision.request, action.action)); }
@@ -154,14 +162,15 @@ function renderSettled() {
   box.hidden = false;
   box.replaceChildren();
   if (settled) {
-    const title = settled.declarer === null ? "Deal " + (table.deal + 1) + ": no contract"
-      : "Deal " + (table.deal + 1) + ": " + nameOf(settled.declarer) + " " + (settled.made ? "made " : "failed ") +
+    const title = settled.declarer === null ? "Deal " + (settled.deal + 1) + ": no contract"
+      : "Deal " + (settled.deal + 1) + ": " + nameOf(settled.declarer) + " " + (settled.made ? "made " : "failed ") +
         settled.contract + " with " + settled.tricks + " tricks";
     box.append(el("h2", {}, title));
     const rows = el("tbody", {});
     settled.payments.forEach((paid, seat) => rows.append(el("tr", { "data-seat": seat },
       el("td", {}, nameOf(seat)), el("td", {}, (paid > 0 ? "+" : "") + paid), el("td", {}, String(table.balances[seat])))));
-    box.append(el("table", {}, el("thead", {}, el("tr", {}, el("th", {}, "seat"), el("th", {}, "this deal"), el("th", {}, "balance"))), rows));
+    box.append(el("table", {}, el("thead", {}, el("tr", {}, el("th", {}, "seat"), el("th", {}, "that deal"),
+      el("th", {}, "balance now"))), rows));
   }
   if (over) box.append(el("p", { id: "sessionover" }, "Session over: " + over.winners.map(nameOf).join(", ") +
     (over.winners.length === 1 ? " wins." : " win.")));
@@ -197,7 +206,8 @@ function tick() {
   const total = table.decision.deadline_ms;
   $("clockfill").style.width = (100 * left / total).toFixed(1) + "%";
   $("clock").classList.toggle("urgent", left < Math.min(10000, total / 4));
-  $("clocktext").textContent = left > 0 ? (left / 1000).toFixed(1) + " s left" : "Time is up: the referee decides for you.";
+  const prompt = PROMPTS[table.decision.phase] || "Your turn";
+  $("clocktext").textContent = left > 0 ? prompt + ": " + (left / 1000).toFixed(1) + " s left." : "Time is up: the referee decides for you.";
 }
 
 function onMessage(message) {
