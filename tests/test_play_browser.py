@@ -68,6 +68,10 @@ new MutationObserver(() => {
 """Run before the page's script: after each change of the document, its cards and where the deal is."""
 
 
+TAKEN = "([request]) => document.body.dataset.deciding !== 'yes' || document.body.dataset.request !== request"
+"""The page took the choice made for ``request``: nothing to decide, or another decision."""
+
+
 class Played(NamedTuple):
     url: str
     db: Path
@@ -159,7 +163,10 @@ def _listen(socket: WebSocket, frames: list[dict[str, Any]]) -> None:
 
 
 def play_to_the_end(page: Page, rng: random.Random) -> int:
-    """Click a random enabled action whenever the page offers some, until it says it is done; the clicks."""
+    """Make a random offered choice (a click, or a card's number key) at each decision, until done.
+
+    Returns how many; each choice must be taken (the decision over) before the next is made.
+    """
     clicks = 0
     while True:
         page.wait_for_function(
@@ -167,10 +174,16 @@ def play_to_the_end(page: Page, rng: random.Random) -> int:
         )
         if page.evaluate("document.body.dataset.ended") is not None:
             return clicks
-        choices = page.locator("[data-action]:not([disabled])")
-        count = choices.count()
-        assert count > 0, "a decision offers at least one action"
-        choices.nth(rng.randrange(count)).click()
+        request = page.evaluate("document.body.dataset.request")
+        cards = page.locator("#hand .card.legal:not([disabled])").count()
+        if cards and rng.random() < 0.3:  # by the keys: the n-th playable card
+            page.keyboard.press(str(rng.randrange(min(cards, 9)) + 1))
+        else:
+            choices = page.locator("[data-action]:not([disabled])")
+            count = choices.count()
+            assert count > 0, "a decision offers at least one action"
+            choices.nth(rng.randrange(count)).click()
+        page.wait_for_function(TAKEN, arg=[request])
         clicks += 1
 
 
@@ -241,11 +254,12 @@ def test_tokens_tabs_and_a_tab_closed_mid_deal(tmp_path: Path, browser: Browser)
             assert refused.value.code == 403
             assert refused.value.read().decode().strip() == REFUSED
         first = open_page(browser, played.url, frames)
-        second = open_page(browser, played.url, frames)
+        second = open_page(browser, played.url, frames, width=420)
         first.wait_for_function("document.body.dataset.ended === 'replaced'")
         assert "another tab" in first.inner_text("#notice")
         play_one = second.locator("[data-action]:not([disabled])")
         second.wait_for_function("document.body.dataset.deciding === 'yes'")
+        assert second.evaluate("document.documentElement.scrollWidth") <= 420, "nothing scrolls sideways"
         play_one.first.click()
         second.close()
         first.close()

@@ -5,7 +5,8 @@ requests and its events, through the wire codec as the stream carries them); see
 sessions check, after every message, that no card the seat may not see at that moment is
 in it. The page server refuses a wrong or missing token; a second tab takes the seat
 over; a stale or illegal click is refused; a clock that runs out with no tab open leaves
-the table. Servers here are in-process, on 127.0.0.1.
+the table; the command refuses a table that cannot be, in one line. Servers here are
+in-process, on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import pytest
+from click.testing import CliRunner
 
 from referee.match import FaultKind, SeatPenalized
 from referee.rules import (
@@ -37,6 +39,8 @@ from referee.wire._gen.nap.v1 import nap_pb2
 from referee.wire.botstream import RequestViews, read_batch
 from referee.wire.codec import request_to_proto, told_from_proto, told_to_proto
 from tests.play_helpers import visible_by_moment
+from tournaments.cli import main
+from tournaments.store.database import Store
 from tournaments.web.play import PAGE_FILES, _static_folder
 from tournaments.web.seat import PersonSeat, Seating
 from tournaments.web.server import REFUSED, PageServer
@@ -44,6 +48,7 @@ from tournaments.web.table import Decision, SeatTable, action_entry, cards_in, p
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
+    from pathlib import Path
 
     from referee.rules import Profile
     from referee.wire.botstream import Request
@@ -298,3 +303,30 @@ def test_a_clock_that_runs_out_with_no_tab_leaves_the_table() -> None:
     asyncio.run(main())
     assert left == [True]
     assert seat.left
+
+
+# ---------------------------------------------------------------------------- the command
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (["-b", "random", "-b", "r2=random", "--seat", "5"], "--seat must be 0 to 2 at a table of 3, not 5"),
+        (
+            ["-b", "random", "-b", "r2=random", "--name", "r2"],
+            "'r2' is also a bot's name: choose another --name",
+        ),
+        (["-b", "random"], "1 bots and you make 2 players: "),
+        ([], "nap play needs bots to play against: --bot peel --bot pimc, say"),
+    ],
+)
+def test_a_table_that_cannot_be_is_one_line(tmp_path: Path, args: list[str], error: str) -> None:
+    """A bad seat, a name taken by a bot, too few players: one line, exit 1, before anything starts."""
+    result = CliRunner().invoke(
+        main, ["play", *args, "--sandbox", "off", "--no-browser", "--db", str(tmp_path / "nap.db")]
+    )
+    assert result.exit_code == 1, result.output
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"Error: {error}")
+    with Store.open(tmp_path / "nap.db") as store:
+        assert not store.tournaments(), "nothing was stored"

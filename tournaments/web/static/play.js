@@ -192,6 +192,7 @@ function render() {
   document.body.dataset.played = String(table.played);
   document.body.dataset.phase = table.phase;
   document.body.dataset.deciding = table.decision && !sent ? "yes" : "no";
+  document.body.dataset.request = table.decision ? String(table.decision.request) : "";
   renderOpponents();
   renderCentre();
   renderActions();
