@@ -3,14 +3,15 @@
 Each test starts the real command (``python -m tournaments.cli play --no-browser``) and
 drives its page in headless Chromium (the Debian package through Playwright's
 ``executable_path``; no browser is downloaded). The person clicks only what the page
-offers (a seeded random choice among its enabled actions) until every deal is over; the
-stored session then verifies (``nap log verify``). After every change of the page, every
-card in its document (``data-card``) must be one the seat may see at that moment of the
-deal, rebuilt from the stored log (:func:`tests.play_helpers.visible_by_moment`); every
-table message the page received is checked the same way. Also: a wrong or missing token
-is refused, a second tab takes over, and a tab closed mid-deal leaves the seat to the
-fault policy, with the session still stored. Timeouts are generous; no outcome hangs on
-timing.
+offers (a seeded random choice among its enabled actions: a click, or a card's number
+key) until every deal is over; the stored session then verifies (``nap log verify``).
+After every change of the page, every card in its document (``data-card``) must be one the
+seat may see at that moment of the deal, rebuilt from the stored log
+(:func:`tests.play_helpers.visible_by_moment`); every table message the page received is
+checked the same way. Also: a wrong or missing token is refused, a second tab (420 px
+wide) takes over, a tab closed mid-deal leaves the seat to the fault policy with the
+session still stored, and a page never opened plays nothing. Timeouts are generous; no
+outcome hangs on timing.
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ class Played(NamedTuple):
     db: Path
     process: subprocess.Popen[str]
     lines: queue.Queue[str]
+    reader: threading.Thread
 
 
 def chromium() -> str:
@@ -122,7 +124,7 @@ def nap_play(root: Path, *args: str) -> Iterator[Played]:
         while not url:
             line = lines.get(timeout=60)
             url = next((word for word in line.split() if word.startswith("http://127.0.0.1:")), "")
-        yield Played(url, db, process, lines)
+        yield Played(url, db, process, lines, reader)
     finally:
         if process.poll() is None:
             process.terminate()
@@ -133,10 +135,7 @@ def nap_play(root: Path, *args: str) -> Iterator[Played]:
 def finished(played: Played) -> str:
     """Wait for the command to end (successfully); what it printed."""
     assert played.process.wait(timeout=120) == 0
-    said = []
-    while not played.lines.empty():
-        said.append(played.lines.get())
-    return "".join(said)
+    return "".join(iter_lines(played))
 
 
 def open_page(browser: Browser, url: str, frames: list[dict[str, Any]], width: int = 1280) -> Page:
@@ -272,3 +271,23 @@ def test_tokens_tabs_and_a_tab_closed_mid_deal(tmp_path: Path, browser: Browser)
     kinds = {fault.kind for fault in result.faults if fault.bot == "ann"}
     assert kinds & {"late", "disconnect"}, result.faults
     verified(played.db)
+
+
+def test_a_page_never_opened_plays_nothing(tmp_path: Path) -> None:
+    """Nobody opens the page within --wait: one line, exit 1, no session stored, nothing left running."""
+    with nap_play(tmp_path, "-b", "random", "-b", "r2=random", "--wait", "1") as played:
+        assert played.process.wait(timeout=120) == 1
+        said = "".join(iter_lines(played))
+    assert "Error: nobody opened the page within 1 s; nothing was played" in said
+    with Store.open(played.db) as store:
+        assert store.tally([1]).sessions == 0
+        assert store.tournament(1).status == "interrupted"
+
+
+def iter_lines(played: Played) -> list[str]:
+    """What the command printed (once it has ended)."""
+    played.reader.join(timeout=30)
+    lines = []
+    while not played.lines.empty():
+        lines.append(played.lines.get())
+    return lines

@@ -43,6 +43,10 @@ __all__ = ["PersonSeat", "SeatDispatcher", "Seating"]
 LATE_SLACK_S: Final = 0.5
 """Seconds past a decision's deadline the seat waits before taking its clock as run out
 (the referee has applied its fault policy by then)."""
+_MOST_SEATS: Final = 7
+"""Seats named when a table comes without its seating (never, from the driver): Nap's most."""
+_CLOSING_S: Final = 2.0
+"""Seconds the last messages to a tab may take to leave when the command ends."""
 _REPLACED: Final = "This table was opened in another tab: play there. This tab no longer receives anything."
 
 
@@ -62,6 +66,7 @@ class _Tab:
 
     socket: web.WebSocketResponse
     outbox: asyncio.Queue[dict[str, Any] | None] = field(default_factory=asyncio.Queue)
+    sender: asyncio.Task[None] | None = None
 
 
 class PersonSeat:
@@ -117,12 +122,14 @@ class PersonSeat:
         self._queue(message)
 
     async def close_tabs(self) -> None:
-        """Send what is queued, then close the tab (the command is ending)."""
+        """Send the tab what is queued for it, then close it (the command is ending); 2 s at most."""
         tab, self._tab = self._tab, None
-        if tab is not None:
+        if tab is not None and tab.sender is not None:
             tab.outbox.put_nowait(None)
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(tab.socket.close(), 2.0)
+                await asyncio.wait_for(asyncio.shield(tab.sender), _CLOSING_S)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(tab.socket.close(), _CLOSING_S)
 
     # -- the referee's side (through SeatDispatcher) --------------------------------------
 
@@ -184,7 +191,7 @@ class PersonSeat:
             names = seating.names if seating is not None else ()
             found = SeatTable(
                 seat=seat,
-                names=names or tuple(f"seat {n}" for n in range(seat + 1)),
+                names=names or tuple(f"seat {n}" for n in range(max(seat + 1, _MOST_SEATS))),
                 rules=rules,
                 session=seating.session if seating is not None else 1,
                 sessions=seating.sessions if seating is not None else 1,
@@ -210,7 +217,7 @@ class PersonSeat:
             old.outbox.put_nowait({"type": "replaced", "message": _REPLACED})
             old.outbox.put_nowait(None)
         self._tab_opened.set()
-        sender = asyncio.create_task(self._send(tab))
+        sender = tab.sender = asyncio.create_task(self._send(tab))
         tab.outbox.put_nowait({"type": "hello", **self._hello})
         if self.table is not None:
             tab.outbox.put_nowait(self._snapshot(self.table))
