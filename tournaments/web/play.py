@@ -140,14 +140,13 @@ def _config(spec: TableSpec, seating: Sequence[str]) -> TournamentConfig:
     )
 
 
-async def play_at_table(  # noqa: PLR0913 - keywords
+async def play_at_table(
     spec: TableSpec,
     *,
     store: Store,
     logs_root: Path,
     on_url: Callable[[str], None],
     limits: ServerLimits | None = None,
-    page_token: str | None = None,
 ) -> Played:
     """Serve the page, seat the person, play ``spec.sessions`` sessions one after another, store each.
 
@@ -167,18 +166,17 @@ async def play_at_table(  # noqa: PLR0913 - keywords
             folder=None if bot.cwd is None else str(bot.cwd),
             content_hash=bot.content_hash or "unknown",
         )
-    boards = [derive_seed(spec.seed, "board", index) for index in range(spec.sessions)]
+    boards = tuple(derive_seed(spec.seed, "board", index) for index in range(spec.sessions))
     tournament = store.create_tournament(
         name=config.name,
         config=config.to_json(),
         seed=spec.seed,
         blocks=[(index, board, seating) for index, board in enumerate(boards)],
     )
+    stored = _Stored(tournament, config, seating, boards)
     with tournament_lock(store.path, tournament):
         try:
-            played = await _play(
-                spec, config, seating, boards, tournament, store, logs_root, on_url, limits, page_token
-            )
+            played = await _play(spec, stored, store=store, logs_root=logs_root, on_url=on_url, limits=limits)
         except BaseException:
             with contextlib.suppress(Exception):
                 store.set_status(tournament, "interrupted")
@@ -187,18 +185,27 @@ async def play_at_table(  # noqa: PLR0913 - keywords
     return played
 
 
-async def _play(  # noqa: PLR0913, PLR0917 - the pieces of one run
+@dataclass(frozen=True, slots=True)
+class _Stored:
+    """The tournament as stored: its id, config, seating and one board seed per session."""
+
+    tournament: int
+    config: TournamentConfig
+    seating: tuple[str, ...]
+    boards: tuple[int, ...]
+
+
+async def _play(  # noqa: PLR0913 - keywords
     spec: TableSpec,
-    config: TournamentConfig,
-    seating: tuple[str, ...],
-    boards: Sequence[int],
-    tournament: int,
+    stored: _Stored,
+    *,
     store: Store,
     logs_root: Path,
     on_url: Callable[[str], None],
     limits: ServerLimits,
-    page_token: str | None,
 ) -> Played:
+    """Serve the page, start the referee, the bots and the seat, and play the sessions."""
+    tournament, config, seating, boards = stored.tournament, stored.config, stored.seating, stored.boards
     token = new_token()
     connections: list[Connection] = []
     tasks: list[asyncio.Task[Any]] = []
@@ -245,12 +252,10 @@ async def _play(  # noqa: PLR0913, PLR0917 - the pieces of one run
         sandbox=_isolation(spec, tournament, store=store, logs_root=logs_root),
         lanes=1,
     )
-    server = PageServer(
-        folder=_static_folder(), files=PAGE_FILES, sockets={"ws": seat.socket}, token=page_token
-    )
+    server = PageServer(folder=_static_folder(), files=PAGE_FILES, sockets={"ws": seat.socket})
     ids: list[int] = []
 
-    async def stored(session: FinishedSession) -> None:
+    async def commit(session: FinishedSession) -> None:
         result = session.result
         data = encode_log(session.log, tournament=tournament, block=result.block, rotation=result.rotation)
         ids.append(store.record_session(result, log=data))
@@ -273,7 +278,7 @@ async def _play(  # noqa: PLR0913, PLR0917 - the pieces of one run
                 rotations=(0,),
             )
             seat.expect(run.table(0), Seating(seating, spec.seat, index + 1, len(boards)))
-            await host.play_block(run, stored)
+            await host.play_block(run, commit)
             if seat.left:
                 break
         seat.tell_page({"type": "done", "sessions": ids, "left": seat.left})

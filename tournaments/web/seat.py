@@ -69,6 +69,15 @@ class _Tab:
     sender: asyncio.Task[None] | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    """A decision waiting for the page: when it came (the seat's clock) and the page's answer to be."""
+
+    decision: Decision
+    came: float
+    answer: asyncio.Future[str]
+
+
 class PersonSeat:
     """The person's seat at the referee's tables, one table at a time, shown on one tab.
 
@@ -91,17 +100,12 @@ class PersonSeat:
         self._tables: dict[str, SeatTable] = {}
         self.table: SeatTable | None = None
         """The table shown (the last one opened)."""
-        self._pending: tuple[str, Decision, float, asyncio.Future[str]] | None = None
-        """The decision waiting for the page: its table, itself, when it came, the page's answer."""
+        self._pending: _Pending | None = None
+        """The decision waiting for the page."""
         self._tab: _Tab | None = None
         self._tab_opened = asyncio.Event()
         self.left = False
         """Whether the seat gave up its place (no tab when a clock ran out)."""
-        self.sent: list[dict[str, Any]] = []
-        """Every snapshot queued for a tab, in order, when :attr:`keep_sent` (tests)."""
-        self.keep_sent = False
-        self.clicks = 0
-        """Answers the page gave in time."""
 
     # -- the driver's side ----------------------------------------------------------------
 
@@ -161,23 +165,24 @@ class PersonSeat:
             deadline_ms=request.deadline_ms,
             texts=tuple(request.legal_actions),
         )
-        came = self._clock()
-        answer: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        self._pending = (request.table, decision, came, answer)
+        pending = self._pending = _Pending(
+            decision, self._clock(), asyncio.get_running_loop().create_future()
+        )
         table.see(decision)
         self._show(table)
         try:
-            text = await asyncio.wait_for(answer, request.deadline_ms / 1000 + LATE_SLACK_S)
+            text = await asyncio.wait_for(pending.answer, request.deadline_ms / 1000 + LATE_SLACK_S)
         except TimeoutError:
+            table.answered()
+            self._show(table)  # the page's clock says the time is up; the referee's penalty follows
             if self._tab is None:
                 self._leave()
             return None
         finally:
-            if self._pending is not None and self._pending[3] is answer:
+            if self._pending is pending:
                 self._pending = None
-            table.answered()
-        self.clicks += 1
-        return Answer(request.request_id, text, int((self._clock() - came) * 1000))
+        table.answered()  # the table's update comes with the referee's event for this answer
+        return Answer(request.request_id, text, int((self._clock() - pending.came) * 1000))
 
     def closed(self, table: str) -> None:
         """The referee closed ``table`` (its session is over): the page keeps showing it."""
@@ -249,15 +254,14 @@ class PersonSeat:
     def _act(self, request: object, action: object) -> str | None:
         """The page's answer to the pending decision; why it is refused, or None once it is taken."""
         pending = self._pending
-        if pending is None or pending[1].request_id != request:
+        if pending is None or pending.decision.request_id != request:
             return "that decision is over (answered, or its clock ran out)"
-        _, decision, _, answer = pending
-        if action not in decision.texts:
+        if action not in pending.decision.texts:
             return f"{action!r} is not one of the legal actions"
         assert isinstance(action, str)  # noqa: S101 - it is one of the texts
         self._pending = None
-        if not answer.done():
-            answer.set_result(action)
+        if not pending.answer.done():
+            pending.answer.set_result(action)
         return None
 
     def _show(self, table: SeatTable) -> None:
@@ -267,13 +271,11 @@ class PersonSeat:
     def _snapshot(self, table: SeatTable) -> dict[str, Any]:
         pending = self._pending
         remaining = None
-        if pending is not None and table.decision is pending[1]:
-            remaining = int(pending[1].deadline_ms - (self._clock() - pending[2]) * 1000)
+        if pending is not None and table.decision is pending.decision:
+            remaining = int(pending.decision.deadline_ms - (self._clock() - pending.came) * 1000)
         return table.snapshot(remaining_ms=remaining)
 
     def _queue(self, message: dict[str, Any]) -> None:
-        if self.keep_sent:
-            self.sent.append(message)
         if self._tab is not None:
             self._tab.outbox.put_nowait(message)
 
