@@ -40,9 +40,20 @@ if TYPE_CHECKING:
 @click.command("play")
 @bots_option("A bot to play against (built-in, registered or folder, as for 'nap tournament run'). Repeat.")
 @profile_option
-@click.option("--sessions", "-n", type=click.IntRange(1), default=1, show_default=True)
 @click.option(
-    "--seat", type=click.IntRange(0), default=0, show_default=True, help="Your seat (0 deals first)."
+    "--sessions",
+    "-n",
+    type=click.IntRange(1),
+    default=1,
+    show_default=True,
+    help="Sessions, one after another.",
+)
+@click.option(
+    "--seat",
+    type=click.IntRange(0),
+    default=0,
+    show_default=True,
+    help="Your seat, from 0 (the bots take the others in the order given).",
 )
 @click.option(
     "--name", default=None, help="Your name in the store and on the page (default: your user name)."
