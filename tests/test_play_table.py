@@ -147,6 +147,19 @@ def test_a_substitution_is_told_in_the_log_and_ends_the_decision() -> None:
     assert table.log[-1] == "Your fault (late): the referee played pass instead"
 
 
+@pytest.mark.parametrize(
+    "notice",
+    [
+        SeatPenalized(seat=2, deal=3, fault=FaultKind.LATE, substitute=Card("QH")),
+        SeatPenalized(seat=0, deal=1, fault=FaultKind.DISCONNECT, substitute=PASS),
+        SeatPenalized(seat=1, deal=0, fault=FaultKind.ILLEGAL),
+    ],
+)
+def test_a_penalty_notice_reads_back_as_it_was_told(notice: SeatPenalized) -> None:
+    """``told_from_proto`` inverts ``told_to_proto`` for penalty notices too (substitute or revoke)."""
+    assert told_from_proto(told_to_proto(notice, table=TABLE, seat=1)) == notice
+
+
 def test_action_entries_label_every_kind() -> None:
     """Cards, bids, exchanges, the peep and the widow each get a kind, their cards and a label."""
     heather = get_profile("heather")
