@@ -5,7 +5,7 @@
 Starts ``nap play`` (peel and pimc, heather, seat 0) with a throwaway database, plays the
 person with the first legal choice in Chromium (Debian's, through Playwright's
 ``executable_path``) until, in the second deal (the first one's settlement shown), a trick
-is under way and it is the person's turn to play a card, and takes ``play-1280.png``;
+is under way after another and it is the person's turn to play a card, and takes ``play-1280.png``;
 then a 420 px tab takes the seat over and ``play-420.png`` is taken. The session is then
 left to the fault policy and the command stopped.
 """
@@ -25,12 +25,13 @@ CHROMIUM = "/usr/bin/chromium"
 
 
 def _at_a_card_decision(page: Page) -> None:
-    """Answer decisions (the first enabled choice) until, from the second deal on, a trick is under way."""
+    """Answer decisions (the first choice) until, from the second deal on, a later trick is under way."""
     for _ in range(200):
         page.wait_for_function("document.body.dataset.deciding === 'yes'", timeout=120_000)
         trick = page.locator("#trick [data-card]").count()
         second_deal = page.evaluate("document.body.dataset.deal") != "0"
-        if second_deal and page.locator("#hand .card.legal").count() and trick:
+        last = page.locator("#lasttrick [data-card]").count()
+        if second_deal and page.locator("#hand .card.legal").count() and trick and last:
             return
         page.locator("[data-action]:not([disabled])").first.click()
     message = "no card decision with a trick under way in 200 decisions"

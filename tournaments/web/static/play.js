@@ -105,7 +105,7 @@ function renderCentre() {
   for (const [seat, card] of table.trick) trick.append(el("div", { class: "played" }, cardFace(card), nameOf(seat)));
   const last = $("lasttrick");
   last.replaceChildren();
-  if (table.last_trick && !table.trick.length) {
+  if (table.last_trick) {
     last.append(el("div", {}, "Trick " + (table.last_trick.number + 1) + " to " + nameOf(table.last_trick.winner)));
     const row = el("div", {});
     for (const [, card] of table.last_trick.plays) row.append(cardFace(card));
