@@ -201,7 +201,7 @@ def _serve(seat: PersonSeat, body: Callable[[PageServer], Awaitable[None]]) -> N
     """Run ``body`` against a page server of ``seat`` on 127.0.0.1, in this process."""
 
     async def main() -> None:
-        server = PageServer(folder=_static_folder(), files=PAGE_FILES, sockets={"ws": seat.socket})
+        server = PageServer(folder=_static_folder(), files=PAGE_FILES, handlers={"ws": seat.socket})
         await server.start()
         try:
             await body(server)

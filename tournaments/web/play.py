@@ -252,7 +252,7 @@ async def _play(  # noqa: PLR0913 - keywords
         sandbox=_isolation(spec, tournament, store=store, logs_root=logs_root),
         lanes=1,
     )
-    server = PageServer(folder=_static_folder(), files=PAGE_FILES, sockets={"ws": seat.socket})
+    server = PageServer(folder=_static_folder(), files=PAGE_FILES, handlers={"ws": seat.socket})
     ids: list[int] = []
 
     async def commit(session: FinishedSession) -> None:

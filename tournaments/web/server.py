@@ -7,7 +7,7 @@ or with another, is refused with 403 and a one-line message, so another user of 
 machine, who can reach 127.0.0.1 but cannot read the URL, gets nothing. Pages and their
 assets are the files named in ``files`` from one folder (package data; nothing else of
 the folder is served), with a Content-Security-Policy that lets them load nothing from
-elsewhere; WebSockets are the handlers named in ``sockets``.
+elsewhere; anything else (a WebSocket, a JSON feed) is a handler named in ``handlers``.
 """
 
 from __future__ import annotations
@@ -45,11 +45,11 @@ def new_token() -> str:
 
 
 class PageServer:
-    """Serves ``files`` from ``folder`` and the ``sockets`` handlers, under ``/TOKEN/``, on 127.0.0.1.
+    """Serves ``files`` from ``folder`` and the ``handlers``, under ``/TOKEN/``, on 127.0.0.1.
 
     ``files`` maps a path under the token (``""`` is the page itself) to a file name in
-    ``folder``; ``sockets`` maps a path to a WebSocket handler. :meth:`start` binds a port
-    the system picks (or ``port``) and returns the page's address.
+    ``folder``; ``handlers`` maps a path to an aiohttp GET handler (a WebSocket's, say).
+    :meth:`start` binds a port the system picks (or ``port``) and returns the page's address.
     """
 
     def __init__(
@@ -57,13 +57,13 @@ class PageServer:
         *,
         folder: Path,
         files: Mapping[str, str],
-        sockets: Mapping[str, Callable[[web.Request], Awaitable[web.StreamResponse]]],
+        handlers: Mapping[str, Callable[[web.Request], Awaitable[web.StreamResponse]]],
         token: str | None = None,
     ) -> None:
         self.token = token or new_token()
         self._folder = folder
         self._files = dict(files)
-        self._sockets = dict(sockets)
+        self._handlers = dict(handlers)
         self._runner: web.AppRunner | None = None
         self.port = 0
 
@@ -73,9 +73,9 @@ class PageServer:
         return f"http://{HOST}:{self.port}/{self.token}/"
 
     def app(self) -> web.Application:
-        """The aiohttp application: the token check, then the files and sockets."""
+        """The aiohttp application: the token check, then the files and handlers."""
         app = web.Application(middlewares=[self._check_token])
-        for path, handler in self._sockets.items():
+        for path, handler in self._handlers.items():
             app.router.add_get(f"/{self.token}/{path}", handler)
         for path, name in self._files.items():
             app.router.add_get(f"/{self.token}/{path}", self._file_handler(name))
