@@ -216,6 +216,7 @@ function onMessage(message) {
     hello = message;
     $("who").textContent = "\u00b7 " + message.name + " at seat " + message.seat;
     $("policy").textContent = message.policy;
+    if (!table) $("where").textContent = "Waiting for the first deal\u2026";
   } else if (message.type === "table") {
     const request = table && table.decision ? table.decision.request : null;
     table = message;
