@@ -179,7 +179,7 @@ class SeatTable:
         self.declarer, self.contract, self.trump = view.declarer, view.contract, _suit(view.trump)
         self.trick = list(view.trick)
         self.played = sum(len(trick.plays) for trick in view.tricks) + len(view.trick)
-        self.last_trick = view.tricks[-1] if view.tricks and not view.trick else self.last_trick
+        self.last_trick = view.tricks[-1] if view.tricks else None
         self.tricks_won = list(view.tricks_won)
         self.balances = list(view.balances)
         self.pool = view.pool
