@@ -13,6 +13,7 @@ __all__ = [
     "LogError",
     "ManifestError",
     "MissingLogError",
+    "PlayError",
     "RunnerError",
     "StoreError",
     "TournamentBusyError",
@@ -26,6 +27,10 @@ class ArenaError(Exception):
 
 class RunnerError(ArenaError):
     """A tournament cannot run (or go on) as asked; ``str()`` is one clear line."""
+
+
+class PlayError(ArenaError):
+    """``nap play`` cannot seat the person as asked (a seat, a name, a table size, no page opened)."""
 
 
 class StoreError(ArenaError):

@@ -25,7 +25,7 @@ from google.protobuf.message import DecodeError
 
 from referee.rules import BID_NAMES, CARDS, DECLINE_EXCHANGE, DECLINE_WIDOW, PEEP, ProfileError, TakeWidow
 from referee.wire._gen.nap.v1 import nap_pb2
-from referee.wire.codec import event_from_proto, fault_kind_from_proto, profile_from_proto
+from referee.wire.codec import event_from_proto, fault_kind_from_proto, profile_from_proto, told_from_proto
 from referee.wire.fastdecode import ViewDecoder
 from referee.wire.protowire import field_tag, length_delimited, varint
 from referee.wire.stream import PROTOCOL_VERSION, RefusalReason
@@ -33,8 +33,8 @@ from referee.wire.stream import PROTOCOL_VERSION, RefusalReason
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-    from referee.match import FaultKind
-    from referee.rules import Event, Profile, SeatView
+    from referee.match import FaultKind, SeatPenalized
+    from referee.rules import Event, Profile, SeatEvent, SeatView
 
 __all__ = [
     "PLAY_METHOD",
@@ -55,6 +55,7 @@ __all__ = [
     "hello_message",
     "read_batch",
     "read_referee_message",
+    "told_of",
 ]
 
 _PLAY: Final = nap_pb2.DESCRIPTOR.services_by_name["Referee"].methods_by_name["Play"]
@@ -280,6 +281,11 @@ class RequestViews:
 def event_of(notice: EventNotice) -> Event | None:
     """The engine's event of ``notice``; None for one the engine has not (see ``event_from_proto``)."""
     return event_from_proto(notice.message)
+
+
+def told_of(notice: EventNotice) -> SeatEvent | SeatPenalized | None:
+    """All that ``notice`` tells its seat: the event with its hand, balances or penalty."""
+    return told_from_proto(notice.message)
 
 
 # ---------------------------------------------------------------------------------------

@@ -38,6 +38,7 @@ from referee.rules import (
     Profile,
     ProfileError,
     SeatEliminated,
+    SeatEvent,
     SeatRebought,
     SeatView,
     SessionOver,
@@ -56,7 +57,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
     from referee.match import Closed, Faulted
-    from referee.rules import SeatEvent
     from referee.rules.actions import Action
 
 __all__ = [
@@ -67,6 +67,7 @@ __all__ = [
     "fault_to_proto",
     "profile_to_proto",
     "request_to_proto",
+    "told_from_proto",
     "told_to_proto",
     "view_from_proto",
     "view_to_proto",
@@ -416,6 +417,38 @@ def event_from_proto(msg: nap_pb2.TableEvent) -> Event | None:  # noqa: C901, PL
         over = msg.session_over
         return SessionOver(tuple(over.balances), tuple(over.winners))
     return _pool_event_from_proto(msg, kind)
+
+
+def told_from_proto(msg: nap_pb2.TableEvent) -> SeatEvent | SeatPenalized | None:
+    """What a seat was told, as :func:`told_to_proto` had it: the inverse of that function.
+
+    The engine's event with the context the wire adds (the deal, the seat's own hand on a
+    DealStarted, the balances and faulting seat on a DealSettled), or the penalty notice;
+    None for an event kind this version does not know. For a client that shows a seat
+    everything it was told (``nap play``'s page), where :func:`event_from_proto` gives only
+    the engine's event.
+    """
+    if msg.WhichOneof("event") == "seat_penalized":
+        penalized = msg.seat_penalized
+        fault = _FAULT_KIND_FROM.get(penalized.fault)
+        if fault is None:
+            return None
+        substitute = (
+            parse_action(penalized.substitute_action)
+            if penalized.penalty == nap_pb2.PENALTY_SUBSTITUTE
+            else None
+        )
+        return SeatPenalized(seat=penalized.seat, deal=msg.deal_number, fault=fault, substitute=substitute)
+    event = event_from_proto(msg)
+    if event is None:
+        return None
+    if isinstance(event, DealStarted):
+        return SeatEvent(event.deal, event, hand=tuple(_card(text) for text in msg.deal_started.hand))
+    if isinstance(event, DealSettled):
+        settled = msg.deal_settled
+        faulting = settled.faulting_seat if settled.HasField("faulting_seat") else None
+        return SeatEvent(msg.deal_number, event, balances=tuple(settled.balances), faulting_seat=faulting)
+    return SeatEvent(msg.deal_number, event)
 
 
 def _pool_event_from_proto(msg: nap_pb2.TableEvent, kind: str | None) -> Event | None:  # noqa: PLR0911 - one return per kind

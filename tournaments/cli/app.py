@@ -38,6 +38,7 @@ COMMANDS = {
     "bot": "tournaments.cli.bots:bot",
     "log": "tournaments.cli.logs:log",
     "match": "tournaments.cli.match:match_command",
+    "play": "tournaments.cli.play:play",
     "rules": "tournaments.cli.rules:rules",
     "serve": "tournaments.cli.serve:serve",
     "standings": "tournaments.cli.tournament:standings_command",

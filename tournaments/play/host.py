@@ -136,6 +136,7 @@ class BlockHost:
         hosting: Hosting | None = None,
         bot_log_suffix: str = "",
         sandbox: SandboxSpec | None = None,
+        lanes: int | None = None,
     ) -> None:
         self.config = config
         self.tournament = tournament
@@ -148,6 +149,7 @@ class BlockHost:
         self._hosting = hosting
         self._suffix = bot_log_suffix
         self._sandbox = sandbox
+        self._lanes = config.table_size if lanes is None else lanes
         self._folder: Path | None = None
         self._bots: dict[str, str] = {}
         """Each referee identity's bot: ``peel#2`` is peel's process for rotation 2."""
@@ -184,7 +186,7 @@ class BlockHost:
                 self._bots[entry.name] = entry.name
                 continue
             self._laned.add(entry.name)
-            for lane in range(config.table_size):
+            for lane in range(self._lanes):
                 identity = _identity(entry.name, lane)
                 token = new_token()
                 referee.add_bot(name=identity, token=token, shown_as=entry.name)

@@ -1,0 +1,10 @@
+"""Pages served on 127.0.0.1 to a person: ``nap play``'s table (and ``nap watch``'s).
+
+:mod:`tournaments.web.server` is what every page server needs (127.0.0.1 on a port the
+system picks, a secret token in every path, static files, a WebSocket); the play pages
+are :mod:`tournaments.web.table` (pure: what the page is sent, built from what one seat
+is told), :mod:`tournaments.web.seat` (the person's seat: an SDK client of the referee
+with a WebSocket to the page) and :mod:`tournaments.web.play` (the sessions, stored).
+The stack is aiohttp on the referee's asyncio loop and plain HTML, CSS and JavaScript
+shipped as package data (``static/``): no build step, no CDN. Nothing here prints.
+"""
