@@ -2,9 +2,11 @@
 
 A small tournament (two blocks of three sessions on two worker processes: the tables'
 events come over the workers' pipes) runs ``nap tournament run --watch --no-browser``.
-One bot holds every table still once its second deal has a trick played, while a file
-``hold`` is in its folder: so the page is looked at while tables are in play, whatever
-the machine's speed, and released by removing the file. Headless Chromium (Debian's,
+One bot holds every table still at two points while files in its folder say so (in the
+first trick; then once a deal is settled and the next has a trick played): so the page
+is looked at while tables are in play, whatever the machine's speed, and the tables go
+on when the test removes a file (each worker plays one block, so a held bot process
+holds one table). Headless Chromium (Debian's,
 through Playwright's ``executable_path``) follows a table; every card it shows is checked
 against the stored log: the cards of a deal, in page order, are the first cards played
 in it, so none comes from a hand. At the end the page's standings are the store's.
@@ -41,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS_SHOT = ROOT / "docs" / "watch.png"
 """Written when NAP_WATCH_SCREENSHOT=1 (the picture in docs/watch.md)."""
 
-HELD_BOT = '''"""Random, but holds still from its second deal's second trick while the file hold exists."""
+HELD_BOT = '''"""Random, but holds still where the files say: in its first trick, then after a deal."""
 
 import random
 import time
@@ -49,14 +51,20 @@ from pathlib import Path
 
 from clients.sdk import Bot, run
 
-HOLD = Path("hold")
+FIRST, LATER = Path("hold-first"), Path("hold-later")
+
+
+def wait(gate):
+    while gate.exists():
+        time.sleep(0.02)
 
 
 class Held(Bot):
     def decide(self, view):
-        if view.deal_number >= 1 and view.tricks and HOLD.exists():
-            while HOLD.exists():
-                time.sleep(0.02)
+        if view.deal_number == 0 and view.trick:  # a card on the table, the hands still full
+            wait(FIRST)
+        if view.deal_number >= 1 and view.tricks:  # a deal settled, a trick of the next one played
+            wait(LATER)
         key = (self.table, self.seat, view.deal_number, len(view.tricks), len(view.trick))
         return random.Random(str(key)).choice(view.legal_actions)
 
@@ -94,8 +102,9 @@ class Run:
         (bot / "nap-bot.toml").write_text(
             'name = "held"\nversion = "1"\ncommand = ["{python}", "bot.py"]\n', encoding="utf-8"
         )
-        self.hold = bot / "hold"
-        self.hold.touch()
+        self.gates = {name: bot / f"hold-{name}" for name in ("first", "later")}
+        for gate in self.gates.values():
+            gate.touch()
         self.db = root / "nap.db"
         args = [
             sys.executable, "-m", "tournaments.cli", "tournament", "run",
@@ -122,11 +131,12 @@ class Run:
         self.stop()
         pytest.fail(f"no address printed: {self.output.read_text(encoding='utf-8', errors='replace')}")
 
-    def release(self) -> None:
-        self.hold.unlink(missing_ok=True)
+    def release(self, gate: str) -> None:
+        self.gates[gate].unlink(missing_ok=True)
 
     def stop(self) -> None:
-        self.release()
+        for gate in self.gates:
+            self.release(gate)
         if self.process.poll() is None:
             self.process.terminate()
             try:
@@ -171,6 +181,23 @@ def shown_cards(page: Page) -> dict[str, Any]:
     return found
 
 
+RECORDER = """
+window.seenCards = [];
+document.addEventListener('DOMContentLoaded', () => {
+  const table = document.getElementById('table');
+  new MutationObserver(() => {
+    const cards = {};
+    for (const node of table.querySelectorAll('[data-card]')) {
+      (cards[node.dataset.deal] = cards[node.dataset.deal] || []).push(node.dataset.card);
+    }
+    const where = {block: Number(table.dataset.block), rotation: Number(table.dataset.rotation)};
+    window.seenCards.push({...where, cards});
+  }).observe(table, {childList: true, subtree: true});
+});
+"""
+"""Records the cards of the followed table at every change of the page (a leak may not last)."""
+
+
 def played_cards(db: Path, block: int, rotation: int) -> list[list[str]]:
     """The cards played in each deal of a stored session, in order."""
     with Store.open(db) as store:
@@ -184,21 +211,34 @@ def played_cards(db: Path, block: int, rotation: int) -> list[list[str]]:
     return [[str(action) for action in deal.actions if isinstance(action, Card)] for deal in record.deals]
 
 
+LIVE_DEAL_WITH_CARDS = (
+    "() => [...document.querySelectorAll('#table .deal:not(.over)')]"
+    ".some(d => d.querySelector('[data-card]'))"
+)
+"""The followed table has a deal in play with cards on it."""
+SETTLED_DEAL = "() => document.querySelector('#table .deal.over .settled') !== null"
+
+
 def test_a_tournament_watched_live(run: Run, page: Page, browser: Browser) -> None:
     """Standings update as sessions commit; a followed table shows only cards already played."""
+    page.add_init_script(RECORDER)
     page.goto(run.url)
     page.wait_for_selector('#progress[data-total="6"]')
-    assert int(page.get_attribute("#progress", "data-done") or "0") < 6  # a table is held
+    assert page.get_attribute("#progress", "data-done") == "0"  # every table is held
     page.wait_for_function("() => document.querySelectorAll('#tables option:not([value=\"\"])').length >= 2")
     last = page.eval_on_selector_all("#tables option", "nodes => nodes.map(n => n.value)")[-1]
     page.select_option("#tables", last)
     page.wait_for_function(f"() => document.getElementById('table').dataset.table === '{last}'")
-    # held: the second deal (or a later one) has a trick and is not over
-    page.wait_for_function(
-        "() => [...document.querySelectorAll('#table .deal:not(.over)')].some(d => d.querySelector('[data-card]'))"
-    )
-    live = shown_cards(page)
-    assert live["over"] == "false"
+    page.wait_for_function(LIVE_DEAL_WITH_CARDS)  # held in its first trick
+    first = shown_cards(page)
+    assert first["over"] == "false"
+    assert page.locator("#table .bids").count() >= 1
+
+    run.release("first")  # on to a deal settled and the next one's first trick
+    page.wait_for_function(SETTLED_DEAL)
+    page.wait_for_function(LIVE_DEAL_WITH_CARDS)
+    later = shown_cards(page)
+    assert later["over"] == "false"
     if os.environ.get("NAP_WATCH_SCREENSHOT"):
         page.screenshot(path=DOCS_SHOT, full_page=False)
 
@@ -211,20 +251,24 @@ def test_a_tournament_watched_live(run: Run, page: Page, browser: Browser) -> No
     finally:
         narrow.close()
 
-    run.release()
+    run.release("later")
     assert run.process.wait(timeout=120) == 0, run.output.read_text(encoding="utf-8", errors="replace")
     page.wait_for_selector('#state[data-state="finished"]')
     assert page.get_attribute("#progress", "data-done") == "6"
 
-    played = played_cards(run.db, live["block"], live["rotation"])
-    for deal, cards in live["cards"].items():
-        assert cards == played[int(deal)][: len(cards)], f"deal {deal}: {cards} vs played {played[int(deal)]}"
-    held = [deal for deal in live["live"] if live["cards"].get(deal)]
-    assert held, live
-    for deal in held:
-        assert len(live["cards"][deal]) < len(played[int(deal)]), (
-            "a live deal shows fewer cards than it plays"
-        )
+    seen = page.evaluate("() => window.seenCards")
+    played_at: dict[tuple[int, int], list[list[str]]] = {}
+    for shown in [*seen, first, later]:
+        key = (shown["block"], shown["rotation"])
+        played = played_at.get(key) or played_at.setdefault(key, played_cards(run.db, *key))
+        for deal, cards in shown["cards"].items():
+            assert cards == played[int(deal)][: len(cards)], f"{key} deal {deal}: {cards}, played {played}"
+    for shown in (first, later):
+        played = played_at[shown["block"], shown["rotation"]]
+        held = [deal for deal in shown["live"] if shown["cards"].get(deal)]
+        assert held, shown
+        for deal in held:  # a deal in play shows fewer cards than it plays: the rest are in hands
+            assert len(shown["cards"][deal]) < len(played[int(deal)])
 
     with Store.open(run.db) as store:
         standings = standings_of(store.tally([1]))
