@@ -2,7 +2,7 @@
 
 A small tournament (two blocks of three sessions on two worker processes: the tables'
 events come over the workers' pipes) runs ``nap tournament run --watch --no-browser``.
-One bot holds every table still at two points while files in its folder say so (in the
+One bot holds every table still at two points while files say so (in the
 first trick; then once a deal is settled and the next has a trick played): so the page
 is looked at while tables are in play, whatever the machine's speed, and the tables go
 on when the test removes a file (each worker plays one block, so a held bot process
@@ -51,7 +51,8 @@ from pathlib import Path
 
 from clients.sdk import Bot, run
 
-FIRST, LATER = Path("hold-first"), Path("hold-later")
+GATES = Path("GATES")
+FIRST, LATER = GATES / "hold-first", GATES / "hold-later"
 
 
 def wait(gate):
@@ -98,11 +99,13 @@ class Run:
     def __init__(self, root: Path) -> None:
         bot = root / "held"
         bot.mkdir()
-        (bot / "bot.py").write_text(HELD_BOT, encoding="utf-8")
+        gates = root / "gates"  # outside the bot's folder, whose content is the bot's version
+        gates.mkdir()
+        (bot / "bot.py").write_text(HELD_BOT.replace('"GATES"', repr(str(gates))), encoding="utf-8")
         (bot / "nap-bot.toml").write_text(
             'name = "held"\nversion = "1"\ncommand = ["{python}", "bot.py"]\n', encoding="utf-8"
         )
-        self.gates = {name: bot / f"hold-{name}" for name in ("first", "later")}
+        self.gates = {name: gates / f"hold-{name}" for name in ("first", "later")}
         for gate in self.gates.values():
             gate.touch()
         self.db = root / "nap.db"
@@ -280,3 +283,32 @@ def test_a_tournament_watched_live(run: Run, page: Page, browser: Browser) -> No
     for (bot, sessions, chips), line in zip(rows, standings.bots, strict=True):
         assert (bot, sessions) == (line.bot, line.sessions)
         assert chips == pytest.approx(line.chips.mean)
+
+
+def test_a_watched_tournament_killed_resumes_exactly(run: Run, page: Page) -> None:
+    """``kill -9`` of a watched run with its tables in play: the resume plays them all, logs that replay."""
+    page.goto(run.url)
+    page.wait_for_function(LIVE_DEAL_WITH_CARDS)  # a table followed, in play
+    run.release("first")
+    page.wait_for_function(SETTLED_DEAL)
+    run.process.kill()
+    run.process.wait(timeout=30)
+    for gate in run.gates:
+        run.release(gate)
+    with Store.open(run.db) as store:
+        assert store.tournament(1).status == "running"  # as kill -9 leaves it
+        assert store.tally([1]).sessions == 0
+    resumed = subprocess.run(
+        [sys.executable, "-m", "tournaments.cli", "tournament", "resume", "1", "--db", str(run.db),
+         "--out", str(run.db.parent / "out")],
+        capture_output=True, text=True, timeout=180, check=False, cwd=run.db.parent,
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    verified = subprocess.run(
+        [sys.executable, "-m", "tournaments.cli", "log", "verify", "--db", str(run.db)],
+        capture_output=True, text=True, timeout=180, check=False,
+    )  # fmt: skip
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    with Store.open(run.db) as store:
+        assert store.tournament(1).status == "finished"
+        assert len(store.finished_keys(1)) == 6

@@ -139,29 +139,31 @@ class Watch:
         return f"http://{HOST}:{self.port}/{self.token}/"
 
     def options(self, options: RunOptions) -> RunOptions:
-        """``options`` with this page's callbacks added (the run's own ``on_start`` is still called)."""
-        told = options.on_start
+        """``options`` with this page's callbacks added (those ``options`` had are still called)."""
+        told, committed, tables = options.on_start, options.on_session, options.on_tables
 
         def on_start(start: RunStart) -> None:
             self._started(start)
             if told is not None:
                 told(start)
 
-        return dataclasses.replace(
-            options, on_start=on_start, on_session=self._session, on_tables=self._set_tables
-        )
+        def on_session(result: SessionResult) -> None:
+            self.feed.session(result, self._clock())
+            if committed is not None:
+                committed(result)
+
+        def on_tables(source: TableSource) -> None:
+            self._tables = source
+            if tables is not None:
+                tables(source)
+
+        return dataclasses.replace(options, on_start=on_start, on_session=on_session, on_tables=on_tables)
 
     def _started(self, start: RunStart) -> None:
         self.feed.started(start)
         with contextlib.suppress(Exception):  # the standings then show without the pool records
             config = TournamentConfig.from_json(self.store.tournament(start.tournament).config)
             self._has_pool = config.profile.has_pool
-
-    def _session(self, result: SessionResult) -> None:
-        self.feed.session(result, self._clock())
-
-    def _set_tables(self, tables: TableSource) -> None:
-        self._tables = tables
 
     # -- serving -----------------------------------------------------------------------------
 
