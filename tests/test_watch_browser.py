@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from referee.rules import Card, SessionRecord
+from referee.rules import DEFAULT_PROFILE, Card, SessionRecord
+from tournaments.plan.scheduler import schedule
 from tournaments.stats.standings import standings_of
 from tournaments.store.database import Store
 from tournaments.store.logs import decode_log
@@ -39,9 +40,6 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in t
 pytestmark = pytest.mark.slow
 
 CHROMIUM = "/usr/bin/chromium"
-ROOT = Path(__file__).resolve().parents[1]
-DOCS_SHOT = ROOT / "docs" / "watch.png"
-"""Written when NAP_WATCH_SCREENSHOT=1 (the picture in docs/watch.md)."""
 
 HELD_BOT = '''"""Random, but holds still where the files say: in its first trick, then after a deal."""
 
@@ -52,7 +50,7 @@ from pathlib import Path
 from clients.sdk import Bot, run
 
 GATES = Path("GATES")
-FIRST, LATER = GATES / "hold-first", GATES / "hold-later"
+FIRST, LATER, SEAT = GATES / "hold-first", GATES / "hold-later", GATES / "hold-seat"
 
 
 def wait(gate):
@@ -66,6 +64,8 @@ class Held(Bot):
             wait(FIRST)
         if view.deal_number >= 1 and view.tricks:  # a deal settled, a trick of the next one played
             wait(LATER)
+            if SEAT.exists() and SEAT.read_text() == str(view.seat):  # only where it sits at that seat
+                wait(SEAT)
         key = (self.table, self.seat, view.deal_number, len(view.tricks), len(view.trick))
         return random.Random(str(key)).choice(view.legal_actions)
 
@@ -96,7 +96,7 @@ def browser() -> Iterator[Browser]:
 class Run:
     """The tournament being watched: its process, its page's address, its store and the held bot's gate."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, gates_set: dict[str, str]) -> None:
         bot = root / "held"
         bot.mkdir()
         gates = root / "gates"  # outside the bot's folder, whose content is the bot's version
@@ -105,14 +105,14 @@ class Run:
         (bot / "nap-bot.toml").write_text(
             'name = "held"\nversion = "1"\ncommand = ["{python}", "bot.py"]\n', encoding="utf-8"
         )
-        self.gates = {name: gates / f"hold-{name}" for name in ("first", "later")}
-        for gate in self.gates.values():
-            gate.touch()
+        self.gates = {name: gates / f"hold-{name}" for name in gates_set}
+        for name, gate in self.gates.items():
+            gate.write_text(gates_set[name], encoding="utf-8")
         self.db = root / "nap.db"
         args = [
             sys.executable, "-m", "tournaments.cli", "tournament", "run",
             "-b", str(bot), "-b", "random", "-b", "r2=random", "-n", "6", "--workers", "2",
-            "--seed", "11", "--decision-ms", "60000", "--sandbox", "off",
+            "--seed", str(SEED), "--decision-ms", "60000", "--sandbox", "off",
             "--watch", "--no-browser", "--db", str(self.db), "--out", str(root / "out"),
         ]  # fmt: skip
         self.output = root / "output.txt"
@@ -150,10 +150,21 @@ class Run:
 
 
 @pytest.fixture
-def run(tmp_path: Path) -> Iterator[Run]:
-    started = Run(tmp_path)
+def run(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Run]:
+    """The tournament, its tables held where the gates (the indirect parameter) say: by default twice."""
+    started = Run(tmp_path, getattr(request, "param", {"first": "", "later": ""}))
     yield started
     started.stop()
+
+
+NAMES = ("held", "random", "r2")
+SEED = 11
+
+
+def second_rotation_seat() -> str:
+    """The seat of held in block 0's rotation 1: hold there, and block 0's rotation 0 is committed first."""
+    blocks = schedule(list(NAMES), table_size=3, sessions=6, seed=SEED, profile=DEFAULT_PROFILE)
+    return str(blocks[0].seating(1).index("held"))
 
 
 @pytest.fixture
@@ -242,8 +253,7 @@ def test_a_tournament_watched_live(run: Run, page: Page, browser: Browser) -> No
     page.wait_for_function(LIVE_DEAL_WITH_CARDS)
     later = shown_cards(page)
     assert later["over"] == "false"
-    if os.environ.get("NAP_WATCH_SCREENSHOT"):
-        page.screenshot(path=DOCS_SHOT, full_page=False)
+    page.screenshot(path=run.db.parent / "watch.png")  # kept in the test's folder, to look at
 
     narrow = browser.new_page(viewport={"width": 420, "height": 900})
     try:
@@ -285,19 +295,19 @@ def test_a_tournament_watched_live(run: Run, page: Page, browser: Browser) -> No
         assert chips == pytest.approx(line.chips.mean)
 
 
+@pytest.mark.parametrize("run", [{"seat": second_rotation_seat()}], indirect=True, ids=["held-once"])
 def test_a_watched_tournament_killed_resumes_exactly(run: Run, page: Page) -> None:
-    """``kill -9`` of a watched run with its tables in play: the resume plays them all, logs that replay."""
+    """``kill -9`` of a watched run with tables in play: what was committed stays, resume plays the rest."""
     page.goto(run.url)
-    page.wait_for_function(LIVE_DEAL_WITH_CARDS)  # a table followed, in play
-    run.release("first")
-    page.wait_for_function(SETTLED_DEAL)
+    page.wait_for_function("() => Number(document.getElementById('progress').dataset.done) >= 1")
+    page.wait_for_function(LIVE_DEAL_WITH_CARDS)  # a table followed, held in play
+    with Store.open(run.db) as store:
+        before = {key: store.log(session) for key, session in _sessions(store).items()}
+    assert 1 <= len(before) < 6
     run.process.kill()
     run.process.wait(timeout=30)
     for gate in run.gates:
         run.release(gate)
-    with Store.open(run.db) as store:
-        assert store.tournament(1).status == "running"  # as kill -9 leaves it
-        assert store.tally([1]).sessions == 0
     resumed = subprocess.run(
         [sys.executable, "-m", "tournaments.cli", "tournament", "resume", "1", "--db", str(run.db),
          "--out", str(run.db.parent / "out")],
@@ -311,4 +321,12 @@ def test_a_watched_tournament_killed_resumes_exactly(run: Run, page: Page) -> No
     assert verified.returncode == 0, verified.stdout + verified.stderr
     with Store.open(run.db) as store:
         assert store.tournament(1).status == "finished"
-        assert len(store.finished_keys(1)) == 6
+        after = _sessions(store)
+        assert len(after) == 6
+        assert {key: store.log(after[key]) for key in before} == before  # kept as they were
+
+
+def _sessions(store: Store) -> dict[tuple[int, int], int]:
+    """The stored sessions' ids by (block, rotation)."""
+    rows = store.sessions_by_id(store.session_ids(tournament=1))
+    return {(row.block, row.rotation): row.id for row in rows}
