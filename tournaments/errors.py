@@ -18,6 +18,7 @@ __all__ = [
     "StoreError",
     "TournamentBusyError",
     "TournamentInterrupted",
+    "WatchError",
 ]
 
 
@@ -85,3 +86,7 @@ class TournamentInterrupted(RunnerError):  # noqa: N818 - a stop, not a bug
     def __init__(self, message: str, *, tournament: int) -> None:
         super().__init__(message)
         self.tournament = tournament
+
+
+class WatchError(ArenaError):
+    """The watch page cannot be served as asked (its port is taken, say); ``str()`` is one clear line."""

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from referee.match.messages import Output, SessionSpec
+    from referee.rules import SessionRecord
 
 
 class Arbiter:
@@ -200,6 +201,11 @@ class Arbiter:
     def playing(self) -> frozenset[str]:
         """The tables playing now."""
         return frozenset(self._matches)
+
+    def record(self, table: str) -> SessionRecord | None:
+        """The record so far of ``table``'s session (hidden cards included), None if it is not playing."""
+        match = self._matches.get(table)
+        return None if match is None else match.record()
 
     # -- time ------------------------------------------------------------------------------
 

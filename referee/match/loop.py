@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from collections.abc import Collection, Iterator, Sequence
 
     from referee.match.messages import Output, SessionSpec
-    from referee.rules import Action, Event, SeatEvent
+    from referee.rules import Action, Event, SeatEvent, SessionRecord
 
 _ACTION_OF_TEXT: Final[dict[str, Action]] = {card.text: card for card in CARDS}
 _ACTION_OF_TEXT.update({name: Bid(name) for name in BID_NAMES})
@@ -115,6 +115,14 @@ class Match:
     def bots(self) -> frozenset[str]:
         """The bots seated here."""
         return frozenset(self._seats)
+
+    def record(self) -> SessionRecord:
+        """The session's record so far: its decks (hidden cards) and every action applied.
+
+        For the referee's own side only (a spectator's feed replays it into public events);
+        never read on the way of a decision, so it costs nothing unless asked.
+        """
+        return record_of(self._session)
 
     # -- inputs ----------------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from tournaments.plan.config import TournamentConfig, stored_profile
 from tournaments.plan.match import MatchSummary, summarize
 from tournaments.plan.scheduler import MIN_TABLE_SIZE, check_table_size
 from tournaments.play.executors.record import recorded_usage
-from tournaments.play.runner import RunOptions, RunStart, run_tournament
+from tournaments.play.runner import RunOptions, RunStart, run_tournament, run_tournament_async
 from tournaments.report.outfolder import logs_root, point_latest, tournament_folder, write_index
 from tournaments.report.provenance import describe_tournament
 from tournaments.report.publish import flag_warnings, match_lines, publish
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from referee.rules import Profile
+    from tournaments.cli.watch import WatchRequest
     from tournaments.plan.entries import BotEntry
     from tournaments.stats.standings import Standings
     from tournaments.store.database import Store, TournamentRow
@@ -208,24 +209,38 @@ def seats_for(entrants: Sequence[BotEntry], table_size: int | None, profile: Pro
 
 
 def play_and_publish(
-    config: TournamentConfig, *, store: Store, out: Path, options: RunOptions | None = None
+    config: TournamentConfig,
+    *,
+    store: Store,
+    out: Path,
+    options: RunOptions | None = None,
+    watch: WatchRequest | None = None,
 ) -> None:
     """Run a tournament with a progress display, then print and publish its standings.
 
     The progress display (a bar, or plain lines where there is no terminal) is this
-    command's own: it takes the place of any in ``options``.
+    command's own: it takes the place of any in ``options``. ``watch``: serve the run's
+    live page meanwhile (``--watch``).
     """
     tune_collector()  # for the referee, when it plays here (one worker, or remote bots)
     with tournament_progress(console) as progress:
-        tournament_id = run_tournament(
-            config,
-            store=store,
-            logs_root=logs_root(out),
-            options=dataclasses.replace(
-                options or RunOptions(),
-                progress=progress,
-                on_start=announce_start,
-                on_standings=standings_printer(progress),
-            ),
+        chosen = dataclasses.replace(
+            options or RunOptions(),
+            progress=progress,
+            on_start=announce_start,
+            on_standings=standings_printer(progress),
         )
+        if watch is None:
+            tournament_id = run_tournament(config, store=store, logs_root=logs_root(out), options=chosen)
+        else:
+            from tournaments.cli.watch import play_watched  # noqa: PLC0415 - the web server only when asked
+
+            tournament_id = play_watched(
+                lambda watched: run_tournament_async(
+                    config, store=store, logs_root=logs_root(out), options=watched
+                ),
+                chosen,
+                store=store,
+                request=watch,
+            )
     publish_standings(store, tournament_id, out)

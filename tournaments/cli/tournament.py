@@ -44,6 +44,7 @@ from tournaments.cli.reports import (
     stored_standings,
     tournament_facts,
 )
+from tournaments.cli.watch import WatchRequest, play_watched, watch_options
 from tournaments.plan.config import TournamentConfig
 from tournaments.plan.isolation import SANDBOX_MODES
 from tournaments.plan.scheduler import check_table_size
@@ -52,7 +53,7 @@ from tournaments.play.entrants import DEFAULT_ENTRANTS, resolve_all
 from tournaments.play.executors.local import LocalExecutor
 from tournaments.play.executors.ray import INSTALL_RAY, RayExecutor, ray_installed
 from tournaments.play.executors.record import recorded_usage
-from tournaments.play.runner import RunOptions, resume_tournament
+from tournaments.play.runner import RunOptions, resume_tournament, resume_tournament_async
 from tournaments.report.outfolder import logs_root
 from tournaments.report.provenance import shown_seed
 from tournaments.report.publish import to_json
@@ -144,6 +145,7 @@ def chosen_executor(executor: str, ray_address: str | None) -> Executor:
     "decides, use nap match --sprt).",
 )
 @executor_options
+@watch_options
 @db_option
 @out_option
 @friendly
@@ -165,6 +167,7 @@ def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line o
     live: float | None,
     executor: str,
     ray_address: str | None,
+    watch: WatchRequest | None,
     db_path: Path,
     out: Path,
 ) -> None:
@@ -197,7 +200,11 @@ def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line o
             **options,
         )
         play_and_publish(
-            config, store=store, out=out, options=RunOptions(standings_every=live, executor=chosen)
+            config,
+            store=store,
+            out=out,
+            options=RunOptions(standings_every=live, executor=chosen),
+            watch=watch,
         )
 
 
@@ -210,11 +217,19 @@ def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line o
     default=None,
     help="Isolate the bots as this says instead of as the tournament was run (see tournament run).",
 )
+@watch_options
 @db_option
 @out_option
 @friendly
-def tournament_resume(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
-    tournament_id: int, executor: str, ray_address: str | None, sandbox: str | None, db_path: Path, out: Path
+def tournament_resume(  # noqa: PLR0913 - one parameter per command-line option
+    tournament_id: int,
+    executor: str,
+    ray_address: str | None,
+    sandbox: str | None,
+    *,
+    watch: WatchRequest | None,
+    db_path: Path,
+    out: Path,
 ) -> None:
     """Play the sessions an interrupted tournament has left (same deals), then print standings.
 
@@ -224,13 +239,20 @@ def tournament_resume(  # noqa: PLR0913, PLR0917 - one parameter per command-lin
     with open_store(db_path, writing=True) as store:
         store.tournament(tournament_id)
         with tournament_progress(console) as progress:
-            resume_tournament(
-                tournament_id,
-                store=store,
-                logs_root=logs_root(out),
-                options=RunOptions(progress=progress, on_start=announce_start, executor=chosen),
-                sandbox=sandbox,
-            )
+            options = RunOptions(progress=progress, on_start=announce_start, executor=chosen)
+            if watch is None:
+                resume_tournament(
+                    tournament_id, store=store, logs_root=logs_root(out), options=options, sandbox=sandbox
+                )
+            else:
+                play_watched(
+                    lambda watched: resume_tournament_async(
+                        tournament_id, store=store, logs_root=logs_root(out), options=watched, sandbox=sandbox
+                    ),
+                    options,
+                    store=store,
+                    request=watch,
+                )
         publish_standings(store, tournament_id, out)
 
 

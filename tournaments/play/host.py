@@ -43,6 +43,7 @@ from tournaments.plan.entries import BotEntry
 from tournaments.play.blocks import BlockRun, FinishedSession, finish_session
 from tournaments.play.bots import BotProcess, new_token
 from tournaments.play.sandbox import Sandbox
+from tournaments.play.tables import HostTables, TableFollower, TableInPlay
 from tournaments.store.logs import encode_log
 
 if TYPE_CHECKING:
@@ -156,6 +157,8 @@ class BlockHost:
         self._laned: set[str] = set()
         """The bots with one process per rotation (every local bot)."""
         self.processes: list[BotProcess] = []
+        self.follower = TableFollower()
+        """The tables in play here, for a spectator (:meth:`tables`)."""
 
     async def start(self) -> int:
         """Start the referee and every bot process; all must connect. Returns the TCP port (0: none).
@@ -245,9 +248,28 @@ class BlockHost:
         hundreds of blocks in flight, what they held would be a large part of what the
         garbage collector walks.
         """
+        follower = self.follower
         for rotation in run.rotations:
-            outcome = await self.referee.play_session(self._seated(run.session(rotation), rotation))
+            spec = run.session(rotation)
+            follower.started(
+                TableInPlay(
+                    table=spec.table,
+                    block=run.index,
+                    rotation=rotation,
+                    bots=spec.seats,
+                    deals=run.profile.deals_per_session,
+                )
+            )
+            outcome = None
+            try:
+                outcome = await self.referee.play_session(self._seated(spec, rotation))
+            finally:
+                follower.ended(spec.table, None if outcome is None else outcome.record)
             await on_session(finish_session(run, rotation, self._named(outcome)))
+
+    def tables(self) -> HostTables:
+        """The tables in play on this host and their public events, for a spectator."""
+        return HostTables(self.follower, self.referee.arbiter.record)
 
     def _seated(self, spec: SessionSpec, rotation: int) -> SessionSpec:
         """The session with each local bot's seat given to its process for ``rotation``."""

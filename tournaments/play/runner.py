@@ -61,6 +61,7 @@ if TYPE_CHECKING:
 
     from referee.rules import Profile
     from tournaments.plan.entries import BotEntry
+    from tournaments.play.tables import TableSource
     from tournaments.results import SessionResult
     from tournaments.store.database import Store
 
@@ -104,6 +105,10 @@ class RunOptions:
     ``on_start`` is told the tournament's id and what is left once it is stored and locked
     for this run, before anything is played. ``executor`` plays the blocks: local worker
     processes by default, or Ray workers (:class:`~tournaments.play.executors.RayExecutor`).
+    For a spectator (``nap tournament run --watch``): ``on_session`` is told each session
+    once it is committed, and ``on_tables`` is handed the source of the tables in play
+    (:mod:`tournaments.play.tables`), which it asks only while someone watches. Both None
+    (the default): the run does nothing for a spectator.
     """
 
     progress: Progress | None = None
@@ -113,6 +118,8 @@ class RunOptions:
     hosting: Hosting = field(default_factory=Hosting)
     on_start: Callable[[RunStart], None] | None = None
     executor: Executor = field(default_factory=LocalExecutor)
+    on_session: Callable[[SessionResult], None] | None = None
+    on_tables: Callable[[TableSource], None] | None = None
 
 
 # ---------------------------------------------------------------------------- tournaments
@@ -357,6 +364,7 @@ async def _play(  # noqa: PLR0913 - the pieces of one run
             monitor=monitor,
             name=config.name,
             late=store.late_faults(tournament) if finished else None,
+            on_session=options.on_session,
         )
         commit.count = done
         try:
@@ -440,6 +448,7 @@ async def _run_blocks(  # noqa: PLR0913 - the pieces of one run
         ),
         hosting=options.hosting,
         report=lambda usage: record_usage(store.path, tournament, usage),
+        tables=options.on_tables,
     )
     recorded = commit.count
     try:
@@ -512,6 +521,7 @@ class _Committer:
     its test's LLR and bounds, and ``on_decided`` is called once the test has decided.
     ``late`` counts the late faults (those of earlier runs to begin with): once two bots
     are late in one session it warns, and the progress line says so from then on.
+    ``on_session`` is told each session once it is committed.
     """
 
     def __init__(  # noqa: PLR0913 - the pieces of one run
@@ -523,8 +533,10 @@ class _Committer:
         monitor: MatchMonitor | None = None,
         name: str = "",
         late: LateFaults | None = None,
+        on_session: Callable[[SessionResult], None] | None = None,
     ) -> None:
         self.store = store
+        self.on_session = on_session
         self.progress = progress
         self.task_id = task_id
         self.monitor = monitor
@@ -539,6 +551,8 @@ class _Committer:
     def __call__(self, result: SessionResult, log: bytes) -> None:
         self.store.record_session(result, log=log)
         self.count += 1
+        if self.on_session is not None:
+            self.on_session(result)
         if self.late.add(result):
             self.warn_if_busy()
             self._describe()

@@ -9,7 +9,9 @@ alone writes the store, whichever executor played it.
 An executor is a frozen value, chosen for one run (``--executor``); :meth:`Executor.play`
 starts whatever it needs (processes, a Ray instance) and stops it again before it returns,
 however it ends. It tells the runner which workers are playing, and whenever that changes,
-through :attr:`PlayContext.report` (``nap tournament status`` shows it).
+through :attr:`PlayContext.report` (``nap tournament status`` shows it). When someone
+watches the run, it hands :attr:`PlayContext.tables` a source of the tables in play
+(:mod:`tournaments.play.tables`), or says why there is none.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
 
     from tournaments.play.blocks import BlockRun
     from tournaments.play.host import Hosting, WorkerSetup
+    from tournaments.play.tables import TableSource
     from tournaments.results import SessionResult
 
 __all__ = ["Executor", "PlayContext", "Usage"]
@@ -56,12 +59,14 @@ class PlayContext:
 
     ``setup`` is sent to every worker; ``hosting`` says where a referee in the runner's own
     process listens (and the remote bots' tokens); ``report`` is told the :class:`Usage`
-    whenever the workers in play change.
+    whenever the workers in play change. ``tables``, when someone watches the run, is
+    handed the source of the tables in play once they can be asked (None: nobody watches).
     """
 
     setup: WorkerSetup
     hosting: Hosting
     report: Callable[[Usage], None]
+    tables: Callable[[TableSource], None] | None = None
 
 
 class Executor(Protocol):

@@ -71,7 +71,10 @@ class LocalExecutor:
                     executor=self.name, workers=count, description=f"{count} worker processes on this machine"
                 )
             )
-            await WorkerPool(setup, workers=workers).play(runs, deliver, per_worker=config.concurrency)
+            pool = WorkerPool(setup, workers=workers)
+            if context.tables is not None:
+                context.tables(pool.tables())
+            await pool.play(runs, deliver, per_worker=config.concurrency)
             return
         context.report(
             Usage(executor=self.name, workers=1, description="one referee in the runner's process")
@@ -84,6 +87,8 @@ class LocalExecutor:
             hosting=context.hosting,
             sandbox=setup.sandbox,
         )
+        if context.tables is not None:
+            context.tables(host.tables())
         try:
             await host.start()
             await host.play_all(runs, deliver, concurrency=config.concurrency)

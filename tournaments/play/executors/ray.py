@@ -21,6 +21,9 @@ place. A block in play on three lost workers, or a place whose workers are lost 
 times in a row before sending a session, stops the run with one line (resumable like any
 stop). A failure that is not a lost worker (a bot that cannot start) stops the run as it
 would locally.
+
+Ray workers do not forward the tables they play to a spectator (``--watch`` shows the
+standings, not the tables: :data:`NOT_WATCHED`).
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from tournaments.play.executors.base import PlayContext, Usage
 from tournaments.play.executors.ray_worker import BlockWorker, WorkerInfo
 from tournaments.play.executors.shipping import portable_bots
 from tournaments.play.host import WorkerSetup, first_failure
+from tournaments.play.tables import NoTables
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -64,6 +68,7 @@ _PLACE_LOSSES = 3
 """Workers lost in a row, none having sent a session, before a place is given up."""
 _STOP_WAIT_S = 15.0
 """How long a Ray worker may take to stop its bots before it is killed."""
+NOT_WATCHED = "the Ray executor does not forward the tables in play: only the standings are watched"
 
 _log = structlog.get_logger("nap.runner")
 
@@ -117,6 +122,8 @@ class RayExecutor:
             msg = "remote bots connect to one referee: they cannot play on Ray workers"
             raise RunnerError(msg)
         ray = _import_ray()
+        if context.tables is not None:
+            context.tables(NoTables(NOT_WATCHED))
         setup = context.setup
         with tempfile.TemporaryDirectory(prefix="nap-ray-bots-") as stage:
             bots = portable_bots(setup.config.bots, Path(stage))

@@ -9,6 +9,11 @@ Ray worker runs (:mod:`tournaments.play.executors.ray`). A worker sends each fin
 session's result with its log, encoded; the runner alone writes to the store, committing
 both in one transaction, so a killed tournament resumes exactly as with one process.
 
+A spectator's questions (which tables are in play, a table's public events since a
+point: :class:`PoolTables`) go over the same pipes, only when someone asks; a worker
+answers from its host (:class:`~tournaments.play.tables.TableFollower`), with public
+events only, never a record.
+
 The runner keeps up to ``per_worker`` blocks in flight on each worker (fewer when there
 are not enough blocks to go round evenly) and hands a worker its next block when one of
 its blocks ends. A worker whose runner goes
@@ -23,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import math
 import os
 import pickle
@@ -37,6 +43,7 @@ import structlog
 from referee.server import tune_collector
 from tournaments.errors import RunnerError
 from tournaments.play.host import BlockHost, WorkerSetup, first_failure
+from tournaments.play.tables import TableEvents, TableInPlay, merged
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -51,6 +58,8 @@ _ROOT = Path(__file__).resolve().parents[3]
 """The folder that holds the ``tournaments`` package."""
 _STOP_WAIT_S = 15.0
 """How long a stopping worker may take to stop its bots before it is killed."""
+_ANSWER_WAIT_S = 5.0
+"""How long a spectator's question may wait for a worker's answer (then: no answer)."""
 
 
 def _frame(*message: object) -> bytes:
@@ -79,6 +88,36 @@ class WorkerPool:
         self._setup = setup
         self._count = workers
         self._processes: list[asyncio.subprocess.Process] = []
+        self._questions: dict[int, asyncio.Future[Any]] = {}
+        self._question_ids = itertools.count(1)
+        self._playing: set[int] = set()
+        """The workers (numbered from 1) whose answers are read now: those playing blocks."""
+
+    def tables(self) -> PoolTables:
+        """The tables in play on the workers, for a spectator."""
+        return PoolTables(self)
+
+    async def ask(self, number: int, *question: object) -> Any:  # noqa: ANN401 - the answer's kind is the question's
+        """Ask worker ``number`` a spectator's question; its answer, or None when it gives none in time."""
+        if number not in self._playing or number > len(self._processes):
+            return None
+        process = self._processes[number - 1]
+        if process.stdin is None or process.returncode is not None:
+            return None
+        key = next(self._question_ids)
+        answer = self._questions[key] = asyncio.get_running_loop().create_future()
+        try:
+            process.stdin.write(_frame(question[0], key, *question[1:]))
+            return await asyncio.wait_for(answer, _ANSWER_WAIT_S)
+        except (TimeoutError, OSError, RuntimeError):
+            return None
+        finally:
+            self._questions.pop(key, None)
+
+    @property
+    def playing(self) -> tuple[int, ...]:
+        """The workers playing blocks now."""
+        return tuple(sorted(self._playing))
 
     async def play(
         self, runs: Sequence[BlockRun], deliver: Callable[[SessionResult, bytes], None], *, per_worker: int
@@ -141,7 +180,24 @@ class WorkerPool:
         share: int,
         deliver: Callable[[SessionResult, bytes], None],
     ) -> None:
-        """Keep ``share`` blocks in flight on one worker until the shared queue is empty."""
+        """Keep ``share`` blocks in flight on one worker until the shared queue is empty.
+
+        Meanwhile the worker's answers to a spectator's questions are read here too.
+        """
+        self._playing.add(number)
+        try:
+            await self._drive_blocks(number, process, queue, share, deliver)
+        finally:
+            self._playing.discard(number)
+
+    async def _drive_blocks(
+        self,
+        number: int,
+        process: asyncio.subprocess.Process,
+        queue: Iterator[BlockRun],
+        share: int,
+        deliver: Callable[[SessionResult, bytes], None],
+    ) -> None:
         stdin, stdout = process.stdin, process.stdout
         assert stdin is not None  # noqa: S101 - asked for in _spawn
         assert stdout is not None  # noqa: S101 - asked for in _spawn
@@ -164,9 +220,17 @@ class WorkerPool:
                 if following is not None:
                     stdin.write(_frame("block", following))
                     in_flight += 1
+            elif kind == "answer":
+                self._answered(message[1], message[2])
             elif kind == "failed":
                 raise RunnerError(message[1])
         await stdin.drain()
+
+    def _answered(self, key: int, answer: object) -> None:
+        """A worker's answer to the spectator's question ``key`` (dropped if nobody waits any longer)."""
+        waiting = self._questions.get(key)
+        if waiting is not None and not waiting.done():
+            waiting.set_result(answer)
 
     async def _died(self, number: int, process: asyncio.subprocess.Process) -> str:
         with contextlib.suppress(TimeoutError):
@@ -193,6 +257,46 @@ class WorkerPool:
         self._processes.clear()
 
 
+class PoolTables:
+    """The tables in play on a pool's workers: each question goes to the workers over their pipes."""
+
+    def __init__(self, pool: WorkerPool) -> None:
+        self._pool = pool
+        self._where: dict[str, int] = {}
+        """The worker each table was last seen on."""
+
+    @property
+    def unavailable(self) -> str | None:
+        """None: every worker's tables can be watched."""
+        return None
+
+    async def tables(self) -> tuple[TableInPlay, ...]:
+        """The tables in play on every worker now."""
+        pool = self._pool
+        numbers = pool.playing
+        answers = await asyncio.gather(*(pool.ask(number, "tables") for number in numbers))
+        where: dict[str, int] = {}
+        found: list[tuple[TableInPlay, ...]] = []
+        for number, tables in zip(numbers, answers, strict=True):
+            if tables is None:
+                continue
+            found.append(tables)
+            where.update((table.table, number) for table in tables)
+        self._where = where
+        return merged(found)
+
+    async def events(self, table: str, since: int) -> TableEvents | None:
+        """``table``'s public events from ``since``, from the worker that plays it."""
+        number = self._where.get(table)
+        if number is None:
+            await self.tables()
+            number = self._where.get(table)
+        if number is None:
+            return None
+        answer = await self._pool.ask(number, "events", table, since)
+        return answer if isinstance(answer, TableEvents) else None
+
+
 # ---------------------------------------------------------------------------- the worker's side
 
 
@@ -206,9 +310,45 @@ async def _serve(output: BinaryIO) -> None:
             output.write(_frame(*message))
             output.flush()
 
+    host = await _start(reader, send)
+    if host is None:
+        return
+
+    def delivered(result: SessionResult, log: bytes) -> None:
+        send("session", result, log)
+
+    async def play(run: BlockRun) -> None:
+        await host.play(run, delivered)
+        send("block-done", run.index)
+
+    send("ready")
+    playing: set[asyncio.Task[None]] = set()
+    try:
+        async with asyncio.TaskGroup() as group:
+            while (message := await _receive(reader)) is not None:
+                kind = message[0]
+                if kind == "block":
+                    task = group.create_task(play(message[1]))
+                    playing.add(task)
+                    task.add_done_callback(playing.discard)
+                elif kind in _QUESTIONS:
+                    send("answer", message[1], _answer(host, message))
+                else:
+                    break
+            for task in playing:  # told to stop, or the runner is gone
+                task.cancel()
+    except* Exception as errors:  # noqa: BLE001 - any failure is reported to the runner
+        first = first_failure(errors)
+        send("failed", str(first).splitlines()[0] if str(first) else type(first).__name__)
+    finally:
+        await host.stop()
+
+
+async def _start(reader: asyncio.StreamReader, send: Callable[..., None]) -> BlockHost | None:
+    """The host the runner's start message asks for, started; None if it cannot be (the runner is told)."""
     start = await _receive(reader)
     if start is None:
-        return
+        return None
     _, setup, suffix = start
     structlog.configure(
         wrapper_class=structlog.make_filtering_bound_logger(setup.log_level),
@@ -226,30 +366,21 @@ async def _serve(output: BinaryIO) -> None:
         await host.start()
     except RunnerError as exc:
         send("failed", str(exc))
-        return
+        return None
+    return host
 
-    def delivered(result: SessionResult, log: bytes) -> None:
-        send("session", result, log)
 
-    async def play(run: BlockRun) -> None:
-        await host.play(run, delivered)
-        send("block-done", run.index)
+_QUESTIONS = frozenset({"tables", "events"})
+"""What a spectator asks a worker, through the runner."""
 
-    send("ready")
-    playing: set[asyncio.Task[None]] = set()
-    try:
-        async with asyncio.TaskGroup() as group:
-            while (message := await _receive(reader)) is not None and message[0] == "block":
-                task = group.create_task(play(message[1]))
-                playing.add(task)
-                task.add_done_callback(playing.discard)
-            for task in playing:  # told to stop, or the runner is gone
-                task.cancel()
-    except* Exception as errors:  # noqa: BLE001 - any failure is reported to the runner
-        first = first_failure(errors)
-        send("failed", str(first).splitlines()[0] if str(first) else type(first).__name__)
-    finally:
-        await host.stop()
+
+def _answer(host: BlockHost, question: tuple[Any, ...]) -> object:
+    """The answer to a spectator's question: the tables in play, or a table's public events."""
+    follower = host.follower
+    if question[0] == "tables":
+        return follower.tables()
+    table, since = question[2], question[3]
+    return follower.events(table, since, live=host.referee.arbiter.record(table))
 
 
 def main() -> None:
