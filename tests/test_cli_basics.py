@@ -338,10 +338,15 @@ def test_the_resume_command_names_only_what_is_not_the_default(
 
 
 def test_a_run_into_a_file_that_is_not_a_database_is_refused(tmp_path: Path) -> None:
-    """`nap tournament run --db notes.txt`: one line on stderr, exit 1, the file untouched."""
+    """`nap tournament run --db notes.txt`: one line on stderr, exit 1, the file untouched.
+
+    ``--sandbox off``: where bubblewrap is installed, ``auto`` would start it to see whether it
+    works (a process) before the database is opened.
+    """
     db = tmp_path / "notes.txt"
     db.write_bytes(b"shopping: eggs, milk\n" * 200)
-    result = CliRunner().invoke(main, ["tournament", "run", "--db", str(db), "--out", str(tmp_path / "o")])
+    args = ["tournament", "run", "--sandbox", "off", "--db", str(db), "--out", str(tmp_path / "o")]
+    result = CliRunner().invoke(main, args)
     assert result.exit_code == 1
     assert result.stderr.splitlines() == [
         f"Error: {db} is not a SQLite database: choose a Nap Arena database, or a new file, with --db"

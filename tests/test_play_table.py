@@ -41,9 +41,9 @@ from referee.wire.codec import request_to_proto, told_from_proto, told_to_proto
 from tests.play_helpers import visible_by_moment
 from tournaments.cli import main
 from tournaments.store.database import Store
-from tournaments.web.play import PAGE_FILES, _static_folder
+from tournaments.web.play import PAGE_FILES
 from tournaments.web.seat import PersonSeat, Seating
-from tournaments.web.server import REFUSED, PageServer
+from tournaments.web.server import REFUSED, PageServer, static_folder
 from tournaments.web.table import Decision, SeatTable, action_entry, cards_in, policy_note
 
 if TYPE_CHECKING:
@@ -201,7 +201,7 @@ def _serve(seat: PersonSeat, body: Callable[[PageServer], Awaitable[None]]) -> N
     """Run ``body`` against a page server of ``seat`` on 127.0.0.1, in this process."""
 
     async def main() -> None:
-        server = PageServer(folder=_static_folder(), files=PAGE_FILES, handlers={"ws": seat.socket})
+        server = PageServer(folder=static_folder("play.html"), files=PAGE_FILES, handlers={"ws": seat.socket})
         await server.start()
         try:
             await body(server)

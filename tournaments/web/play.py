@@ -20,15 +20,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass, field
-from importlib import resources
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import structlog
 
 from clients.sdk.connection import Connection, Options
 from referee.server import ServerLimits, TimeLimits
-from tournaments.errors import PlayError, RunnerError
+from tournaments.errors import PlayError
 from tournaments.plan.config import TournamentConfig
 from tournaments.plan.isolation import BotLimits
 from tournaments.plan.scheduler import check_table_size, derive_seed
@@ -39,11 +37,12 @@ from tournaments.play.locks import tournament_lock
 from tournaments.play.sandbox import INSTALL_BWRAP, SandboxSpec, choose_sandbox
 from tournaments.store.logs import encode_log
 from tournaments.web.seat import PersonSeat, SeatDispatcher, Seating
-from tournaments.web.server import PageServer
+from tournaments.web.server import PageServer, static_folder
 from tournaments.web.table import policy_note
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
+    from pathlib import Path
 
     from referee.rules import Profile
     from tournaments.plan.entries import BotEntry
@@ -252,7 +251,7 @@ async def _play(  # noqa: PLR0913 - keywords
         sandbox=_isolation(spec, tournament, store=store, logs_root=logs_root),
         lanes=1,
     )
-    server = PageServer(folder=_static_folder(), files=PAGE_FILES, handlers={"ws": seat.socket})
+    server = PageServer(folder=static_folder("play.html"), files=PAGE_FILES, handlers={"ws": seat.socket})
     ids: list[int] = []
 
     async def commit(session: FinishedSession) -> None:
@@ -302,13 +301,3 @@ def _isolation(spec: TableSpec, tournament: int, *, store: Store, logs_root: Pat
     if problem != "--sandbox off":
         _log.warning(f"bots not isolated: {problem}; {INSTALL_BWRAP} (docs/security.md)")
     return None
-
-
-def _static_folder() -> Path:
-    """The page's files, shipped as package data."""
-    folder = resources.files("tournaments.web") / "static"
-    path = Path(str(folder))
-    if not (path / "play.html").is_file():
-        msg = f"the play page's files are missing from {path} (a broken install?)"
-        raise RunnerError(msg)
-    return path

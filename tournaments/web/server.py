@@ -14,15 +14,19 @@ from __future__ import annotations
 
 import mimetypes
 import secrets
+import socket
+from importlib import resources
+from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from aiohttp import web
 
+from tournaments.errors import RunnerError
+
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping
-    from pathlib import Path
 
-__all__ = ["HOST", "REFUSED", "PageServer", "new_token"]
+__all__ = ["HOST", "REFUSED", "PageServer", "new_token", "static_folder"]
 
 HOST: Final = "127.0.0.1"
 """Where every page server listens: this machine only."""
@@ -44,12 +48,23 @@ def new_token() -> str:
     return secrets.token_urlsafe(16)
 
 
+def static_folder(page: str) -> Path:
+    """The folder of the pages' files (package data), checked to hold ``page``."""
+    path = Path(str(resources.files("tournaments.web") / "static"))
+    if not (path / page).is_file():
+        msg = f"the page {page} is missing from {path} (a broken install?)"
+        raise RunnerError(msg)
+    return path
+
+
 class PageServer:
     """Serves ``files`` from ``folder`` and the ``handlers``, under ``/TOKEN/``, on 127.0.0.1.
 
     ``files`` maps a path under the token (``""`` is the page itself) to a file name in
     ``folder``; ``handlers`` maps a path to an aiohttp GET handler (a WebSocket's, say).
-    :meth:`start` binds a port the system picks (or ``port``) and returns the page's address.
+    :meth:`bind` takes the port (one the system picks, or ``port``), so that a port taken
+    is known before anything else starts; :meth:`start` serves on it (binding it first if
+    :meth:`bind` was not called) and returns the page's address.
     """
 
     def __init__(
@@ -65,6 +80,7 @@ class PageServer:
         self._files = dict(files)
         self._handlers = dict(handlers)
         self._runner: web.AppRunner | None = None
+        self._socket: socket.socket | None = None
         self.port = 0
 
     @property
@@ -81,18 +97,35 @@ class PageServer:
             app.router.add_get(f"/{self.token}/{path}", self._file_handler(name))
         return app
 
-    async def start(self, port: int = 0) -> str:
-        """Listen on 127.0.0.1 (a free port unless ``port``); return :attr:`url`."""
-        runner = web.AppRunner(self.app(), access_log=None, handle_signals=False)
-        await runner.setup()
-        site = web.TCPSite(runner, HOST, port, reuse_address=False)
+    def bind(self, port: int = 0) -> str:
+        """Take ``port`` (0: a free one) on 127.0.0.1 and return :attr:`url`; OSError if it is taken."""
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         try:
-            await site.start()
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a --port free again at once
+            listener.bind((HOST, port))
+            listener.listen(64)
+        except OSError:
+            listener.close()
+            raise
+        self._socket = listener
+        self.port = int(listener.getsockname()[1])
+        return self.url
+
+    async def start(self, port: int = 0) -> str:
+        """Serve on the port :meth:`bind` took (or take ``port`` now); return :attr:`url`."""
+        if self._socket is None:
+            self.bind(port)
+        listener = self._socket
+        if listener is None:  # bound just above
+            raise RuntimeError(self.url)
+        runner = web.AppRunner(self.app(), access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        await runner.setup()
+        try:
+            await web.SockSite(runner, listener).start()
         except BaseException:
             await runner.cleanup()
             raise
         self._runner = runner
-        self.port = int(runner.addresses[0][1])
         return self.url
 
     async def stop(self) -> None:
@@ -100,6 +133,9 @@ class PageServer:
         runner, self._runner = self._runner, None
         if runner is not None:
             await runner.cleanup()
+        listener, self._socket = self._socket, None
+        if listener is not None:
+            listener.close()
 
     @web.middleware
     async def _check_token(

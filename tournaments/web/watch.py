@@ -25,11 +25,8 @@ import asyncio
 import contextlib
 import dataclasses
 import json
-import secrets
-import socket
 import time
-from importlib import resources
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Final, Self
 
 import structlog
 from aiohttp import WSMsgType, web
@@ -37,10 +34,11 @@ from aiohttp import WSMsgType, web
 from tournaments.errors import WatchError
 from tournaments.plan.config import TournamentConfig
 from tournaments.stats.standings import standings_of
+from tournaments.web.server import HOST, PageServer, static_folder
 from tournaments.web.watch_feed import RunFeed, event_json, standings_json, table_json
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Callable
     from types import TracebackType
 
     from tournaments.play.runner import RunOptions, RunStart
@@ -50,24 +48,14 @@ if TYPE_CHECKING:
 
 __all__ = ["Watch"]
 
-HOST = "127.0.0.1"
 PUSH_EVERY_S = 0.5
 """How often the page is sent what changed (and a followed table's new events)."""
 STANDINGS_EVERY_S = 1.0
 """The standings are computed again at most this often, and only when sessions were committed."""
 TABLES_EVERY_S = 2.0
 """How often the list of tables in play is asked for (only while a page is open)."""
-_STATIC = {
-    "": ("watch.html", "text/html"),
-    "watch.js": ("watch.js", "text/javascript"),
-    "watch.css": ("watch.css", "text/css"),
-}
-_HEADERS = {
-    "Cache-Control": "no-store",
-    "Referrer-Policy": "no-referrer",
-    "X-Content-Type-Options": "nosniff",
-    "Content-Security-Policy": "default-src 'self'; connect-src 'self'; frame-ancestors 'none'",
-}
+PAGE_FILES: Final = {"": "watch.html", "watch.js": "watch.js", "watch.css": "watch.css"}
+"""The page's files, by their path under the token."""
 
 _log = structlog.get_logger("nap.watch")
 
@@ -97,12 +85,13 @@ class Watch:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.store = store
-        self.port = port
-        self.token = token or secrets.token_urlsafe(18)
         self.feed = RunFeed()
+        self._port = port
         self._clock = clock
-        self._socket: socket.socket | None = None
-        self._runner: web.AppRunner | None = None
+        page = static_folder("watch.html")
+        self._server = PageServer(
+            folder=page, files=PAGE_FILES, handlers={"ws": self._websocket}, token=token
+        )
         self._tables: TableSource | None = None
         self._pages: set[_Page] = set()
         self._publisher: asyncio.Task[None] | None = None
@@ -120,23 +109,26 @@ class Watch:
 
         WatchError (one line) when the port cannot be bound.
         """
-        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         try:
-            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            listener.bind((HOST, self.port))
-            listener.listen(16)
+            return self._server.bind(self._port)
         except OSError as exc:
-            listener.close()
-            msg = f"cannot serve the watch page on {HOST}:{self.port}: {exc.strerror or exc}"
+            msg = f"cannot serve the watch page on {HOST}:{self._port}: {exc.strerror or exc}"
             raise WatchError(msg) from None
-        self._socket = listener
-        self.port = listener.getsockname()[1]
-        return self.url
 
     @property
     def url(self) -> str:
         """The page's address, token included."""
-        return f"http://{HOST}:{self.port}/{self.token}/"
+        return self._server.url
+
+    @property
+    def port(self) -> int:
+        """The page's port (once bound)."""
+        return self._server.port
+
+    @property
+    def token(self) -> str:
+        """The secret first part of every path."""
+        return self._server.token
 
     def options(self, options: RunOptions) -> RunOptions:
         """``options`` with this page's callbacks added (those ``options`` had are still called)."""
@@ -169,18 +161,9 @@ class Watch:
 
     async def __aenter__(self) -> Self:
         """Serve the page (on the port :meth:`bind` bound, or binding one now)."""
-        if self._socket is None:
+        if not self._server.port:
             self.bind()
-        listener = self._socket
-        if listener is None:  # bound just above
-            raise WatchError(self.url)
-        app = web.Application(middlewares=[self._guard])
-        app.router.add_get("/{token}/ws", self._websocket)
-        app.router.add_get("/{token}/{name:[a-z.]*}", self._static)
-        runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
-        await runner.setup()
-        await web.SockSite(runner, listener).start()
-        self._runner = runner
+        await self._server.start()
         self._publisher = asyncio.create_task(self._publish())
         return self
 
@@ -201,36 +184,7 @@ class Watch:
         for page in list(self._pages):
             with contextlib.suppress(Exception):
                 await page.socket.close(message=b"the run is over")
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-        if self._socket is not None:
-            self._socket.close()
-            self._socket = None
-
-    @web.middleware
-    async def _guard(
-        self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
-    ) -> web.StreamResponse:
-        """Refuse every request whose path does not start with the token; no caching, no referrer."""
-        first = request.path.lstrip("/").split("/", 1)[0]
-        if not secrets.compare_digest(first.encode(), self.token.encode()):
-            return web.Response(
-                status=403,
-                text="wrong or missing token: open the address that nap printed\n",
-                headers=_HEADERS,
-            )
-        response = await handler(request)
-        response.headers.update(_HEADERS)
-        return response
-
-    async def _static(self, request: web.Request) -> web.StreamResponse:
-        found = _STATIC.get(request.match_info["name"])
-        if found is None:
-            raise web.HTTPNotFound
-        name, kind = found
-        text = resources.files("tournaments.web").joinpath("static", name).read_text(encoding="utf-8")
-        return web.Response(text=text, content_type=kind, charset="utf-8")
+        await self._server.stop()
 
     async def _websocket(self, request: web.Request) -> web.StreamResponse:
         ws = web.WebSocketResponse(heartbeat=20.0, max_msg_size=4096)
