@@ -239,6 +239,9 @@ def test_a_person_plays_a_whole_session(tmp_path: Path, browser: Browser, profil
     assert row.bots[seat] == "ann"
     assert not result.faults, "every decision was made in time"
     verified(played.db)
+    listed = CliRunner().invoke(main, ["tournament", "list", "--json", "--db", str(played.db)])
+    [tournament] = json.loads(listed.stdout)["tournaments"]
+    assert (tournament["status"], tournament["sessions"]) == ("finished", {"played": 1, "planned": 1})
 
 
 def test_tokens_tabs_and_a_tab_closed_mid_deal(tmp_path: Path, browser: Browser) -> None:
@@ -275,13 +278,27 @@ def test_tokens_tabs_and_a_tab_closed_mid_deal(tmp_path: Path, browser: Browser)
 
 def test_a_page_never_opened_plays_nothing(tmp_path: Path) -> None:
     """Nobody opens the page within --wait: one line, exit 1, no session stored, nothing left running."""
-    with nap_play(tmp_path, "-b", "random", "-b", "r2=random", "--wait", "1") as played:
+    with nap_play(tmp_path, "-b", "random", "-b", "r2=random", "--name", "ann", "--wait", "1") as played:
         assert played.process.wait(timeout=120) == 1
         said = "".join(iter_lines(played))
     assert "Error: nobody opened the page within 1 s; nothing was played" in said
     with Store.open(played.db) as store:
         assert store.tally([1]).sessions == 0
         assert store.tournament(1).status == "interrupted"
+    status = CliRunner().invoke(main, ["tournament", "status", "1", "--db", str(played.db)])
+    assert status.exit_code == 0, status.output
+    assert "resume with" not in status.output
+    resumed = subprocess.run(  # a process: the browser's event loop runs in this one
+        [sys.executable, "-m", "tournaments.cli", "tournament", "resume", "1", "--db", played.db],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert resumed.returncode == 1
+    assert resumed.stderr.splitlines() == [
+        "Error: tournament 1 was ann's at the table (nap play): it is not resumed; play again with nap play"
+    ]
 
 
 def iter_lines(played: Played) -> list[str]:

@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     from referee.rules import Profile
     from tournaments.plan.isolation import BotLimits
     from tournaments.play.executors.base import Executor
+    from tournaments.store.database import TournamentRow
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -312,7 +313,7 @@ def tournament_status(tournament_id: int | None, db_path: Path, *, as_json: bool
     if as_json:
         if match is not None:
             facts["match_summary"] = match.to_json()
-        if row.status == "interrupted":
+        if _resumable(row):
             facts["resume"] = _resume(row.id, db_path)
         echo_json(facts)
         return
@@ -320,8 +321,13 @@ def tournament_status(tournament_id: int | None, db_path: Path, *, as_json: bool
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     if match is not None and match.state is not None:  # a match's test says how far it went
         console.print(f"  test: {match.state.describe()}; {match.verdict}", markup=False, soft_wrap=True)
-    if row.status == "interrupted":
+    if _resumable(row):
         console.print(f"  resume with: {_resume(row.id, db_path)}", markup=False, soft_wrap=True)
+
+
+def _resumable(row: TournamentRow) -> bool:
+    """Interrupted, and not a person's sessions at the table (``nap play`` does not resume)."""
+    return row.status == "interrupted" and row.config.get("person") is None
 
 
 def _resume(tournament: int, db: Path) -> str:

@@ -54,6 +54,9 @@ class TournamentConfig:
     built-in name or a house-rules file): it is stored whole (name, source and every
     parameter), so nothing after the command line reads a rules file, and a resume, a
     status or a remote worker needs only the database.
+    ``person`` names the seat a person played through a page (``nap play``): each block
+    is then one session, its rotation 0, with the person in the seat they chose, and the
+    tournament is not resumed (the seat was a page, now closed).
     """
 
     name: str
@@ -72,6 +75,7 @@ class TournamentConfig:
     match: MatchPlan | None = None
     sandbox: str = "auto"
     bot_limits: BotLimits = field(default_factory=BotLimits)
+    person: str | None = None
 
     def __post_init__(self) -> None:
         if self.sandbox not in SANDBOX_MODES:
@@ -182,5 +186,6 @@ _READ: Final[Mapping[str, Callable[[Any], Any]]] = {
     "match": _optional(MatchPlan.from_json),
     "sandbox": str,
     "bot_limits": BotLimits.from_json,
+    "person": _optional(str),
 }
 """How each field is read back from JSON; every field of :class:`TournamentConfig` has one."""

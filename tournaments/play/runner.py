@@ -238,6 +238,12 @@ async def resume_tournament_async(  # noqa: PLR0913 - keywords, each a part of t
     with tournament_lock(store.path, tournament):
         row = store.tournament(tournament)  # as the last run left it
         config = TournamentConfig.from_json(row.config)
+        if config.person is not None:
+            msg = (
+                f"tournament {tournament} was {config.person}'s at the table (nap play): it is not resumed; "
+                "play again with nap play"
+            )
+            raise RunnerError(msg)
         if bots is not None:
             if {b.name for b in bots} != {b.name for b in config.bots}:
                 msg = "the bots given to resume must have the names of the stored entries"

@@ -694,9 +694,15 @@ class Store:
         return [BlockRow(t, i, s, tuple(json.loads(b))) for t, i, s, b in rows]
 
     def planned(self, tournament_id: int) -> tuple[int, int]:
-        """The tournament's blocks and the sessions they schedule (a match may stop before)."""
+        """The tournament's blocks and the sessions they schedule (a match may stop before).
+
+        A block schedules a session per rotation, one per seat; a person's (``nap play``,
+        the config's ``person``) schedules one.
+        """
         [(blocks, sessions)] = self._query(
-            "SELECT count(*), coalesce(sum(json_array_length(bots)), 0) FROM blocks WHERE tournament_id = ?",
+            "SELECT count(b.idx), CASE WHEN json_extract(t.config, '$.person') IS NULL"
+            " THEN coalesce(sum(json_array_length(b.bots)), 0) ELSE count(b.idx) END"
+            " FROM tournaments t LEFT JOIN blocks b ON b.tournament_id = t.id WHERE t.id = ?",
             (tournament_id,),
         )
         return int(blocks), int(sessions)

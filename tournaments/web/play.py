@@ -136,6 +136,7 @@ def _config(spec: TableSpec, seating: Sequence[str]) -> TournamentConfig:
         workers=1,
         sandbox=spec.sandbox,
         bot_limits=spec.bot_limits,
+        person=spec.person,
     )
 
 
