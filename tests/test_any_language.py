@@ -63,21 +63,26 @@ def c_bot(tmp_path_factory: pytest.TempPathFactory) -> BotEntry:
 
 
 @pytest.fixture(scope="module")
-def node_bot() -> BotEntry:
-    """The Node.js bot, its dependencies installed by its manifest's build (``npm ci``)."""
+def node_bot(tmp_path_factory: pytest.TempPathFactory) -> BotEntry:
+    """The Node.js bot, its dependencies installed by its manifest's build (``npm ci``), in a copy.
+
+    A copy of clients/node for each pytest worker (two ``npm ci`` in one folder at once
+    trip over each other's node_modules), with the .proto beside it, where the bot looks.
+    """
     manifest = read_manifest(ROOT / "clients" / "node")
     build = manifest.build_argv()
     assert build is not None
     for tool in ("node", build[0]):
         if shutil.which(tool) is None:
             _skip(f"{tool!r} is not on PATH: the Node.js bot cannot be installed or run")
-    done = subprocess.run(
-        build, cwd=manifest.folder, capture_output=True, text=True, check=False, timeout=600
-    )
+    folder = tmp_path_factory.mktemp("node-bot") / "node"
+    shutil.copytree(manifest.folder, folder, ignore=shutil.ignore_patterns("node_modules"))
+    shutil.copy2(ROOT / "proto" / "nap" / "v1" / "nap.proto", folder / "nap.proto")  # as a bot's own copy
+    for made in (folder, folder.parent):
+        made.chmod(0o755)  # pytest makes it 0700: a sandbox run by root starts bots as another user
+    done = subprocess.run(build, cwd=folder, capture_output=True, text=True, check=False, timeout=600)
     assert done.returncode == 0, f"{' '.join(build)} failed:\n{done.stdout}{done.stderr}"
-    return BotEntry(
-        name=manifest.name, version=manifest.version, command=manifest.argv(), cwd=manifest.folder
-    )
+    return BotEntry(name=manifest.name, version=manifest.version, command=manifest.argv(), cwd=folder)
 
 
 def _stdio_bot(name: str, script: str, *bridge_options: str) -> BotEntry:

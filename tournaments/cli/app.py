@@ -10,9 +10,11 @@ import functools
 import importlib
 import json
 import logging
+import os
 import secrets
 import sys
 import textwrap
+import webbrowser
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
@@ -326,3 +328,19 @@ def isolation_options(command: Callable[..., R]) -> Callable[..., R]:
     for option in reversed(options):
         decorated = option(decorated)
     return decorated
+
+
+def open_browser(url: str) -> bool:
+    """Open ``url`` in a graphical browser; False where there is none to open.
+
+    On Linux without a display (an ssh session, a container) Python's ``webbrowser``
+    would fall back to a text browser in this very terminal, which would hold it until
+    closed: there, only the browser that ``$BROWSER`` names is tried.
+    """
+    graphical = sys.platform != "linux" or any(
+        os.environ.get(name) for name in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER")
+    )
+    try:
+        return graphical and webbrowser.open(url)
+    except webbrowser.Error:
+        return False

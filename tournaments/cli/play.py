@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import getpass
-import os
-import sys
-import webbrowser
 from typing import TYPE_CHECKING
 
 import click
@@ -19,6 +16,7 @@ from tournaments.cli.app import (
     db_option,
     friendly,
     isolation_options,
+    open_browser,
     out_option,
     profile_option,
     secret_seed,
@@ -122,7 +120,7 @@ def play(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
                 markup=False,
                 soft_wrap=True,
             )
-            if not no_browser and not _open_browser(url):
+            if not no_browser and not open_browser(url):
                 console.print("no browser found here: open that address in one", markup=False, soft_wrap=True)
 
         tune_collector()
@@ -141,22 +139,6 @@ def play(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
                 f"sessions stored: {', '.join(map(str, played.sessions))}; replay: nap log html {first}",
                 markup=False,
             )
-
-
-def _open_browser(url: str) -> bool:
-    """Open ``url`` in a graphical browser; False where there is none to open.
-
-    On Linux without a display (an ssh session, a container) Python's ``webbrowser``
-    would fall back to a text browser in this very terminal, which would hold it until
-    closed: there, only the browser that ``$BROWSER`` names is tried.
-    """
-    graphical = sys.platform != "linux" or any(
-        os.environ.get(name) for name in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER")
-    )
-    try:
-        return graphical and webbrowser.open(url)
-    except webbrowser.Error:
-        return False
 
 
 def _user_name() -> str:

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import webbrowser
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import click
 
-from tournaments.cli.app import console
+from tournaments.cli.app import console, open_browser
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
@@ -89,8 +88,8 @@ def play_watched(
     watch = Watch(store=store, port=request.port)
     url = watch.bind()
     console.print(f"watch it live at {url}", markup=False, highlight=False, soft_wrap=True)
-    if request.browser:
-        webbrowser.open(url)
+    if request.browser and not open_browser(url):
+        console.print("no browser found here: open that address in one", markup=False, soft_wrap=True)
 
     async def main() -> int:
         async with watch:
