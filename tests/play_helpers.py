@@ -47,3 +47,12 @@ def _visible(session: Session, number: int, seat: int) -> set[str]:
     if deal.widow is not None and (seat in deal.peeked or (deal.widow_taken and deal.declarer == seat)):
         cards.add(deal.widow)
     return {card.text for card in cards}
+
+
+def cards_drawn(record: SessionRecord, seat: int) -> int:
+    """How many cards ``seat`` drew from the stock by its exchanges, over the recorded session."""
+    session = fresh_session(record)
+    for deal_record in record.deals:
+        for action in deal_record.actions:
+            session.apply(action)
+    return sum(len(deal.drawn[seat]) for deal in session.deals if seat in deal.seats)

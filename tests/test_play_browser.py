@@ -34,7 +34,7 @@ import pytest
 from click.testing import CliRunner
 
 from referee.rules import SessionRecord
-from tests.play_helpers import visible_by_moment
+from tests.play_helpers import cards_drawn, visible_by_moment
 from tournaments.cli import main
 from tournaments.store.database import Store
 from tournaments.store.logs import decode_log
@@ -44,7 +44,7 @@ from tournaments.web.table import cards_in
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from playwright.sync_api import Browser, Page, WebSocket
+    from playwright.sync_api import Browser, Locator, Page, WebSocket
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in the dev extra")
 
@@ -175,7 +175,10 @@ def play_to_the_end(page: Page, rng: random.Random) -> int:
             return clicks
         request = page.evaluate("document.body.dataset.request")
         cards = page.locator("#hand .card.legal:not([disabled])").count()
-        if cards and rng.random() < 0.3:  # by the keys: the n-th playable card
+        picks = page.locator("#hand [aria-pressed]")  # an exchange: cards to pick, then its button
+        if picks.count() and rng.random() < 0.7 and _exchanged(page, picks, rng):
+            pass
+        elif cards and rng.random() < 0.3:  # by the keys: the n-th playable card
             page.keyboard.press(str(rng.randrange(min(cards, 9)) + 1))
         else:
             choices = page.locator("[data-action]:not([disabled])")
@@ -184,6 +187,17 @@ def play_to_the_end(page: Page, rng: random.Random) -> int:
             choices.nth(rng.randrange(count)).click()
         page.wait_for_function(TAKEN, arg=[request])
         clicks += 1
+
+
+def _exchanged(page: Page, picks: Locator, rng: random.Random) -> bool:
+    """Pick one to three cards of the hand and press the exchange button, if the page enables it."""
+    for index in rng.sample(range(picks.count()), rng.randint(1, min(3, picks.count()))):
+        picks.nth(index).click()
+    button = page.locator("#actions button", has_text="Exchange the")
+    if not button.is_enabled():  # not an exchange the rules allow: the test keeps its hand instead
+        return False
+    button.click()
+    return True
 
 
 def stored_record(db: Path, session: int = 1) -> SessionRecord:
@@ -216,7 +230,7 @@ def verified(db: Path) -> None:
     assert "0 mismatch" in result.output
 
 
-@pytest.mark.parametrize(("profile", "seat"), [("heather", 1), ("peep", 0)])
+@pytest.mark.parametrize(("profile", "seat"), [("heather", 1), ("peep", 0), ("purchase", 2)])
 def test_a_person_plays_a_whole_session(tmp_path: Path, browser: Browser, profile: str, seat: int) -> None:
     """Clicking only what the page offers finishes every deal; the page never shows another seat's card."""
     frames: list[dict[str, Any]] = []
@@ -238,6 +252,8 @@ def test_a_person_plays_a_whole_session(tmp_path: Path, browser: Browser, profil
         [result] = store.results_of([1]).values()
     assert row.bots[seat] == "ann"
     assert not result.faults, "every decision was made in time"
+    if record.profile.exchange_max:  # the pool's exchanges: some made by picking cards on the page
+        assert cards_drawn(record, seat) > 0
     verified(played.db)
     listed = CliRunner().invoke(main, ["tournament", "list", "--json", "--db", str(played.db)])
     [tournament] = json.loads(listed.stdout)["tournaments"]
