@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import _posixsubprocess
 import os
+import shutil
 import subprocess
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 import coverage
@@ -31,6 +33,8 @@ import pytest
 
 if TYPE_CHECKING:
     from collections.abc import Generator, Iterator
+
+    from playwright.sync_api import Browser
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -138,3 +142,22 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("heavy") is not None and item.get_closest_marker("slow") is None:
             item.add_marker(pytest.mark.slow)
+
+
+CHROMIUM = "/usr/bin/chromium"
+"""Debian's Chromium, which the browser tests drive (.ci/run installs it); no browser is downloaded."""
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """Headless Chromium through Playwright (``executable_path``); the test is skipped without either."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in the dev extra")
+    found = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
+    if found is None:
+        pytest.skip("chromium not installed: apt-get install chromium")
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=found, args=["--no-sandbox", "--disable-dev-shm-usage"]
+        )
+        yield launched
+        launched.close()

@@ -9,8 +9,6 @@ Screenshots are kept in the test's temporary folder (``shots/``).
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 import pytest
@@ -20,6 +18,7 @@ from tournaments.cli import main
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from pathlib import Path
 
     from playwright.sync_api import Browser, Page
 
@@ -27,7 +26,6 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in t
 
 pytestmark = pytest.mark.slow
 
-CHROMIUM = "/usr/bin/chromium"
 
 DYING_BOT = '''"""Passes every bid, then dies at its first card."""
 
@@ -57,13 +55,6 @@ class Published(NamedTuple):
     """Where the screenshots go."""
 
 
-def chromium() -> str:
-    found = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
-    if found is None:
-        pytest.skip("chromium not installed: apt-get install chromium")
-    return found
-
-
 @pytest.fixture(scope="module")
 def published(tmp_path_factory: pytest.TempPathFactory) -> Published:
     """A real three-session tournament with a bot that dies, published into ``out/t1``."""
@@ -83,17 +74,6 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> Published:
     shots = root / "shots"
     shots.mkdir()
     return Published(root / "out" / "t1", shots)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    executable = chromium()
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=executable, args=["--no-sandbox", "--disable-dev-shm-usage"]
-        )
-        yield launched
-        launched.close()
 
 
 @pytest.fixture

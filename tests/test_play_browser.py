@@ -20,7 +20,6 @@ import json
 import os
 import queue
 import random
-import shutil
 import subprocess
 import sys
 import threading
@@ -46,11 +45,9 @@ if TYPE_CHECKING:
 
     from playwright.sync_api import Browser, Locator, Page, WebSocket
 
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in the dev extra")
 
 pytestmark = pytest.mark.slow
 
-CHROMIUM = "/usr/bin/chromium"
 REPO = Path(__file__).resolve().parent.parent
 WAIT_MS = 120_000
 """Generous: the page waits this long for the next decision (random bots take milliseconds)."""
@@ -79,24 +76,6 @@ class Played(NamedTuple):
     process: subprocess.Popen[str]
     lines: queue.Queue[str]
     reader: threading.Thread
-
-
-def chromium() -> str:
-    found = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
-    if found is None:
-        pytest.skip("chromium not installed: apt-get install chromium")
-    return found
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    executable = chromium()
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=executable, args=["--no-sandbox", "--disable-dev-shm-usage"]
-        )
-        yield launched
-        launched.close()
 
 
 @contextmanager

@@ -15,11 +15,9 @@ in it, so none comes from a hand. At the end the page's standings are the store'
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -32,14 +30,13 @@ from tournaments.store.logs import decode_log
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from pathlib import Path
 
     from playwright.sync_api import Browser, Page
 
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in the dev extra")
 
 pytestmark = pytest.mark.slow
 
-CHROMIUM = "/usr/bin/chromium"
 
 HELD_BOT = '''"""Random, but holds still where the files say: in its first trick, then after a deal."""
 
@@ -73,24 +70,6 @@ class Held(Bot):
 if __name__ == "__main__":
     run(Held, name="held", version="1")
 '''
-
-
-def chromium() -> str:
-    found = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
-    if found is None:
-        pytest.skip("chromium not installed: apt-get install chromium")
-    return found
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    executable = chromium()
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=executable, args=["--no-sandbox", "--disable-dev-shm-usage"]
-        )
-        yield launched
-        launched.close()
 
 
 class Run:

@@ -160,6 +160,19 @@ def _validate(config: TournamentConfig) -> Profile:
     return config.profile
 
 
+def register_entries(store: Store, bots: Sequence[BotEntry]) -> None:
+    """Register each entry of a tournament in the store's bots (a known one is left as it is)."""
+    for bot in bots:
+        store.register_bot(
+            name=bot.name,
+            version=bot.version,
+            command=bot.command,
+            language=None,
+            folder=None if bot.cwd is None else str(bot.cwd),
+            content_hash=bot.content_hash or "unknown",
+        )
+
+
 async def run_tournament_async(
     config: TournamentConfig, *, store: Store, logs_root: Path, options: RunOptions | None = None
 ) -> int:
@@ -187,15 +200,7 @@ async def run_tournament_async(
             )
     except ValueError as exc:
         raise RunnerError(str(exc)) from exc
-    for bot in config.bots:
-        store.register_bot(
-            name=bot.name,
-            version=bot.version,
-            command=bot.command,
-            language=None,
-            folder=None if bot.cwd is None else str(bot.cwd),
-            content_hash=bot.content_hash or "unknown",
-        )
+    register_entries(store, config.bots)
     tournament = store.create_tournament(
         name=config.name,
         config=config.to_json(),

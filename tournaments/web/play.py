@@ -34,6 +34,7 @@ from tournaments.play.blocks import BlockRun, FinishedSession
 from tournaments.play.bots import new_token
 from tournaments.play.host import BlockHost, Hosting, remote_bot
 from tournaments.play.locks import tournament_lock
+from tournaments.play.runner import register_entries
 from tournaments.play.sandbox import INSTALL_BWRAP, SandboxSpec, choose_sandbox
 from tournaments.store.logs import encode_log
 from tournaments.web.seat import PersonSeat, SeatDispatcher, Seating
@@ -157,15 +158,7 @@ async def play_at_table(
     seating = seating_of(spec)
     config = _config(spec, seating)
     limits = limits or ServerLimits()
-    for bot in config.bots:
-        store.register_bot(
-            name=bot.name,
-            version=bot.version,
-            command=bot.command,
-            language=None,
-            folder=None if bot.cwd is None else str(bot.cwd),
-            content_hash=bot.content_hash or "unknown",
-        )
+    register_entries(store, config.bots)
     boards = tuple(derive_seed(spec.seed, "board", index) for index in range(spec.sessions))
     tournament = store.create_tournament(
         name=config.name,
