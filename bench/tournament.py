@@ -52,6 +52,7 @@ from rich.progress import Progress
 
 from referee.match import TimeLimits
 from referee.rules import DEFAULT_PROFILE
+from referee.server import tune_collector
 from tournaments.plan.config import DEFAULT_CONCURRENCY, TournamentConfig
 from tournaments.plan.entries import example_bot
 from tournaments.plan.scheduler import schedule
@@ -410,6 +411,7 @@ def main() -> None:
         help="isolate the bots (as nap tournament run --sandbox); both: off, then on",
     )
     args = parser.parse_args()
+    tune_collector()  # as nap tournament run does: with one worker the referee plays in this process
     executor: Executor = (
         LocalExecutor() if args.executor == "local" else RayExecutor(address=args.ray_address)
     )
