@@ -25,6 +25,7 @@ from harness import REPO, arena, read_dump, script, sdk_random_bot, spec
 
 from referee.rules import PROFILES, Card, SessionRecord, replay, verify
 from referee.server import ServerLimits, SessionOutcome
+from referee.server.service import PlayService
 from referee.wire import nap_pb2
 
 if TYPE_CHECKING:
@@ -423,6 +424,34 @@ class TestDecisionKinds:
         assert outcome.faults == ()
         _check_replays(outcome.record)
         assert any(str(action) == "peep" for deal in outcome.record.deals for action in deal.actions)
+
+
+def test_a_stop_leaves_no_call_for_the_loop_to_cancel(
+    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Once ``stop`` returns, gRPC's task for every call has ended, even for a stream slow to end.
+
+    Else ``asyncio.run`` ending right after the stop (a tournament ending on an error)
+    cancels those tasks, and grpc prints a traceback per stream on stderr. Streams whose
+    handler is still busy when the grace ends stand for a loaded machine's."""
+
+    async def busy(_service: object, _requests: object, _context: object) -> None:
+        await asyncio.sleep(60)
+
+    monkeypatch.setattr(PlayService, "play", busy)
+
+    async def scenario() -> None:
+        async with arena() as ring:
+            channel = grpc.aio.insecure_channel(f"127.0.0.1:{ring.port}")
+            calls = [channel.stream_stream("/nap.v1.Referee/Play")() for _ in range(5)]
+            for call in calls:
+                await call.write(b"")
+            await asyncio.sleep(0.2)  # the calls reach their handlers
+            await ring.referee.stop(0.05)
+            await channel.close()
+
+    asyncio.run(scenario())
+    assert "Traceback" not in capfd.readouterr().err
 
 
 def test_a_port_in_use_is_one_line_and_exit_2() -> None:

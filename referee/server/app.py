@@ -64,6 +64,24 @@ _FAULTS_KEPT = 1_000
 """Faults of bots at no table kept in :attr:`Referee.faults` (the latest; memory stays bounded)."""
 
 
+async def _calls_settled(timeout: float = 5.0) -> None:  # noqa: ASYNC109 - a bound, not an API
+    """Wait for grpc.aio's own task per call (``_schedule_rpc_coro``) to end after a stop.
+
+    ``server.stop`` returns once gRPC core has ended every call, but each call's task still
+    waits for core's word on the event loop. A loop that closes first (``asyncio.run``
+    right after a stop, as when a tournament ends on an error) cancels those tasks, and
+    grpc prints a traceback per call on stderr: on a loaded machine, under the one-line
+    error a user was promised.
+    """
+    calls = [
+        task
+        for task in asyncio.all_tasks()
+        if getattr(task.get_coro(), "__name__", "") == "_schedule_rpc_coro" and not task.done()
+    ]
+    if calls:
+        await asyncio.wait(calls, timeout=timeout)
+
+
 def _listen(server: grpc.aio.Server, address: str) -> int:
     """Add ``address`` to ``server``'s ports; the port bound (1 for a Unix socket). OSError when it cannot."""
     try:
@@ -190,11 +208,12 @@ class Referee:
         return bound
 
     async def stop(self, grace: float = 1.0) -> None:
-        """End every bot stream and stop serving."""
+        """End every bot stream and stop serving; return once gRPC's tasks for the calls are done."""
         self._service.close_all()
         if self._server is not None:
             await self._server.stop(grace)
             self._server = None
+            await _calls_settled()
         if self._timer is not None:
             self._timer.cancel()
             self._timer = self._timer_at = None
