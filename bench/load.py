@@ -1,20 +1,27 @@
 """Fair timing under load: many tables at once, bots that use a set share of their clock.
 
-    .venv/bin/python bench/load.py [--tables 1000] [--seconds 60] [--share 0.3 0.6] [--sdk]
+    .venv/bin/python bench/load.py [--sessions 3000] [--workers 2] [--concurrency 500]
+    .venv/bin/python bench/load.py --referee-only [--tables 1000] [--seconds 60] [--sdk]
 
-Starts the referee in this process and four bot processes (this file, run with
-``--as-bot``), keeps ``--tables`` 4-seat sessions of one deal each running at once for
-about ``--seconds``, and has every bot take, for each decision, a time between the two
-``--share`` fractions of the decision's limit before answering (asynchronously: a bot
-holds many decisions at once). The bots speak raw gRPC, so that the figures are the
-referee's; with ``--sdk`` they are Python SDK bots whose ``async def decide`` sleeps, so
-that the SDK's share of the harness is in them too. The time a decision takes is a function of where its
-table stands, so this process knows the bot's own share of every latency it measured.
+By default it measures what a tournament does: a real ``nap tournament run`` (``-k 3 -w 2
+-j 500 --decision-ms 1000 -n 3000``: eight-deal sessions, two workers, 500 blocks in
+flight on each, so 1,000 tables at once), isolation as ``--sandbox`` says, between three
+Python SDK bots whose ``async def decide`` sleeps, for each decision, a time between the
+two ``--share`` fractions of the decision's limit (a bot holds many decisions at once).
+The time a decision takes is a function of where its table stands (the table's id, the
+deal, the actions so far), so this process knows the bot's own share of every latency
+the session logs record. It reads them from the tournament's database afterwards, and
+times every garbage-collection pass of the tournament's own processes (the runner and its
+workers) through a ``sitecustomize`` on their ``PYTHONPATH``.
+
+``--referee-only`` is the older, narrower bench: the referee in this process, four bot
+processes (raw gRPC, or ``--sdk``), sessions of one deal; no workers, no store, no
+isolation. It shows the referee's part alone.
 
 Prints the late faults (with bots well inside their clocks, every one is the harness's
-doing), the latency the harness added to the bots' own time (the referee's measured
-latency minus the bot's chosen time: p50, p99, max), the referee's peak memory and its
-longest garbage-collection pause. Not a test: figures depend on the machine.
+doing), the latency the harness added to the bots' own time (the measured latency minus
+the bot's chosen time: p50, p99, max), the longest garbage-collection pause and the CPU
+the run took. Not a test: figures depend on the machine.
 """
 
 from __future__ import annotations
@@ -24,13 +31,20 @@ import asyncio
 import dataclasses
 import gc
 import itertools
+import json
 import os
 import resource
+import shutil
+import sqlite3
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 import zlib
+from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 from referee.match import FaultKind, SessionOutcome, SessionSpec, TimeLimits
 from referee.rules import DEFAULT_PROFILE
@@ -119,6 +133,8 @@ def sdk_bot(address: str, token: str, low: float, high: float, decision_ms: int)
             legal = view.legal_actions
             return legal[zlib.crc32(f"{self.table}/{actions}".encode()) % len(legal)]
 
+    if address == "-":  # started by a tournament: the referee's address and token are in the environment
+        run(Sleeper, name="sleeper", argv=[])
     run(Sleeper, name="sleeper", options=Options(address=address, token=token, name="sleeper", max_batch=256))
 
 
@@ -151,7 +167,7 @@ class Tally:
                     self.added_ms.append(decision.latency_ms - own)
 
 
-async def run(args: argparse.Namespace) -> Tally:  # noqa: C901 - one run, start to end
+async def referee_only(args: argparse.Namespace) -> Tally:  # noqa: C901 - one run, start to end
     low, high = args.share
     referee = Referee(limits=ServerLimits(fault_limit=0))
     names = [f"bot{i}" for i in range(BOTS)]
@@ -212,13 +228,205 @@ async def run(args: argparse.Namespace) -> Tally:  # noqa: C901 - one run, start
     return tally
 
 
+# -- a whole tournament --------------------------------------------------------------------
+
+GC_TIMER = """\
+# bench/load.py's timer of garbage-collection passes, in every process that sees it on its path
+import atexit, gc, json, os, sys, time
+
+_FOLDER = os.environ.get("NAP_BENCH_GC_DIR")
+if _FOLDER:
+    _began = [0.0]
+    _seen = {"passes": 0, "total_ms": 0.0, "max_ms": 0.0, "over_20_ms": 0, "over_100_ms": 0}
+    _seen["longest"] = [0.0, 0.0, 0.0]  # per generation
+
+    def _write():
+        path = os.path.join(_FOLDER, f"{os.getpid()}.json")
+        with open(path + ".part", "w") as file:
+            json.dump({**_seen, "argv": sys.argv}, file)
+        os.replace(path + ".part", path)
+
+    def _timed(phase, info):
+        if phase == "start":
+            _began[0] = time.perf_counter()
+            return
+        ms = (time.perf_counter() - _began[0]) * 1000
+        _seen["passes"] += 1
+        _seen["total_ms"] += ms
+        _seen["max_ms"] = max(_seen["max_ms"], ms)
+        _seen["longest"][info["generation"]] = max(_seen["longest"][info["generation"]], ms)
+        _seen["over_20_ms"] += ms > 20
+        _seen["over_100_ms"] += ms > 100
+        if ms > 20:  # rare: written now, in case the process ends without atexit
+            _write()
+
+    gc.callbacks.append(_timed)
+    atexit.register(_write)
+"""
+
+
+@dataclasses.dataclass
+class Collections:
+    """The garbage collector's passes in one kind of process (the runner, the workers)."""
+
+    processes: int = 0
+    passes: int = 0
+    total_ms: float = 0.0
+    max_ms: float = 0.0
+    over_20_ms: int = 0
+    over_100_ms: int = 0
+    longest: list[float] = dataclasses.field(default_factory=lambda: [0.0, 0.0, 0.0])
+    """The longest pass of each generation."""
+
+    def add(self, seen: dict[str, Any]) -> None:
+        self.processes += 1
+        self.passes += int(seen["passes"])
+        self.total_ms += seen["total_ms"]
+        self.max_ms = max(self.max_ms, seen["max_ms"])
+        self.over_20_ms += int(seen["over_20_ms"])
+        self.over_100_ms += int(seen["over_100_ms"])
+        self.longest = [max(pair) for pair in zip(self.longest, seen["longest"], strict=True)]
+
+
+def sleeper_folder(root: Path, name: str, args: argparse.Namespace) -> Path:
+    """A bot folder whose bot is this file's SDK sleeper, started as a tournament starts bots."""
+    folder = root / name
+    folder.mkdir()
+    shutil.copy(__file__, folder / "bot.py")
+    low, high = args.share
+    command = ["{python}", "bot.py", "--as-bot", "-", "--sdk", "--share", str(low), str(high)]
+    command += ["--decision-ms", str(args.decision_ms)]
+    (folder / "nap-bot.toml").write_text(
+        f'name = "{name}"\nversion = "1"\ncommand = [{", ".join(json.dumps(part) for part in command)}]\n',
+        encoding="utf-8",
+    )
+    return folder
+
+
+def read_logs(db: Path, args: argparse.Namespace) -> Tally:
+    """The late faults and the latency the harness added, from every session log of the run."""
+    from tournaments.plan.scheduler import derive_seed  # noqa: PLC0415
+    from tournaments.store.logs import decode_log  # noqa: PLC0415
+
+    low, high = args.share
+    tally = Tally()
+    with sqlite3.connect(db) as conn:
+        for (data,) in conn.execute("SELECT data FROM session_logs"):
+            log: dict[str, Any] = decode_log(data, name="session log")
+            tally.sessions += 1
+            table = f"{derive_seed(log['board_seed'], 'table', log['rotation']):016x}"
+            for deal_number, deal in enumerate(log["decisions"]):
+                for index, decision in enumerate(deal):
+                    if decision.get("forced"):
+                        continue
+                    tally.decisions += 1
+                    if "fault" in decision:
+                        continue
+                    own = think_ms(
+                        table, deal_number, index, low=low, high=high, decision_ms=args.decision_ms
+                    )
+                    tally.added_ms.append(decision["latency_ms"] - own)
+        for kind, count in conn.execute("SELECT kind, count(*) FROM faults GROUP BY kind"):
+            if kind == FaultKind.LATE:
+                tally.late += count
+            else:
+                tally.other_faults += count
+    return tally
+
+
+def tournament(args: argparse.Namespace) -> tuple[Tally, dict[str, Collections], float, float]:
+    """Play the tournament through ``nap tournament run``; its tally, collections, seconds and CPU seconds."""
+    with tempfile.TemporaryDirectory(prefix="nap-load-") as temporary:
+        root = Path(temporary)
+        timer, passes = root / "gc-timer", root / "gc"
+        timer.mkdir()
+        passes.mkdir()
+        (timer / "sitecustomize.py").write_text(GC_TIMER, encoding="utf-8")
+        bots = [sleeper_folder(root, f"sleeper-{n}", args) for n in range(1, 4)]
+        command = [sys.executable, "-m", "tournaments.cli", "tournament", "run"]
+        for folder in bots:
+            command += ["--bot", str(folder)]
+        command += ["-k", "3", "-w", str(args.workers), "-j", str(args.concurrency), "-n", str(args.sessions)]
+        command += ["--decision-ms", str(args.decision_ms), "--sandbox", args.sandbox, "--seed", "1"]
+        command += ["--db", str(root / "nap.db"), "--out", str(root / "out")]
+        path = os.pathsep.join(filter(None, [str(timer), str(REPO), os.environ.get("PYTHONPATH")]))
+        env = {**os.environ, "PYTHONPATH": path, "NAP_BENCH_GC_DIR": str(passes)}
+        print("$ nap " + " ".join(command[3:]), flush=True)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        played = subprocess.run(command, env=env, stdout=subprocess.DEVNULL, check=False)  # noqa: S603
+        elapsed = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if played.returncode != 0:
+            sys.exit(f"nap tournament run failed (exit {played.returncode})")
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        collections: dict[str, Collections] = defaultdict(Collections)
+        for report in passes.glob("*.json"):
+            seen = json.loads(report.read_text(encoding="utf-8"))
+            argv = " ".join(seen.pop("argv"))
+            kind = "workers" if "executors" in argv else "runner" if "tournament" in argv else "bots"
+            collections[kind].add(seen)
+        return read_logs(root / "nap.db", args), collections, elapsed, cpu
+
+
+def print_added(tally: Tally) -> None:
+    added = sorted(tally.added_ms) or [0.0]
+    print(
+        f"  latency the harness added to the bots' own time: p50 {statistics.median(added):.1f} ms, "
+        f"p99 {added[int(len(added) * 0.99)]:.1f} ms, max {added[-1]:.1f} ms (min {added[0]:.1f} ms)"
+    )
+
+
+def print_tournament(args: argparse.Namespace) -> None:
+    tally, collections, elapsed, cpu = tournament(args)
+    low, high = args.share
+    tables = args.workers * args.concurrency
+    print(
+        f"{tables} tables at once ({args.workers} workers x {args.concurrency} blocks), "
+        f"3 SDK bots thinking {low:.0%}-{high:.0%} of {args.decision_ms} ms, --sandbox {args.sandbox}: "
+        f"{tally.sessions} sessions, {tally.decisions} asked decisions in {elapsed:.0f} s"
+    )
+    print(f"  late faults: {tally.late} (other faults: {tally.other_faults})")
+    print_added(tally)
+    if args.sandbox == "off":
+        print(
+            f"  CPU of every process of the run: {cpu:.0f} s, "
+            f"{cpu / elapsed / (os.cpu_count() or 1):.0%} of the cores, "
+            f"{cpu / max(tally.decisions, 1) * 1e6:.0f} us per asked decision"
+        )
+    else:  # a sandbox's processes are reaped inside it: their CPU does not all reach this process's children
+        print(f"  CPU counted: {cpu:.0f} s (runner, workers, part of the isolated bots: see --sandbox off)")
+    for kind in ("runner", "workers", "bots"):
+        seen = collections.get(kind)
+        if seen is None and kind == "bots":
+            continue  # isolated bots do not get this process's environment
+        if seen is None:
+            print(f"  garbage collection, {kind}: no figures (the timer did not run there)")
+            continue
+        print(
+            f"  garbage collection, {kind} ({seen.processes} processes): {seen.passes} passes, "
+            f"{seen.total_ms / 1000:.1f} s, longest {seen.max_ms:.0f} ms, "
+            f"{seen.over_20_ms} over 20 ms, {seen.over_100_ms} over 100 ms "
+            f"(longest per generation: {', '.join(f'{ms:.0f}' for ms in seen.longest)} ms)"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tables", type=int, default=1000)
-    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--sessions", "-n", type=int, default=3000, help="sessions of the tournament")
+    parser.add_argument("--workers", "-w", type=int, default=2, help="the tournament's worker processes")
+    parser.add_argument("--concurrency", "-j", type=int, default=500, help="blocks in flight per worker")
+    parser.add_argument("--sandbox", choices=("auto", "on", "off"), default="auto", help="isolate the bots")
     parser.add_argument("--share", type=float, nargs=2, default=(0.3, 0.6), metavar=("LOW", "HIGH"))
     parser.add_argument("--decision-ms", type=int, default=1000)
-    parser.add_argument("--sdk", action="store_true", help="bots on the Python SDK instead of raw gRPC")
+    parser.add_argument(
+        "--referee-only", action="store_true", help="the referee in this process, no tournament"
+    )
+    parser.add_argument("--tables", type=int, default=1000, help="with --referee-only: tables at once")
+    parser.add_argument("--seconds", type=float, default=60.0, help="with --referee-only: how long")
+    parser.add_argument(
+        "--sdk", action="store_true", help="with --referee-only: SDK bots instead of raw gRPC"
+    )
     parser.add_argument("--as-bot", metavar="ADDRESS", help=argparse.SUPPRESS)
     parser.add_argument("--token", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -228,6 +436,9 @@ def main() -> None:
             sdk_bot(args.as_bot, args.token, low, high, args.decision_ms)
         asyncio.run(bot(args.as_bot, args.token, low, high, args.decision_ms))
         return
+    if not args.referee_only:
+        print_tournament(args)
+        return
     import logging  # noqa: PLC0415
 
     import structlog  # noqa: PLC0415 - quiet the per-session log lines for the benchmark
@@ -235,9 +446,8 @@ def main() -> None:
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.ERROR))
     tune_collector()
     started = time.perf_counter()
-    tally = asyncio.run(run(args))
+    tally = asyncio.run(referee_only(args))
     elapsed = time.perf_counter() - started
-    added = sorted(tally.added_ms) or [0.0]
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     low, high = args.share
     print(
@@ -246,10 +456,7 @@ def main() -> None:
         f"{tally.sessions} sessions, {tally.decisions} decisions in {elapsed:.0f} s"
     )
     print(f"  late faults: {tally.late} (other faults: {tally.other_faults})")
-    print(
-        f"  latency the harness added to the bots' own time: p50 {statistics.median(added):.1f} ms, "
-        f"p99 {added[int(len(added) * 0.99)]:.1f} ms, max {added[-1]:.1f} ms"
-    )
+    print_added(tally)
     lag = sorted(tally.loop_lag_ms) or [0.0]
     print(
         f"  referee: peak memory {peak_mib:.0f} MiB, "
