@@ -217,7 +217,7 @@ def over_grpc(  # noqa: PLR0913 - the options
         with Store.open(root / "nap.db") as raw_store:
             store = _TimedStore(raw_store)
             profiler = cProfile.Profile() if profile else None
-            referee_cpu, bots_cpu = _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN)
+            referee_cpu = _cpu(resource.RUSAGE_SELF)
             start = time.perf_counter()
             with Progress(disable=True) as progress, _ProcessTree() as tree:
                 if profiler is not None:
@@ -233,7 +233,8 @@ def over_grpc(  # noqa: PLR0913 - the options
             total = time.perf_counter() - start
             to_first = (store.first or start) - start
             referee_cpu = _cpu(resource.RUSAGE_SELF) - referee_cpu - tree.own_cpu
-            bots_cpu = _cpu(resource.RUSAGE_CHILDREN) - bots_cpu
+            # from /proc: an isolated bot is reaped inside its sandbox, so RUSAGE_CHILDREN misses it
+            bots_cpu = tree.cpu
             rows = raw_store.find_sessions(tournament=tournament)
             results = raw_store.session_results(tournament)
             decisions = asked = 0
