@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import shutil
 import signal
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import structlog
@@ -41,7 +42,7 @@ from tournaments.store.database import Store
 from tournaments.store.logs import decode_log
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Callable, Iterator, MutableMapping, Sequence
 
     from tournaments.play.executors.base import Executor, PlayContext
     from tournaments.results import SessionResult
@@ -170,16 +171,22 @@ class TestLostWorkers:
         sessions = 200
         killed: list[tuple[int, int]] = []
 
-        async def kill_a_worker(store: Store) -> None:
-            # polls another party's store, then the bots' logs for the Ray workers hosting them
-            while len(store.finished_keys(1)) < 8 or not (hosts := _ray_worker_pids(tmp_path / "logs")):  # noqa: ASYNC110
+        async def kill_a_worker(store: Store, said: list[MutableMapping[str, Any]]) -> None:
+            # polls another party's store, then the bots' logs for the Ray workers hosting them;
+            # a worker that said it is ready plays blocks (on a loaded machine, another may still
+            # be starting, its bots connecting, and it would lose no block)
+            def playing() -> set[int]:
+                ready = {event["pid"] for event in said if event["event"] == "Ray worker ready"}
+                return _ray_worker_pids(tmp_path / "logs") & ready
+
+            while len(store.finished_keys(1)) < 8 or not (hosts := playing()):  # noqa: ASYNC110
                 await asyncio.sleep(0.05)
             pid = min(hosts)
             os.kill(pid, signal.SIGKILL)
             killed.append((pid, len(store.finished_keys(1))))
 
-        async def scenario(store: Store) -> None:
-            killer = asyncio.create_task(kill_a_worker(store))
+        async def scenario(store: Store, said: list[MutableMapping[str, Any]]) -> None:
+            killer = asyncio.create_task(kill_a_worker(store, said))
             try:
                 await run_tournament_async(
                     config(FOUR, sessions=sessions, seed=4),
@@ -190,12 +197,15 @@ class TestLostWorkers:
             finally:
                 killer.cancel()
 
+        level = structlog.get_config()["wrapper_class"]  # `nap` run in this process may have set WARNING
+        structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.INFO))
         try:
             with Store.open(tmp_path / "nap.db") as store, structlog.testing.capture_logs() as said:
-                asyncio.run(scenario(store))
+                asyncio.run(scenario(store, said))
                 assert store.tournament(1).status == "finished"
                 keys = [(r.block, r.rotation) for r in store.session_results(1)]
         finally:
+            structlog.configure(wrapper_class=level)
             _kill_orphaned_bots(tmp_path / "logs")
         assert len(killed) == 1
         [lost] = [event for event in said if event["event"].startswith("Ray worker lost")]
