@@ -352,7 +352,7 @@ class TestAnswersAsReady:
 
         async def main() -> tuple[list[nap_pb2.BotMessage | None], Dispatcher]:
             gates = Gates(4, raising=frozenset({3}))
-            dispatcher = Dispatcher(lambda: Gated(gates), log=lines.append)
+            dispatcher = Dispatcher(lambda: Gated(gates), log=lines.append, clock=_still)
             reply = dispatcher.handle_batch(_read(requests))
             assert isinstance(reply, Answering)
             assert reply.decided
