@@ -19,7 +19,8 @@ class ServerLimits:
     after which a bot is disqualified from it (0: never). ``reconnect_grace_s`` is how long
     a bot that lost its connection may take to come back and take its seats again.
     ``batch_window_s`` is how long a new request may wait for the bot to answer what it
-    already holds, so that the two travel in one batch (0: send at once).
+    already holds, so that the two travel in one batch (0: send at once); for a bot that
+    holds many, the window is wider (:func:`referee.server.connection.batch_window`).
     ``hello_timeout_s`` is how long a new stream may take to say Hello.
     ``max_unknown_answers`` is how many answers to requests it does not hold one
     connection may send before the referee cuts it off (0: no limit).
