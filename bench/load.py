@@ -20,7 +20,9 @@ isolation. It shows the referee's part alone.
 
 Prints the late faults (with bots well inside their clocks, every one is the harness's
 doing), the latency the harness added to the bots' own time (the measured latency minus
-the bot's chosen time: p50, p99, max), the longest garbage-collection pause and the CPU
+the bot's chosen time: p50, p99, max), the longest garbage-collection pause (on the
+clock, and in the pass's own CPU: on two cores the clock also counts waiting for one;
+a process's last passes after ``atexit`` hold no table and are not counted) and the CPU
 the run took. Not a test: figures depend on the machine.
 """
 
