@@ -10,6 +10,7 @@ so that its score reads against the reference's on the same cards.
 
 from __future__ import annotations
 
+import asyncio
 import statistics
 import tempfile
 from collections import Counter
@@ -24,7 +25,7 @@ from tournaments.plan.config import TournamentConfig
 from tournaments.plan.entries import BUILTIN_BOTS
 from tournaments.plan.isolation import BotLimits
 from tournaments.play.botlogs import bot_output
-from tournaments.play.runner import RunOptions, run_tournament
+from tournaments.play.runner import RunOptions, run_tournament_async
 from tournaments.stats.estimates import Estimate, estimate
 from tournaments.store.database import Store
 from tournaments.store.logs import decode_log
@@ -119,7 +120,7 @@ class CheckReport:
         }
 
 
-def check_bot(  # noqa: PLR0913 - keyword options of `nap bot check`
+async def check_bot_async(  # noqa: PLR0913 - keyword options of `nap bot check`
     entry: BotEntry,
     *,
     sessions: int = 8,
@@ -137,7 +138,9 @@ def check_bot(  # noqa: PLR0913 - keyword options of `nap bot check`
     With ``baseline`` (a built-in bot), the same sessions are played again with that bot
     in ``entry``'s seat, against the same opponents on the same deals, and the report
     gives both scores and their difference. ``sandbox`` and ``bot_limits`` isolate the bots
-    as in a tournament (:class:`~tournaments.plan.config.TournamentConfig`).
+    as in a tournament (:class:`~tournaments.plan.config.TournamentConfig`). On the
+    caller's event loop (an arena admits submissions while its ladder plays); :func:`check_bot`
+    runs it in a fresh one.
     """
     opponents = [BUILTIN_BOTS[name] for name in OPPONENTS if name != entry.name]
     while len(opponents) < table_size - 1:
@@ -159,7 +162,7 @@ def check_bot(  # noqa: PLR0913 - keyword options of `nap bot check`
     )
     with tempfile.TemporaryDirectory(prefix="nap-check-") as scratch:
         root = Path(scratch)
-        report, results = _practice(config, entry.name, root / "bot", progress)
+        report, results = await _practice(config, entry.name, root / "bot", progress)
         if baseline is None or report.error is not None or not results:
             return report
         reference = replace(
@@ -167,20 +170,50 @@ def check_bot(  # noqa: PLR0913 - keyword options of `nap bot check`
             name=f"check {entry.name}: {baseline} in its seat",
             bots=(BUILTIN_BOTS[baseline].renamed(entry.name), *entrants[1:]),
         )
-        again, reference_results = _practice(reference, entry.name, root / "baseline", progress)
+        again, reference_results = await _practice(reference, entry.name, root / "baseline", progress)
         return replace(report, baseline=_compare(baseline, entry.name, results, again, reference_results))
 
 
-def _practice(
+def check_bot(  # noqa: PLR0913 - keyword options of `nap bot check`
+    entry: BotEntry,
+    *,
+    sessions: int = 8,
+    table_size: int = 3,
+    profile: Profile = DEFAULT_PROFILE,
+    seed: int = 1,
+    decision_ms: int = 1000,
+    baseline: str | None = BASELINE,
+    progress: Any = None,  # noqa: ANN401 - a rich Progress, owned by the CLI
+    sandbox: str = "auto",
+    bot_limits: BotLimits | None = None,
+) -> CheckReport:
+    """:func:`check_bot_async` in a fresh event loop (for the command line)."""
+    return asyncio.run(
+        check_bot_async(
+            entry,
+            sessions=sessions,
+            table_size=table_size,
+            profile=profile,
+            seed=seed,
+            decision_ms=decision_ms,
+            baseline=baseline,
+            progress=progress,
+            sandbox=sandbox,
+            bot_limits=bot_limits,
+        )
+    )
+
+
+async def _practice(
     config: TournamentConfig, bot: str, root: Path, progress: Progress | None
 ) -> tuple[CheckReport, list[SessionResult]]:
     """Play ``config`` in a throw-away database under ``root``; the report on ``bot`` and the results."""
     opponents = tuple(entry.name for entry in config.bots if entry.name != bot)
     logs = root / "logs"
-    root.mkdir(parents=True, exist_ok=True)
+    root.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240 - one local folder, made at once
     with Store.open(root / "check.db") as store:
         try:
-            tournament = run_tournament(
+            tournament = await run_tournament_async(
                 config, store=store, logs_root=logs, options=RunOptions(progress=progress)
             )
         except RunnerError as exc:
