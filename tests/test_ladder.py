@@ -108,6 +108,18 @@ class TestRatings:
         assert len({rank["peel"], rank["a"], rank["b"]}) == 1  # half a chip apart: not separated
         assert ratings[0].entry == "pimc"
 
+    def test_only_the_entries_asked_for_are_ranked_and_the_others_still_link_them(self) -> None:
+        strengths = {"random": -30.0, "peel": 0.0, "pimc": 30.0, "a": 10.0, "old": 20.0}
+        blocks = _simulated(6, strengths, 60, spread=2.0)
+        ratings = ladder_ratings(blocks, anchors=ANCHORS, ranked=("random", "peel", "pimc", "a"))
+        assert [(r.entry, r.rank) for r in ratings] == [
+            ("pimc", 1),
+            ("a", 2),
+            ("peel", 3),
+            ("random", 4),
+            ("old", None),
+        ]
+
     def test_the_intervals_cover_the_true_ratings_about_95_times_in_100(self) -> None:
         strengths = {"random": -20.0, "peel": 5.0, "pimc": 15.0, "a": 0.0, "b": 8.0, "c": -5.0, "d": 12.0}
         reference = sum(strengths[name] for name in ANCHORS) / len(ANCHORS)

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
+    from tournaments.play.tables import TableSource
     from tournaments.store.arena import Person
 
 __all__ = ["ADMIN_NAME", "Arena", "Opened", "open_arena"]
@@ -145,6 +146,8 @@ class Arena:
         self._board: Leaderboard | None = None
         self.on_submitted: Callable[[Submission], None] | None = None
         """Told each new submission to admit (the admission queue, while the arena runs)."""
+        self.tables: TableSource | None = None
+        """The tables the ladder is playing now, for the live page (None: none yet)."""
 
     @property
     def ladder(self) -> int:

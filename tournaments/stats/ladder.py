@@ -24,7 +24,8 @@ From a single block there is no interval, from fewer than
 :data:`~tournaments.stats.estimates.FEW_BLOCKS` it carries a warning
 (:class:`~tournaments.stats.estimates.Estimate`). Ranks are shared unless the data
 separates them: an entry takes the next rank only when its difference from the entry above
-(with the covariance of both) has a 95% interval entirely above zero. ``bench/ladder.py``
+(with the covariance of both) has a 95% interval entirely above zero, from at least
+:data:`~tournaments.stats.estimates.FEW_BLOCKS` blocks of each. ``bench/ladder.py``
 measures the intervals' coverage by simulation.
 
 **Tables** (:func:`choose_tables`). An entry still being placed plays with the anchors
@@ -45,7 +46,7 @@ import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from tournaments.stats.estimates import Estimate, t_quantile
+from tournaments.stats.estimates import FEW_BLOCKS, Estimate, t_quantile
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -86,20 +87,24 @@ class LadderRating:
     ``value`` is the estimate with its 95% interval (its ``n`` is the entry's blocks; its
     ``sd`` is the standard error times ``sqrt(n)``, so that ``sd / sqrt(n)`` is the
     rating's standard error). ``rank`` is shared with the entries the data does not
-    separate it from (1 is the best).
+    separate it from (1 is the best); None for an entry that is rated but not ranked.
     """
 
     entry: str
-    rank: int
+    rank: int | None
     value: Estimate
 
 
-def ladder_ratings(blocks: Iterable[BlockFigures], *, anchors: Collection[str]) -> tuple[LadderRating, ...]:
-    """Every entry's rating from the complete blocks, best first, with shared ranks.
+def ladder_ratings(
+    blocks: Iterable[BlockFigures], *, anchors: Collection[str], ranked: Collection[str] | None = None
+) -> tuple[LadderRating, ...]:
+    """Every entry's rating from the complete blocks: the ranked ones best first, then the others.
 
-    Entries are those that sat at some block. Raises ValueError when no anchor has played,
-    or when some entry is not connected to the anchors through the tables it sat at: its
-    rating would mean nothing (the arena seats every entry with the anchors first).
+    Entries are those that sat at some block; every one is rated from every block (so an
+    entry that left the ladder still links the others), and those in ``ranked`` (all, when
+    None) are ranked among themselves. Raises ValueError when no anchor has played, or when
+    some entry is not connected to the anchors through the tables it sat at: its rating
+    would mean nothing (the arena seats every entry with the anchors first).
     """
     ordered = sorted(blocks, key=lambda figures: figures.block)
     names = sorted({name for figures in ordered for name in figures.chips})
@@ -120,16 +125,18 @@ def ladder_ratings(blocks: Iterable[BlockFigures], *, anchors: Collection[str]) 
         name: _estimate(fit.strength[index[name]], fit.covariance[index[name]][index[name]], counts[name])
         for name in names
     }
-    order = sorted(names, key=lambda name: (-estimates[name].mean, name))
+    chosen = set(names) if ranked is None else set(ranked)
+    order = sorted(names, key=lambda name: (name not in chosen, -estimates[name].mean, name))
     ratings: list[LadderRating] = []
     for position, name in enumerate(order):
-        rank = 1
-        if ratings:
-            above = ratings[-1]
-            separated = _separated(
-                fit, index[above.entry], index[name], min(counts[above.entry], counts[name])
-            )
-            rank = position + 1 if separated else above.rank
+        rank: int | None = None
+        if name in chosen:
+            rank = 1
+            if ratings:
+                above = ratings[-1]
+                shared = min(counts[above.entry], counts[name])
+                separated = _separated(fit, index[above.entry], index[name], shared)
+                rank = position + 1 if separated else above.rank
         ratings.append(LadderRating(entry=name, rank=rank, value=estimates[name]))
     return tuple(ratings)
 
@@ -205,8 +212,12 @@ def _estimate(strength: float, variance: float, blocks: int) -> Estimate:
 
 
 def _separated(fit: _Fit, above: int, below: int, blocks: int) -> bool:
-    """Whether ``above``'s strength exceeds ``below``'s with a 95% interval entirely above zero."""
-    if blocks < 2:
+    """Whether ``above``'s strength exceeds ``below``'s with a trusted 95% interval above zero.
+
+    As in the standings, an interval from fewer than :data:`FEW_BLOCKS` blocks (the fewer of
+    the two entries') separates nothing.
+    """
+    if blocks < FEW_BLOCKS:
         return False
     c = fit.covariance
     variance = c[above][above] + c[below][below] - 2 * c[above][below]
