@@ -207,7 +207,7 @@ def _public(view: SeatView, profile: Profile, settled: DealSettled | None) -> di
         "held": held,
         "settled": None
         if settled is None
-        else {"result": _result(settled, profile), "payments": list(settled.payments)},
+        else {"result": deal_result(settled, profile), "payments": list(settled.payments)},
         "pool": view.pool if profile.has_pool else None,
         "exchanged": list(view.exchanged),
         "peeked": list(view.peeked),
@@ -262,7 +262,8 @@ def _public_action(step: Step) -> str | None:
     return None if action is None else str(action)
 
 
-def _result(settled: DealSettled, profile: Profile) -> str:
+def deal_result(settled: DealSettled, profile: Profile) -> str:
+    """How a deal ended, in words: ``Nap made (5 tricks)``, ``all passed: no score`` (public)."""
     if settled.declarer is None:
         return "all passed: no score"
     outcome = "made" if settled.made else "failed"
@@ -332,7 +333,7 @@ def _event_text(event: Event, profile: Profile, who: Callable[[int], str]) -> st
             text = f"trick {number + 1} to {who(winner)}"
         case DealSettled(payments=payments):
             paid = ", ".join(f"{s} {signed(p)}" for s, p in enumerate(payments) if p)
-            text = _result(event, profile) + (f": {paid}" if paid else "")
+            text = deal_result(event, profile) + (f": {paid}" if paid else "")
         case SeatEliminated(seat=seat):
             text = f"{who(seat)} is out of chips"
         case SeatRebought(seat=seat):

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Final, Literal, get_args
 
 from tournaments.errors import StoreError
 from tournaments.stats.ladder import BlockFigures
-from tournaments.store.database import Row, Store
+from tournaments.store.database import Row, SessionRow, Store
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -551,6 +551,22 @@ class ArenaStore(Store):
             (ladder, block),
         )
         return bool(rows) and rows[0][1] >= rows[0][0]
+
+    def complete_sessions(self, ladder: int, bot: str, *, limit: int) -> list[SessionRow]:
+        """The latest ``limit`` sessions ``bot`` sat in of the ladder's complete blocks, newest first.
+
+        Read from the newest back along the bot's sessions, so a page costs the same
+        however many sessions the bot played.
+        """
+        rows = self._query(
+            "SELECT s.id FROM seat_results r JOIN sessions s ON s.id = r.session_id"
+            " JOIN blocks b ON b.tournament_id = s.tournament_id AND b.idx = s.block_idx"
+            " WHERE r.bot = ? AND s.tournament_id = ? AND json_array_length(b.bots) <= (SELECT count(*)"
+            " FROM sessions t WHERE t.tournament_id = s.tournament_id AND t.block_idx = s.block_idx)"
+            " ORDER BY r.session_id DESC LIMIT ?",
+            (bot, ladder, limit),
+        )
+        return self.sessions_by_id([session_id for (session_id,) in rows])
 
     def fault_kinds(self, ladder: int, bot: str) -> dict[str, int]:
         """How many faults of each kind ``bot`` made in the ladder's sessions."""

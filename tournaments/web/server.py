@@ -12,6 +12,8 @@ elsewhere; anything else (a WebSocket, a JSON feed) is a handler named in ``hand
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import mimetypes
 import secrets
 import socket
@@ -24,18 +26,47 @@ from aiohttp import web
 from tournaments.errors import RunnerError
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Mapping
+    from collections.abc import Awaitable, Callable, Mapping, Sequence
 
-__all__ = ["HOST", "REFUSED", "PageServer", "new_token", "static_folder"]
+__all__ = [
+    "HEADERS",
+    "HOST",
+    "REFUSED",
+    "PageServer",
+    "content_security_policy",
+    "file_handler",
+    "new_token",
+    "static_folder",
+]
 
 HOST: Final = "127.0.0.1"
 """Where every page server listens: this machine only."""
 REFUSED: Final = "403: wrong or missing token. Open the address the nap command printed (it holds the token)."
-_HEADERS: Final = {
+
+
+def content_security_policy(*, scripts: Sequence[str] = (), styles: Sequence[str] = ()) -> str:
+    """The pages' Content-Security-Policy: nothing loads from elsewhere, nothing frames them.
+
+    ``scripts`` and ``styles`` are the texts of inline ``<script>`` and ``<style>``
+    elements allowed on one page, by their SHA-256 (a page that inlines its script is
+    allowed that script, not inline scripts in general).
+    """
+
+    def allowed(texts: Sequence[str]) -> str:
+        hashes = (base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() for text in texts)
+        return " ".join(["'self'", *(f"'sha256-{digest}'" for digest in hashes)])
+
+    parts = ["default-src 'self'"]
+    if scripts:
+        parts.append(f"script-src {allowed(scripts)}")
+    if styles:
+        parts.append(f"style-src {allowed(styles)}")
+    return "; ".join([*parts, "img-src 'self' data:", "connect-src 'self'", "frame-ancestors 'none'"])
+
+
+HEADERS: Final = {
     "Cache-Control": "no-store",
-    "Content-Security-Policy": (
-        "default-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'"
-    ),
+    "Content-Security-Policy": content_security_policy(),
     "Referrer-Policy": "no-referrer",
     "X-Content-Type-Options": "nosniff",
 }
@@ -143,18 +174,23 @@ class PageServer:
     ) -> web.StreamResponse:
         first = request.path.removeprefix("/").partition("/")[0]
         if not secrets.compare_digest(first.encode(), self.token.encode()):
-            return web.Response(status=403, text=REFUSED + "\n", headers=_HEADERS)
+            return web.Response(status=403, text=REFUSED + "\n", headers=HEADERS)
         if request.path == f"/{self.token}":
             slash = f"/{self.token}/"
             raise web.HTTPFound(slash)
         return await handler(request)
 
     def _file_handler(self, name: str) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
-        path = self._folder / name
-        kind = mimetypes.guess_type(name)[0] or "application/octet-stream"
+        return file_handler(self._folder / name)
 
-        async def serve(request: web.Request) -> web.StreamResponse:
-            del request
-            return web.Response(body=path.read_bytes(), content_type=kind, charset="utf-8", headers=_HEADERS)
 
-        return serve
+def file_handler(path: Path) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    """A GET handler serving the file at ``path`` as it is (read at each request), with :data:`HEADERS`."""
+    kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+
+    async def serve(request: web.Request) -> web.StreamResponse:
+        del request
+        body = path.read_bytes()  # noqa: ASYNC240 - a small file of the package, read as the pages always were
+        return web.Response(body=body, content_type=kind, charset="utf-8", headers=HEADERS)
+
+    return serve
