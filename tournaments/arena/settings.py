@@ -21,6 +21,7 @@ from referee.rules import DEFAULT_PROFILE, Profile
 from tournaments.errors import RunnerError
 from tournaments.plan.config import TournamentConfig, stored_profile
 from tournaments.plan.entries import BUILTIN_BOTS
+from tournaments.arena.packs import PackLimits
 from tournaments.plan.isolation import SANDBOX_MODES, BotLimits
 
 if TYPE_CHECKING:
@@ -59,6 +60,7 @@ class ArenaSettings:
     sandbox: str = "on"
     bot_limits: BotLimits = field(default_factory=BotLimits)
     build_network: bool = False
+    pack_limits: PackLimits = field(default_factory=PackLimits)
 
     def __post_init__(self) -> None:
         if not self.table_sizes:
@@ -116,6 +118,7 @@ class ArenaSettings:
         data["profile"] = config["profile"]
         data["table_sizes"] = list(self.table_sizes)
         data["bot_limits"] = self.bot_limits.to_json()
+        data["pack_limits"] = self.pack_limits.to_json()
         return data
 
     @classmethod
@@ -129,6 +132,8 @@ class ArenaSettings:
             values["table_sizes"] = tuple(int(size) for size in values["table_sizes"])
         if "bot_limits" in values:
             values["bot_limits"] = BotLimits.from_json(values["bot_limits"])
+        if "pack_limits" in values:
+            values["pack_limits"] = PackLimits.from_json(values["pack_limits"])
         return cls(**values)
 
 

@@ -42,6 +42,7 @@ __all__ = [
     "ARENA_TABLES",
     "ArenaMeta",
     "ArenaStore",
+    "BlockKind",
     "LadderBlock",
     "Person",
     "Submission",
@@ -58,6 +59,7 @@ ON_LADDER: Final = ("placing", "placed")
 """The statuses of a submission the ladder seats."""
 
 BlockKind = Literal["placement", "ladder"]
+"""Why the ladder chose a block: to place an entry against the anchors, or the ladder's own play."""
 
 ARENA_TABLES: Final = (
     """CREATE TABLE IF NOT EXISTS arena_meta (
@@ -541,6 +543,13 @@ class ArenaStore(Store):
         if complete:
             return [block for block in blocks if block.complete]
         return [block for block in blocks if not block.complete and block.abandoned is None]
+
+    def rotations_stored(self, ladder: int, block: int) -> set[int]:
+        """The rotations of the ladder's ``block`` whose sessions are stored."""
+        rows = self._query(
+            "SELECT rotation FROM sessions WHERE tournament_id = ? AND block_idx = ?", (ladder, block)
+        )
+        return {rotation for (rotation,) in rows}
 
     def block_complete(self, ladder: int, block: int) -> bool:
         """Whether every rotation of the ladder's ``block`` is stored."""
