@@ -9,67 +9,52 @@ are genuine. One arena is built per module and copied for each test.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import shutil
-from dataclasses import dataclass, replace
+import ssl
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
+from unittest import mock
 
 import aiohttp
 import pytest
 from aiohttp import web
-from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.streams import StreamReader
+from aiohttp.test_utils import TestClient, TestServer, make_mocked_request
 from structlog.testing import capture_logs
 
 import tests.arena_packs_stub  # noqa: F401 - the packs' stand-in, until they are merged
-from referee.rules import CARDS, CardPlayed, DealStarted, SessionRecord, TrickWon
-from tests.arena_helpers import admitted, new_arena, played_block
+from referee.rules import CardPlayed, DealStarted, SessionRecord, TrickWon
+from tests.arena_helpers import played_block
+from tests.arena_web_helpers import (
+    ENTRY,
+    LIMIT,
+    OWN_LOG,
+    POLICIES,
+    SEATS,
+    SETTINGS,
+    Built,
+    build_arena,
+    cards_in,
+    in_play,
+)
 from tournaments.arena.live import table_view
 from tournaments.arena.service import open_arena
-from tournaments.arena.settings import ArenaSettings
 from tournaments.arena.web import make_app
 from tournaments.plan.versions import pack
-from tournaments.play.tables import TableEvents, TableInPlay, public_events
+from tournaments.play.tables import TableInPlay, public_events
 from tournaments.report.audit import open_log
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterator
     from pathlib import Path
 
-    from referee.rules import Event
     from tournaments.arena.service import Arena
 
 T = TypeVar("T")
 Client = TestClient[web.Request, web.Application]
-
-LIMIT = 64 << 10
-"""The test arena's upload limit."""
-SETTINGS = ArenaSettings(
-    sandbox="off", quota=3, pack_limits=replace(ArenaSettings().pack_limits, upload_bytes=LIMIT)
-)
-ENTRY = "ace.1"
-"""Alice's entry, played by peel's policy."""
-SEATS = ("random", "peel", "pimc", ENTRY)
-POLICIES = {ENTRY: "peel", "pimc": "peel"}
-"""pimc's seat played by peel's policy too: the same board in a fraction of the time (pimc searches)."""
-OWN_LOG = "ace.1 says: only alice may read this line"
-"""What alice's bot wrote to its stderr."""
-CARD_TEXTS = tuple(text for card in CARDS for text in (card.text, card.pretty))
-
-
-@dataclass(frozen=True, slots=True)
-class Built:
-    """The module's arena, as built once: its folder, its people's tokens and two of its sessions."""
-
-    folder: Path
-    admin: str
-    alice: str
-    bob: str
-    complete: int
-    """A session of a complete block."""
-    unfinished: int
-    """A session of a block still in play (one rotation of four stored)."""
-    unfinished_block: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,30 +67,7 @@ class Site:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
-    folder = tmp_path_factory.mktemp("arena")
-    opened = new_arena(folder, SETTINGS)
-    arena = opened.arena
-    admin = arena.caller(opened.admin_token)
-    alice, bob = arena.add_person(admin, "alice"), arena.add_person(admin, "bob")
-    assert admitted(arena, "alice", bot="ace").entry == ENTRY
-    for _ in range(2):
-        played_block(arena, SEATS, policies=POLICIES)
-    block = played_block(arena, SEATS, policies=POLICIES, rotations=(0,))
-    logs = arena.folder / "logs" / f"t{arena.ladder}" / "bots"
-    logs.mkdir(parents=True)
-    (logs / f"{ENTRY}-r0.log").write_text(OWN_LOG + "\n")
-    sessions = arena.store.find_sessions(tournament=arena.ladder)
-    arena.close()
-    assert opened.admin_token is not None
-    return Built(
-        folder=folder,
-        admin=opened.admin_token,
-        alice=alice,
-        bob=bob,
-        complete=next(s.id for s in sessions if s.block == 0),
-        unfinished=next(s.id for s in sessions if s.block == block),
-        unfinished_block=block,
-    )
+    return build_arena(tmp_path_factory.mktemp("arena"))
 
 
 @pytest.fixture
@@ -132,11 +94,6 @@ def bearer(token: str) -> dict[str, str]:
 
 def cookie(token: str) -> dict[str, str]:
     return {"Cookie": f"nap_arena={token}"}
-
-
-def cards_in(text: str) -> list[str]:
-    """Every card (``QH`` or ``Q♥``) written in ``text`` as a word of its own."""
-    return [card for card in CARD_TEXTS if re.search(rf"(?<![\w♠♥♦♣]){re.escape(card)}(?![\w♠♥♦♣])", text)]
 
 
 def a_pack(folder: Path, name: str = "mine") -> bytes:
@@ -253,6 +210,35 @@ class TestLogin:
         assert "secure" not in attributes  # plain http here; https gets Secure
         assert mine == 200
         assert '<a href="/me" id="signed-in">alice</a>' in page
+
+    def test_over_https_the_cookie_is_secure(self, site: Site) -> None:
+        """The login form sent over https: its cookie goes back over https only."""
+        body = f"token={site.built.alice}".encode()
+
+        async def check() -> tuple[int, str]:
+            app = make_app(site.arena)
+            payload = StreamReader(mock.Mock(_reading_paused=False), 1 << 16, loop=asyncio.get_running_loop())
+            payload.feed_data(body)
+            payload.feed_eof()
+            headers = {
+                "Sec-Fetch-Site": "same-origin",
+                "Content-Type": "application/x-www-form-urlencoded",
+                "Content-Length": str(len(body)),
+            }
+            request = make_mocked_request(
+                "POST", "/login", headers, app=app, payload=payload, sslcontext=ssl.create_default_context()
+            )
+            assert request.secure
+            handler = (await app.router.resolve(request)).handler
+            response = await handler(request)
+            assert isinstance(response, web.Response)
+            return response.status, response.cookies["nap_arena"].OutputString()
+
+        status, set_cookie = asyncio.run(check())
+        assert status == 303
+        assert set_cookie.startswith(f"nap_arena={site.built.alice};")
+        assert "Secure" in set_cookie.split("; ")
+        assert "HttpOnly" in set_cookie.split("; ")
 
     def test_a_wrong_token_gets_the_form_again_with_401_and_no_cookie(self, site: Site) -> None:
         async def check(client: Client) -> tuple[int, str, str | None]:
@@ -481,6 +467,19 @@ class TestUploads:
         assert f"received {len(data):,} bytes; queued" in page[1]
         assert bob_page[0] == 403
         assert f"submission {made['id']} is not yours" in bob_page[1]
+
+    def test_a_client_that_asks_before_sending_is_told_to_go_on(self, site: Site, tmp_path: Path) -> None:
+        """``Expect: 100-continue`` (as curl sends a large body): a good token and size are told to go on."""
+        data = a_pack(tmp_path)
+
+        async def check(client: Client) -> tuple[int, Any]:
+            response = await client.post(
+                "/api/v1/submissions", data=data, headers=bearer(site.built.alice), expect100=True
+            )
+            return response.status, await response.json()
+
+        status, made = served(site.arena, check)
+        assert (status, made["status"], made["size"]) == (202, "queued", len(data))
 
     def test_what_is_not_a_pack_is_refused_in_one_line_and_kept_as_refused(self, site: Site) -> None:
         async def check(client: Client) -> tuple[int, Any]:
@@ -755,40 +754,8 @@ class TestBotLogs:
         assert f"/entries/{ENTRY}/log" not in bob_entry
 
 
-@dataclass
-class _Tables:
-    """A ladder's tables in play, as :class:`tournaments.play.tables.TableSource` gives them: one table."""
-
-    table: TableInPlay
-    played: tuple[Event, ...]
-    unavailable: str | None = None
-
-    async def tables(self) -> tuple[TableInPlay, ...]:
-        return (self.table,)
-
-    async def events(self, table: str, since: int) -> TableEvents | None:
-        if table != self.table.table:
-            return None
-        return TableEvents(table=table, since=since, events=self.played[since:], over=False)
-
-
 def _record(site: Site) -> SessionRecord:
     return open_log(site.arena.store.log(site.built.unfinished), name="its log").record
-
-
-def _mid_deal(events: tuple[Event, ...]) -> tuple[Event, ...]:
-    """The events up to two cards into the third trick of a deal after the first (of the arena's deals)."""
-    deals = tricks = cards = 0
-    for number, event in enumerate(events):
-        if isinstance(event, DealStarted):
-            deals, tricks, cards = deals + 1, 0, 0
-        elif deals >= 2 and isinstance(event, TrickWon):
-            tricks += 1
-        elif deals >= 2 and tricks == 2 and isinstance(event, CardPlayed):
-            cards += 1
-            if cards == 2:
-                return events[: number + 1]
-    pytest.fail("no deal after the first with three tricks in the sample")
 
 
 class TestLive:
@@ -812,11 +779,10 @@ class TestLive:
         assert view.deal == len(record.deals)
 
     def test_the_live_api_and_page_show_the_deal_in_play_and_no_card(self, site: Site) -> None:
-        record = _record(site)
-        played = _mid_deal(public_events(record))
-        table = TableInPlay(table="t", block=site.built.unfinished_block, rotation=0, bots=SEATS, deals=8)
-        site.arena.tables = _Tables(table, played)
-        view = table_view(table, played, profile=record.profile)
+        tables = in_play(site.arena, site.built)
+        site.arena.tables = tables
+        played = tables.played
+        view = table_view(tables.table, played, profile=site.arena.settings.profile)
 
         async def check(client: Client) -> tuple[Any, str]:
             api = await (await client.get("/api/v1/live")).json()
@@ -856,13 +822,20 @@ class TestEvents:
             played_block(site.arena, SEATS, policies=POLICIES)
             site.arena.submit(site.arena.caller(site.built.bob), b"\x1f\x8b bob's")
             events: dict[str, list[Any]] = {}
-            kind = None
-            while set(events) != {"leaderboard", "submission"}:
-                line = (await asyncio.wait_for(response.content.readline(), timeout=60)).decode()
-                if line.startswith("event: "):
-                    kind = line.removeprefix("event: ").strip()
-                elif line.startswith("data: ") and kind is not None:
-                    events.setdefault(kind, []).append(json.loads(line.removeprefix("data: ")))
+
+            async def read() -> None:
+                kind = None
+                while set(events) != {"leaderboard", "submission"}:
+                    line = (await response.content.readline()).decode()
+                    if line.startswith("event: "):
+                        kind = line.removeprefix("event: ").strip()
+                    elif line.startswith("data: ") and kind is not None:
+                        events.setdefault(kind, []).append(json.loads(line.removeprefix("data: ")))
+
+            with contextlib.suppress(
+                TimeoutError
+            ):  # a stream that never sends them: the check says what came
+                await asyncio.wait_for(read(), timeout=60)
             response.close()
             return events
 

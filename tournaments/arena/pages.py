@@ -301,12 +301,18 @@ def _shared_ranks(rows: tuple[BoardRow, ...]) -> set[int]:
 
 
 def _same_site(request: web.Request) -> None:
-    """Refuse a form sent from another site (its Origin, or the browser's Sec-Fetch-Site, says so)."""
-    origin = request.headers.get("Origin")
-    if origin is not None:
-        same = urlsplit(origin).netloc == request.host
+    """Refuse a form sent from another site, as the browser tells: its Sec-Fetch-Site, or else its Origin.
+
+    The pages send no referrer, so a browser sends their forms with ``Origin: null``; every
+    current browser also sends ``Sec-Fetch-Site``, which a page cannot set. A request with
+    neither (not a browser's form) is refused too.
+    """
+    fetched_from = request.headers.get("Sec-Fetch-Site")
+    if fetched_from is not None:
+        same = fetched_from == "same-origin"
     else:
-        same = request.headers.get("Sec-Fetch-Site") == "same-origin"
+        origin = request.headers.get("Origin", "null")
+        same = origin != "null" and urlsplit(origin).netloc == request.host
     if not same:
         msg = "this form is accepted from this site's own pages only"
         raise ForbiddenError(msg)

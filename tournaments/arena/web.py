@@ -215,12 +215,8 @@ def _refuse(pages: Pages, request: web.Request, exc: Exception) -> web.StreamRes
         _log.error("web handler failed", path=request.path, exc_info=exc)
         status, message = 500, "the arena failed to answer this (its log says why)"
     if _is_api(request):
-        response = web.json_response({"error": message}, status=status)
-    else:
-        response = pages.refusal(request, status, message)
-    if status == 413:  # the rest of the upload is not wanted
-        response.force_close()
-    return response
+        return web.json_response({"error": message}, status=status)
+    return pages.refusal(request, status, message)
 
 
 def _is_api(request: web.Request) -> bool:
