@@ -843,6 +843,35 @@ class TestEvents:
         [bobs] = site.arena.store.submissions(owner="bob")
         assert events == {"leaderboard": [{"blocks": 3}], "submission": [{"id": bobs.id}]}
 
+    def test_a_quiet_stream_is_sent_a_comment_now_and_then(self, site: Site) -> None:
+        """So that a proxy between keeps it open."""
+
+        async def check() -> bytes:
+            app = make_app(site.arena, heartbeat_s=0.01)
+            async with TestClient(TestServer(app)) as client:
+                response = await client.get("/api/v1/events")
+                lines = [await asyncio.wait_for(response.content.readline(), timeout=60) for _ in range(3)]
+                response.close()
+            return b"".join(lines)
+
+        assert asyncio.run(check()) == b"retry: 3000\n\n: still here\n"
+
+    def test_an_open_stream_ends_when_the_arena_stops(self, site: Site) -> None:
+        """Stopping the server ends each stream cleanly, rather than waiting for it and then cutting it."""
+
+        async def check() -> bytes:
+            runner = web.AppRunner(make_app(site.arena), shutdown_timeout=10)
+            await runner.setup()
+            await web.TCPSite(runner, "127.0.0.1", 0).start()
+            host, port = runner.addresses[0][:2]
+            async with aiohttp.ClientSession() as session:
+                response = await session.get(f"http://{host}:{port}/api/v1/events")
+                first = await response.content.readline()
+                await runner.cleanup()
+                return first + await response.content.read()  # the stream's clean end, or a payload error
+
+        assert asyncio.run(check()) == b"retry: 3000\n\n"
+
 
 class TestAnswers:
     """Every answer carries the headers; a bug is a 500 logged, never shown."""

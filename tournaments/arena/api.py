@@ -251,9 +251,9 @@ class Api:
         response = web.StreamResponse(
             headers={"Content-Type": "text/event-stream", "X-Accel-Buffering": "no"}
         )
-        await response.prepare(request)
-        queue = self._feed.subscribe()
+        queue = self._feed.subscribe()  # before the page hears the stream is open: it misses nothing after
         try:
+            await response.prepare(request)
             await response.write(b"retry: 3000\n\n")
             while True:
                 try:
