@@ -160,7 +160,8 @@ def unpack(
 
     Inside ``sandbox`` when one is given (its folder writable, no network), else as a
     plain process. Raises :class:`PackError` (one line) when the pack is refused, the
-    unpacker fails or takes longer than ``timeout_s``; the folder is then left empty.
+    unpacker fails or takes longer than ``timeout_s``; the folder is then left empty (or not
+    made, when the upload is refused before unpacking).
     ValueError when ``into`` is not empty (the caller's mistake, not the pack's).
     """
     check_upload(data, limits=limits)
