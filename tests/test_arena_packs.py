@@ -199,17 +199,17 @@ BAD_PACKS: list[tuple[str, Callable[[], bytes], str]] = [
     (
         "truncated-gzip",
         lambda: _pack(_file("bot.py", os.urandom(20_000)))[:-5000],
-        "not a bot pack: it is truncated (it ends before its end): upload it again",
+        "not a bot pack: it is truncated (it stops before the end of its archive): upload it again",
     ),
     (
         "truncated-tar",
         lambda: _cut(_tar(MANIFEST_MEMBER, _file("bot.py", b"x" * 5000)), 3 * 512),
-        "not a bot pack: it is truncated (it ends before its end): upload it again",
+        "not a bot pack: it is truncated (it stops before the end of its archive): upload it again",
     ),
     (
         "no-end-marker",
         lambda: _cut(_tar(MANIFEST_MEMBER), 1024),
-        "not a bot pack: it is truncated (it ends before its end): upload it again",
+        "not a bot pack: it is truncated (it stops before the end of its archive): upload it again",
     ),
     (
         "corrupt-header",
@@ -289,6 +289,16 @@ BAD_PACKS: list[tuple[str, Callable[[], bytes], str]] = [
         "inside-a-file",
         lambda: _pack(_file("lib", b"x"), _file("lib/x.py")),
         "pack refused: 'lib/x.py' is inside 'lib', which is a file",
+    ),
+    (
+        "file-then-folder",
+        lambda: _pack(_file("lib", b"x"), _entry("lib/", tarfile.DIRTYPE)),
+        "pack refused: 'lib' is both a file and a folder",
+    ),
+    (
+        "folder-then-file",
+        lambda: _pack(_entry("lib/", tarfile.DIRTYPE), _file("lib", b"x")),
+        "pack refused: 'lib' is both a file and a folder",
     ),
     (
         "no-manifest",

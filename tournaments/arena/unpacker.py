@@ -65,7 +65,7 @@ CPU_S = 60
 _HOW = "(make it with nap bot submit --arena)"
 _NOT_TAR = f"not a bot pack: it is gzip-compressed but not a tar archive {_HOW}"
 _EMPTY = f"not a bot pack: it is empty {_HOW}"
-_TRUNCATED = "not a bot pack: it is truncated (it ends before its end): upload it again"
+_TRUNCATED = "not a bot pack: it is truncated (it stops before the end of its archive): upload it again"
 _ONLY = "a pack holds regular files and folders only"
 _CHUNK = 1 << 16
 _HEADERS_PER_MEMBER = 4 * tarfile.BLOCKSIZE
@@ -90,18 +90,18 @@ def size_text(size: int) -> str:
     return f"{size} byte{'' if size == 1 else 's'}"
 
 
-def too_big(limits: Mapping[str, int]) -> str:
+def _too_big(limits: Mapping[str, int]) -> str:
     """The line for a pack that unpacks past its byte limit."""
     return f"pack refused: it unpacks to more than {size_text(limits['unpacked_bytes'])} (the arena's limit)"
 
 
-def stream_bytes(limits: Mapping[str, int]) -> int:
+def _stream_bytes(limits: Mapping[str, int]) -> int:
     """The most the decompressed tar stream may hold: the files' bytes, each member's headers, a record."""
     per_member = _HEADERS_PER_MEMBER + 2 * limits["path_length"]
     return limits["unpacked_bytes"] + (limits["files"] + 1) * per_member + tarfile.RECORDSIZE
 
 
-def shown(path: str) -> str:
+def _shown(path: str) -> str:
     """A member's path quoted for a line: control characters escaped, cut to :data:`_SHOWN` characters."""
     return repr(path if len(path) <= _SHOWN else path[:_SHOWN] + "...")
 
@@ -123,9 +123,12 @@ class _Inflated(io.RawIOBase):
         view = memoryview(buffer).cast("B")
         try:
             data = self._gzip.read(min(len(view), _CHUNK))
-        except (gzip.BadGzipFile, zlib.error) as exc:
+        except gzip.BadGzipFile as exc:  # its magic, its flags, its CRC
             corrupt = f"not a bot pack: its gzip data is corrupt ({exc})"
             raise Refused(NOT_GZIP if self.count == 0 else corrupt) from None
+        except zlib.error as exc:
+            msg = f"not a bot pack: its gzip data is corrupt ({exc})"
+            raise Refused(msg) from None
         except EOFError:
             raise Refused(_TRUNCATED) from None
         self.count += len(data)
@@ -172,17 +175,17 @@ class _Folder:
         parts = self.parts(name)
         if not parts:
             return  # the folder itself: "." or "./"
+        if (parts in self.folders and not header.isdir()) or (parts in self.files and header.isdir()):
+            msg = f"pack refused: {_shown(name)} is both a file and a folder"
+            raise Refused(msg)
         if header.isdir():
             self.folder(parts, name)
             return
         if parts in self.files:
-            msg = f"pack refused: {shown(name)} is in the pack twice"
-            raise Refused(msg)
-        if parts in self.folders:
-            msg = f"pack refused: {shown(name)} is both a file and a folder"
+            msg = f"pack refused: {_shown(name)} is in the pack twice"
             raise Refused(msg)
         if self.bytes + header.size > self.limits["unpacked_bytes"]:
-            raise Refused(too_big(self.limits))
+            raise Refused(_too_big(self.limits))
         if parts == (MANIFEST,) and header.size > MANIFEST_BYTES:
             msg = f"pack refused: its {MANIFEST} is larger than {size_text(MANIFEST_BYTES)}"
             raise Refused(msg)
@@ -193,7 +196,7 @@ class _Folder:
     def parts(self, name: str) -> tuple[str, ...]:
         """``name``'s parts, "." and empty ones left out; refused if it is not a path inside the folder."""
         if "\0" in name:
-            msg = f"pack refused: the name {shown(name)} holds a NUL byte"
+            msg = f"pack refused: the name {_shown(name)} holds a NUL byte"
             raise Refused(msg)
         try:
             length = len(name.encode("utf-8"))
@@ -201,17 +204,17 @@ class _Folder:
             msg = f"pack refused: the name {name!a} is not UTF-8"
             raise Refused(msg) from None
         if name.startswith("/"):
-            msg = f"pack refused: {shown(name)} is an absolute path; a pack's paths are in the bot's folder"
+            msg = f"pack refused: {_shown(name)} is an absolute path; a pack's paths are in the bot's folder"
             raise Refused(msg)
         parts = tuple(part for part in name.split("/") if part not in {"", "."})
         if ".." in parts:
-            msg = f"pack refused: {shown(name)} leads out of the bot's folder (..)"
+            msg = f"pack refused: {_shown(name)} leads out of the bot's folder (..)"
             raise Refused(msg)
         if length > self.limits["path_length"]:
-            msg = f"pack refused: the path {shown(name)} is longer than {self.limits['path_length']} bytes"
+            msg = f"pack refused: the path {_shown(name)} is longer than {self.limits['path_length']} bytes"
             raise Refused(msg)
         if len(parts) > self.limits["depth"]:
-            msg = f"pack refused: the path {shown(name)} is deeper than {self.limits['depth']} levels"
+            msg = f"pack refused: the path {_shown(name)} is deeper than {self.limits['depth']} levels"
             raise Refused(msg)
         return parts
 
@@ -229,7 +232,7 @@ class _Folder:
             if above in self.folders:
                 continue
             if above in self.files:
-                msg = f"pack refused: {shown(name)} is inside {shown('/'.join(above))}, which is a file"
+                msg = f"pack refused: {_shown(name)} is inside {_shown('/'.join(above))}, which is a file"
                 raise Refused(msg)
             self.count()
             path = _fs(above)
@@ -256,11 +259,11 @@ class _Folder:
 
 def _check_kind(header: tarfile.TarInfo) -> None:
     """Refuse a member that is not a regular file or a folder."""
-    name = shown(header.name)
+    name = _shown(header.name)
     if header.issym():
-        msg = f"pack refused: {name} is a symbolic link (to {shown(header.linkname)}); {_ONLY}"
+        msg = f"pack refused: {name} is a symbolic link (to {_shown(header.linkname)}); {_ONLY}"
     elif header.islnk():
-        msg = f"pack refused: {name} is a hard link (to {shown(header.linkname)}); {_ONLY}"
+        msg = f"pack refused: {name} is a hard link (to {_shown(header.linkname)}); {_ONLY}"
     elif header.ischr() or header.isblk():
         msg = f"pack refused: {name} is a device; {_ONLY}"
     elif header.isfifo():
@@ -288,7 +291,7 @@ def unpack_into(root: str | os.PathLike[str], upload: bytes, limits: Mapping[str
     if len(upload) > limits["upload_bytes"]:
         msg = f"pack refused: it is larger than {size_text(limits['upload_bytes'])} (the arena's limit)"
         raise Refused(msg)
-    stream = io.BufferedReader(_Inflated(upload, cap=stream_bytes(limits), over=too_big(limits)), _CHUNK)
+    stream = io.BufferedReader(_Inflated(upload, cap=_stream_bytes(limits), over=_too_big(limits)), _CHUNK)
     descriptor = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     folder = _Folder(descriptor, limits)
     try:
@@ -332,7 +335,7 @@ def limit_self(limits: Mapping[str, int]) -> None:
     """
     caps = (
         (resource.RLIMIT_FSIZE, limits["unpacked_bytes"]),
-        (resource.RLIMIT_DATA, _MEMORY_BASE + 3 * stream_bytes(limits)),
+        (resource.RLIMIT_DATA, _MEMORY_BASE + 3 * _stream_bytes(limits)),
         (resource.RLIMIT_CPU, CPU_S),
         (resource.RLIMIT_NOFILE, _OPEN_FILES),
         (resource.RLIMIT_CORE, 0),
