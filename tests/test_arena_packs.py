@@ -33,7 +33,6 @@ from tournaments.arena.packs import (
     PackTooLargeError,
     UnpackReport,
     check_upload,
-    read_pack_manifest,
     unpack,
 )
 from tournaments.errors import ArenaError
@@ -541,17 +540,6 @@ def test_every_part_of_a_path_counts_against_the_file_limit(into: Path) -> None:
     assert len(list(other.rglob("*"))) == 4  # the manifest, a, a/b, a/b/c: not one folder more
 
 
-def test_a_bad_manifest_is_refused_without_the_hosts_path(into: Path) -> None:
-    into.mkdir()
-    bad = b'name = "my bot"\nversion = "1"\ncommand = ["x"]\n'
-    unpacker.unpack_into(into, _gz(_tar(_file("nap-bot.toml", bad))), LIMITS.to_json())
-    with pytest.raises(PackError) as refused:
-        read_pack_manifest(into)
-    assert str(refused.value) == (
-        "pack refused: nap-bot.toml: field 'name' must be 1-40 letters, digits, '-' or '_', got 'my bot'"
-    )
-
-
 # ---------------------------------------------------------------------------- the sandbox's command line
 
 
@@ -623,8 +611,7 @@ def test_a_pack_unpacks_to_the_content_hash_of_its_folder(
     into = tmp_path / "uploads" / "17"
     report = unpack(data, into=into, limits=LIMITS, sandbox=chosen)
     assert content_hash(into) == content_hash(folder)
-    assert read_pack_manifest(into) == read_manifest(into)
-    assert read_pack_manifest(into).name == "mybot"
+    assert read_manifest(into).name == "mybot"
     packed = [path for path in folder.rglob("*") if path.is_file() and "__pycache__" not in path.parts]
     assert report == UnpackReport(files=len(packed), bytes=sum(path.stat().st_size for path in packed))
     modes = _modes(into)

@@ -1,5 +1,20 @@
-"""Nap Arena: a long-running host where people submit bots and a duplicate ladder plays them.
+"""``nap arena``: a long-running host where people submit bots, and a duplicate ladder plays them.
 
-Uploads are checked and unpacked only inside the sandbox (:mod:`tournaments.arena.packs`,
-:mod:`tournaments.arena.unpacker`).
+The arena composes what the tournaments already have (the store, the runner's executors
+and sandbox, the statistics, the replay pages) and adds no second referee, store or
+scheduler. Its parts, each one file:
+
+- :mod:`~tournaments.arena.settings`: what an arena is (rules, table sizes, house rules),
+  fixed at its first start;
+- :mod:`~tournaments.arena.people`: tokens, their digests and scopes;
+- :mod:`~tournaments.arena.packs`: uploaded packs, checked and unpacked only in the sandbox;
+- :mod:`~tournaments.arena.admission`: a submission's way onto the ladder (build, check,
+  placement) and its log;
+- :mod:`~tournaments.arena.ladder`: the loop that chooses tables
+  (:mod:`tournaments.stats.ladder`, pure) and plays them as complete blocks;
+- :mod:`~tournaments.arena.service`: the arena as one object, what the web layer calls;
+- :mod:`~tournaments.arena.web`: the HTTP API under ``/api/v1/`` and the pages;
+- :mod:`~tournaments.arena.client`: the command line's client of that API.
+
+The records are :mod:`tournaments.store.arena`'s. docs/arena.md is the user's guide.
 """

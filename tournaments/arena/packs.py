@@ -15,8 +15,8 @@ tar of a bot's folder. An upload comes from anyone, so the arena takes it in two
    folder, within the limits (links, devices, ``..``, gzip bombs: see its docstring). The
    arena then walks what it left, without following a link, before reading any of it.
 
-Then :func:`read_pack_manifest` reads its ``nap-bot.toml`` (at most
-:data:`~tournaments.arena.unpacker.MANIFEST_BYTES`), and
+Then the arena reads its ``nap-bot.toml`` (:func:`tournaments.plan.manifest.read_manifest`:
+at most :data:`~tournaments.arena.unpacker.MANIFEST_BYTES`), and
 :func:`tournaments.plan.manifest.content_hash` of the folder is the version's hash: the
 round trip pack -> unpack is exact. Every refusal is a :class:`PackError`, whose ``str()``
 is the line its submitter reads.
@@ -36,8 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tournaments.arena import unpacker
-from tournaments.errors import ArenaError, ManifestError
-from tournaments.plan.manifest import MANIFEST, Manifest, read_manifest
+from tournaments.errors import ArenaError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -52,7 +51,6 @@ __all__ = [
     "PackTooLargeError",
     "UnpackReport",
     "check_upload",
-    "read_pack_manifest",
     "unpack",
 ]
 
@@ -174,16 +172,6 @@ def unpack(
     except BaseException:
         _empty(into)
         raise
-
-
-def read_pack_manifest(folder: Path) -> Manifest:
-    """An unpacked pack's manifest; a bad one is a :class:`PackError` naming its file, not a host's path."""
-    try:
-        return read_manifest(folder)
-    except ManifestError as exc:
-        said = str(exc).replace(str(folder / MANIFEST), MANIFEST).replace(str(folder), "the pack")
-        msg = f"pack refused: {said}"
-        raise PackError(msg) from None
 
 
 def _run_unpacker(
