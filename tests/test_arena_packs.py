@@ -650,6 +650,16 @@ def _fake_unpacker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: str) -
             id="killed",
         ),
         pytest.param(
+            "import os, signal\nos.kill(os.getpid(), signal.SIGXCPU)\n",
+            "pack refused: unpacking it took more than 60 s of CPU",
+            id="out-of-cpu",
+        ),
+        pytest.param(
+            "import sys\nsys.exit(3)\n",
+            "the arena could not unpack it (status 3); tell the organiser",
+            id="silent-exit",
+        ),
+        pytest.param(
             'raise RuntimeError("a bug")\n',
             "the arena could not unpack it (RuntimeError: a bug); tell the organiser",
             id="failed",
