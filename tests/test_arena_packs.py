@@ -183,6 +183,13 @@ def _many_files(count: int) -> bytes:
     return _pack(*(_file(f"f{number:04}") for number in range(count)))
 
 
+def _named_in_pax(name: str) -> Member:
+    """An empty file whose name is given in a pax header (which may hold any byte)."""
+    info, data = _file("placeholder")
+    info.pax_headers = {"path": name}
+    return info, data
+
+
 def _shown_long(name: str) -> str:
     return repr(name[:80] + "...")
 
@@ -237,6 +244,11 @@ BAD_PACKS: list[tuple[str, Callable[[], bytes], str]] = [
     ),
     ("fifo", lambda: _pack(_entry("pipe", tarfile.FIFOTYPE)), f"pack refused: 'pipe' is a fifo; {ONLY}"),
     (
+        "sparse",
+        lambda: _gz(_tar(MANIFEST_MEMBER, _entry("sparse", tarfile.GNUTYPE_SPARSE), form=tarfile.GNU_FORMAT)),
+        f"pack refused: 'sparse' is a sparse file; {ONLY}",
+    ),
+    (
         "other-type",
         lambda: _pack(_entry("volume", b"V")),
         f"pack refused: 'volume' is not a regular file or folder (tar type b'V'); {ONLY}",
@@ -260,6 +272,11 @@ BAD_PACKS: list[tuple[str, Callable[[], bytes], str]] = [
         "not-utf8",
         lambda: _gz(_tar(MANIFEST_MEMBER, _file("\udcff.py"), form=tarfile.USTAR_FORMAT)),
         "pack refused: the name '\\udcff.py' is not UTF-8",
+    ),
+    (
+        "nul-in-name",
+        lambda: _pack(_named_in_pax("a\0b")),
+        "pack refused: the name 'a\\x00b' holds a NUL byte",
     ),
     (
         "path-too-long",
