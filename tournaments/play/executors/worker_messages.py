@@ -18,8 +18,11 @@ writes :data:`ToRunner` to its stdout, each pickled behind a 4-byte length::
 A Ray worker is the same :class:`~tournaments.play.executors.block_worker.BlockWorker`,
 called through Ray: ``start(Start) -> Ready``, ``play(PlayBlock)`` streams
 :class:`SessionPlayed` (its end is the block's :class:`BlockPlayed`),
-``answer(Question) -> Answer``. There each call gets its own reply, so nothing is keyed,
-and a failure travels as Ray's own task error instead of :class:`Failed`.
+``answer(Question) -> Answer`` (which the Ray executor does not call: its tables are not
+watched, :data:`~tournaments.play.executors.ray.NOT_WATCHED`). There each call gets its
+own reply, so nothing is keyed; the runner checks each reply's kind (:func:`expected`) as
+it does a pipe's; a failure travels as Ray's own task error instead of :class:`Failed`;
+and a call the actor does not have is refused by Ray at the runner's end.
 
 **A message the receiving end does not expect** (a kind it does not know, one it cannot
 unpickle, or a known one out of place, such as a second ``Start``) ends the run, the same
