@@ -255,6 +255,8 @@ class BotProcess:
     async def _launch(self) -> asyncio.subprocess.Process:
         entry = self.entry
         argv, env, cwd = self._command()
+        if self._referee is not None:
+            self._referee.take_refusal(self.identity)  # an earlier process's: not the new one's to report
         try:
             process = await asyncio.create_subprocess_exec(
                 *argv,
@@ -275,8 +277,6 @@ class BotProcess:
             msg = f"bot {entry.name}: cannot start {' '.join(entry.command)!r}: {reason}"
             raise RunnerError(msg) from None
         self._limit_said = False
-        if self._referee is not None:
-            self._referee.take_refusal(self.identity)  # an earlier process's: not this one's to report
         with self.log_path.open("ab") as file:
             where = "" if self.sandbox is None else "in a sandbox: "
             file.write(f"--- {where}{' '.join(entry.command)} (pid {process.pid})\n".encode())
