@@ -12,7 +12,7 @@ no gRPC: the same tables, clocks, faults and policies, for comparison.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from clients.sdk.local import LocalBot
@@ -20,7 +20,7 @@ from referee.match import SessionSpec, Simulation, TimeLimits
 from referee.rules import PoolClaimed, fresh_session
 from referee.server import ServerLimits
 from tournaments.plan.scheduler import BlockSpec, derive_seed
-from tournaments.results import Declaration, FaultRecord, SeatResult, SessionResult
+from tournaments.results import Declaration, SeatResult, SessionResult
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -84,20 +84,11 @@ class FinishedSession:
     log: dict[str, Any]
 
 
-def _fault_record(fault: Fault, seating: Sequence[str]) -> FaultRecord:
-    """The referee's fault as stored: a missing seat is the bot's seat, other gaps are -1."""
-    seat = fault.seat
-    if seat is None:
-        seat = seating.index(fault.bot) if fault.bot in seating else -1
-    return FaultRecord(
-        kind=str(fault.kind),
-        bot=fault.bot,
-        seat=seat,
-        deal=-1 if fault.deal is None else fault.deal,
-        decision=-1 if fault.decision is None else fault.decision,
-        elapsed_ms=0.0 if fault.elapsed_ms is None else float(fault.elapsed_ms),
-        detail=fault.detail,
-    )
+def _at_seat(fault: Fault, seating: Sequence[str]) -> Fault:
+    """The referee's fault as a session's result holds it: a fault of the bot's connection at its seat."""
+    if fault.seat is not None or fault.bot not in seating:
+        return fault
+    return replace(fault, seat=seating.index(fault.bot))
 
 
 def finish_session(spec: BlockRun, rotation: int, outcome: SessionOutcome) -> FinishedSession:
@@ -111,7 +102,7 @@ def finish_session(spec: BlockRun, rotation: int, outcome: SessionOutcome) -> Fi
     """
     seating = spec.block.seating(rotation)
     record = outcome.record
-    faults = [_fault_record(fault, seating) for fault in outcome.faults]
+    faults = [_at_seat(fault, seating) for fault in outcome.faults]
     pool_deals = declarer_pool_deals(record) if record.profile.has_pool else ()
     declared: list[list[Declaration]] = [[] for _ in seating]
     for number, settled_deal in enumerate(outcome.settlements):
@@ -161,18 +152,7 @@ def finish_session(spec: BlockRun, rotation: int, outcome: SessionOutcome) -> Fi
         "bots": [{"seat": seat, "bot": bot} for seat, bot in enumerate(seating)],
         "record": record.to_json(),
         "decisions": [[_decision_json(decision) for decision in deal] for deal in outcome.decisions],
-        "faults": [
-            {
-                "kind": f.kind,
-                "bot": f.bot,
-                "seat": f.seat,
-                "deal": f.deal,
-                "decision": f.decision,
-                "elapsed_ms": f.elapsed_ms,
-                "detail": f.detail,
-            }
-            for f in faults
-        ],
+        "faults": [fault.to_json() for fault in faults],
         "disqualified": list(outcome.disqualified),
         "result": {
             "seats": [
