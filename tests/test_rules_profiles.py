@@ -379,6 +379,17 @@ class TestEveryParameter:
         record = SessionRecord.from_json(json.loads(json.dumps(record_of(session).to_json())))
         assert record.profile == EVERY_PARAMETER_CHANGED
 
+    def test_a_parameter_is_written_where_it_is_used_or_was_always(self) -> None:
+        """The rules of a record hold the parameters records always had; a later one where it is used."""
+        first = ["name", "source", "summary", "min_players", "max_players", "deals_per_session", "hand_size"]
+        first += ["deal_pattern", "pack_size", "starting_chips", "rebuy", "tie_break_deal", "fault_policy"]
+        for profile in (PROFILES["heather"], PROFILES["full-ladder"], PROFILES["seven-card"]):
+            assert list(profile.to_json()) == [*first, "contracts"]
+        every = [f.name for f in fields(Profile) if f.init and f.name != "contracts"]
+        assert list(EVERY_PARAMETER_CHANGED.to_json()) == [*every, "contracts"]
+        assert "pack_sizes" not in PROFILES["purchase"].to_json()
+        assert "pool_claim" in PROFILES["peep"].to_json()  # at its default, with the other pool parameters
+
     @pytest.mark.parametrize(
         ("change", "message"),
         [

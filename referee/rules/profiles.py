@@ -30,7 +30,7 @@ Readings we settled where the seeds are terse (see ``docs/rules.md``):
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import MISSING, dataclass, field, fields, replace
 from enum import Enum
 from pathlib import Path
@@ -66,16 +66,20 @@ class FaultPolicy(Enum):
     Either way the deal stops there."""
 
 
-_POOL_GROUP: Final = {"group": "pool"}
-"""Field metadata of a pool variant's parameter (:data:`POOL_PARAMETERS`).
+_ALWAYS_WRITTEN: Final = frozenset(
+    {"name", "source", "summary", "min_players", "max_players", "deals_per_session", "hand_size"}
+    | {"deal_pattern", "pack_size", "starting_chips", "rebuy", "tie_break_deal", "fault_policy"}
+)
+"""The parameters every record's ``rules`` holds (:meth:`Profile.to_json`), the ladder aside.
 
-Parameters of one ``group`` are written (:meth:`Profile.to_json`) only where one of them
-differs from its default: a group added after the first records leaves the records of the
-profiles that do not use it as they were (``docs/rules.md``, Records).
+Any other parameter is written only where it differs from its default (with its group,
+:data:`_POOL_GROUP`): one added later leaves the records of the profiles that do not use
+it as they were, and a record without it reads with its default (``docs/rules.md``).
 """
 
-_PACK_SIZES_GROUP: Final = {"group": "pack_sizes"}
-"""Field metadata of ``pack_sizes``: written only where it is set (see :data:`_POOL_GROUP`)."""
+_POOL_GROUP: Final = {"group": "pool"}
+"""Field metadata of a pool variant's parameter (:data:`POOL_PARAMETERS`): they are written
+together, where one of them differs from its default."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +146,7 @@ class Profile:
     pack_size: int = 52
     """The cards in the pack: 52, or a short pack (:data:`PACK_SIZES`) without its lowest
     ranks (32 is Ace down to 7)."""
-    pack_sizes: tuple[tuple[int, int], ...] = field(default=(), metadata=_PACK_SIZES_GROUP)
+    pack_sizes: tuple[tuple[int, int], ...] = ()
     """The pack sized by the table instead: (players, cards) pairs, fewest players first; a
     table of a size listed there plays that pack, any other ``pack_size``. In JSON a table
     from the players (text) to the cards: ``{"3": 28, "4": 28}``."""
@@ -273,12 +277,12 @@ class Profile:
         as records have it. ``ladder_as_list`` writes it as a list of the contracts instead
         (:meth:`Contract.to_json`, each with its name): JSON's tables have no order, and a
         writer that sorts keys (the tournament store does) would reorder the ladder.
-        The parameters of a group added later (the pool variants', ``pack_sizes``) are left
-        out where they all have their defaults, so a record of a profile that does not use
-        them is what it was before they existed; :meth:`from_json` gives every profile back
-        exactly.
+        A parameter not in :data:`_ALWAYS_WRITTEN` is left out where it (and its group: the
+        pool variants') has its default, so the record of a profile that does not use a
+        later parameter is what it was before the parameter existed; :meth:`from_json`
+        gives every profile back exactly.
         """
-        used = {f.group for f in _PROFILE_FIELDS.values() if f.group and getattr(self, f.name) != f.default}
+        used = {f.group for f in _PROFILE_FIELDS.values() if getattr(self, f.name) != f.default}
         out = {
             name: f.kind.write(getattr(self, name))
             for name, f in _PROFILE_FIELDS.items()
@@ -339,7 +343,7 @@ class _Field:
     default: object
     """The field's default (``MISSING``: the field is required)."""
     group: str | None
-    """The group of parameters written together (:data:`_POOL_GROUP`), or None: always written."""
+    """The parameters written together (their own name, or :data:`_POOL_GROUP`'s), or None: always written."""
 
     def read(self, value: object, *, where: str) -> object:
         """The field's value from a JSON or TOML value; ProfileError naming the field, after ``where``."""
@@ -444,18 +448,27 @@ def _kind_of(hint: object) -> _Kind:
     raise TypeError(msg)
 
 
-def _fields_of(cls: type, *, but: str = "") -> dict[str, _Field]:
-    """The fields of ``cls`` given to its constructor (but the one named ``but``), by name, in order."""
+def _fields_of(cls: type, *, always: Collection[str] | None = None, but: str = "") -> dict[str, _Field]:
+    """The fields of ``cls`` given to its constructor (but the one named ``but``), by name, in order.
+
+    ``always`` names the fields always written; the others are written where they (or
+    their group) differ from their defaults. None: every field is always written.
+    """
     hints = get_type_hints(cls)
     return {
-        f.name: _Field(f.name, _kind_of(hints[f.name]), f.default, f.metadata.get("group"))
+        f.name: _Field(
+            f.name,
+            _kind_of(hints[f.name]),
+            f.default,
+            None if always is None or f.name in always else f.metadata.get("group", f.name),
+        )
         for f in fields(cls)
         if f.init and f.name != but
     }
 
 
 _CONTRACT_FIELDS: Final = _fields_of(Contract)
-_PROFILE_FIELDS: Final = _fields_of(Profile, but="contracts")
+_PROFILE_FIELDS: Final = _fields_of(Profile, always=_ALWAYS_WRITTEN, but="contracts")
 """Every parameter of a profile but its ladder, by name, in field order."""
 
 POOL_PARAMETERS: Final = tuple(name for name, f in _PROFILE_FIELDS.items() if f.group == _POOL_GROUP["group"])
