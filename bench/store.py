@@ -38,18 +38,19 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from referee.match import TimeLimits
+from referee.match import Fault, FaultKind, TimeLimits
 from referee.rules import DEFAULT_PROFILE
 from tournaments.plan.config import TournamentConfig
 from tournaments.plan.entries import example_bot
 from tournaments.play.blocks import BlockRun, FinishedSession, play_block_in_process
-from tournaments.results import FaultRecord, SessionResult
 from tournaments.stats.standings import standings_of
 from tournaments.store.database import Store
 from tournaments.store.logs import encode_log
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from tournaments.results import SessionResult
 
 SEATS = 4
 BOTS = tuple(example_bot("random", name=f"bot-{i}") for i in range(1, 7))
@@ -87,11 +88,20 @@ def session(played: Played, tournament: int, number: int, rng: random.Random) ->
     result = dataclasses.replace(finished.result, tournament=tournament, block=block, board_seed=block)
     if rng.random() < FAULTY:
         seat = rng.randrange(SEATS)
-        kind = rng.choice(("late", "late", "illegal"))
-        fault = FaultRecord(kind, result.bots[seat], seat, 2, 5, 1500.0, "bench")
+        kind = rng.choice((FaultKind.LATE, FaultKind.LATE, FaultKind.ILLEGAL))
+        fault = Fault(
+            kind=kind,
+            bot=result.bots[seat],
+            table=None,
+            seat=seat,
+            deal=2,
+            decision=5,
+            elapsed_ms=1500.0,
+            detail="bench",
+        )
         seats = tuple(dataclasses.replace(s, faults=1) if s.seat == seat else s for s in result.seats)
         result = dataclasses.replace(result, seats=seats, faults=(fault,))
-    payload = {**finished.log, "board_seed": block, "faults": [dataclasses.asdict(f) for f in result.faults]}
+    payload = {**finished.log, "board_seed": block, "faults": [f.to_json() for f in result.faults]}
     return result, encode_log(payload, tournament=tournament, block=block, rotation=rotation)
 
 

@@ -92,21 +92,49 @@ V4_BOT_TOTALS = """CREATE TABLE bot_totals (
         PRIMARY KEY (tournament_id, bot)) WITHOUT ROWID"""
 """The bot_totals table as schema version 4 made it: no counts of decisions."""
 
+V5_FAULTS = """CREATE TABLE faults (
+        id INTEGER PRIMARY KEY,  -- keeps the faults of a session in the order seen
+        session_id INTEGER NOT NULL REFERENCES sessions (id),
+        kind TEXT NOT NULL,
+        bot TEXT NOT NULL,
+        seat INTEGER NOT NULL,
+        deal INTEGER NOT NULL,
+        decision INTEGER NOT NULL,
+        elapsed_ms REAL NOT NULL,
+        detail TEXT NOT NULL)"""
+"""The faults table as versions 1 to 5 made it: no table; -1 for no seat, deal or decision, 0 for no time."""
+
+V5_FAULT_VALUES = {
+    "seat": "coalesce(seat, -1)",
+    "deal": "coalesce(deal, -1)",
+    "decision": "coalesce(decision, -1)",
+    "elapsed_ms": "coalesce(elapsed_ms, 0.0)",
+}
+"""What versions 1 to 5 wrote in a fault's columns that today's leaves NULL: SQL over today's row."""
+
 OLD_TABLES: dict[int, dict[str, str]] = {
     1: {
         "declarations": V1_DECLARATIONS,
         "sessions": V1_SESSIONS,
         "tournaments": V3_TOURNAMENTS,
         "seat_results": V4_SEAT_RESULTS,
+        "faults": V5_FAULTS,
     },
-    2: {"sessions": V1_SESSIONS, "tournaments": V3_TOURNAMENTS, "seat_results": V4_SEAT_RESULTS},
+    2: {
+        "sessions": V1_SESSIONS,
+        "tournaments": V3_TOURNAMENTS,
+        "seat_results": V4_SEAT_RESULTS,
+        "faults": V5_FAULTS,
+    },
     3: {
         "tournaments": V3_TOURNAMENTS,
         "block_seats": V3_BLOCK_SEATS,
         "bot_totals": V3_BOT_TOTALS,
         "seat_results": V4_SEAT_RESULTS,
+        "faults": V5_FAULTS,
     },
-    4: {"seat_results": V4_SEAT_RESULTS, "bot_totals": V4_BOT_TOTALS},
+    4: {"seat_results": V4_SEAT_RESULTS, "bot_totals": V4_BOT_TOTALS, "faults": V5_FAULTS},
+    5: {"faults": V5_FAULTS},
 }
 """The tables each version had in another shape than today's."""
 
@@ -115,12 +143,13 @@ OLD_STATEMENTS: dict[int, tuple[str, ...]] = {
     2: store_schema.SCHEMA,
     3: (*store_schema.SCHEMA, *store_schema.PACKED),
     4: (*store_schema.SCHEMA, *store_schema.PACKED),
+    5: (*store_schema.SCHEMA, *store_schema.PACKED, store_schema.BOT_CONTENTS),
 }
 """Today's statements of the tables each version had (before the old shapes are put back)."""
 
 
 def create_old_database(conn: sqlite3.Connection, version: int) -> None:
-    """Make ``conn``'s empty database one of schema ``version`` (1 to 4), marked as ours, with no rows."""
+    """Make ``conn``'s empty database one of schema ``version`` (1 to 5), marked as ours, with no rows."""
     tables = OLD_TABLES[version]
     for statement in OLD_STATEMENTS[version]:
         old = (

@@ -821,12 +821,13 @@ def test_a_profile_survives_the_wire_house_rules_included() -> None:
     """What the Welcome announces is the profile itself: the SDK hands it to every bot."""
     from referee.rules import PROFILES, ProfileError  # noqa: PLC0415
     from referee.wire.codec import profile_from_proto  # noqa: PLC0415
+    from tests.rules_helpers import EVERY_PARAMETER_CHANGED  # noqa: PLC0415
 
     house = dataclasses.replace(
         PROFILES["full-ladder"], name="pub", pack_size=32, max_players=6, deals_per_session=4
     )
     by_table = dataclasses.replace(PROFILES["peep"], name="pub-by-table", pack_sizes=((3, 28), (7, 40)))
-    for profile in (*PROFILES.values(), house, by_table, by_table.at_table(7)):
+    for profile in (*PROFILES.values(), house, by_table, by_table.at_table(7), EVERY_PARAMETER_CHANGED):
         assert profile_from_proto(profile_to_proto(profile)) == profile
     assert profile_to_proto(by_table).parameters["pack_sizes"] == "3:28,7:40"
     broken = profile_to_proto(house)

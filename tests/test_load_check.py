@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING
 import pytest
 from click.testing import CliRunner
 
+from referee.match.faults import Fault, FaultKind
 from tests.test_store import log_of
 from tournaments.cli import main
-from tournaments.results import FaultRecord, SeatResult, SessionResult
+from tournaments.results import SeatResult, SessionResult
 from tournaments.stats.load_check import ADVICE, LateFaults
 from tournaments.store.database import Store
 
@@ -41,10 +42,15 @@ if __name__ == "__main__":
 '''
 
 
+def fault(kind: FaultKind, bot: str, elapsed_ms: float) -> Fault:
+    """A fault of ``bot`` at seat 0's first decision."""
+    return Fault(kind=kind, bot=bot, table="t", seat=0, deal=0, decision=0, elapsed_ms=elapsed_ms, detail="")
+
+
 def session(rotation: int, late: list[str], other: Sequence[tuple[str, str]] = ()) -> SessionResult:
     """Bots a, b, c; a late fault per bot in ``late``, a ``kind`` fault per ``(kind, bot)`` in ``other``."""
-    faults = [FaultRecord("late", bot, 0, 0, 0, 900.0, "") for bot in late]
-    faults += [FaultRecord(kind, bot, 0, 0, 0, 1.0, "") for kind, bot in other]
+    faults = [fault(FaultKind.LATE, bot, 900.0) for bot in late]
+    faults += [fault(FaultKind(kind), bot, 1.0) for kind, bot in other]
     return SessionResult(
         tournament=1,
         block=0,

@@ -9,6 +9,7 @@ few of these end to end with real processes).
 
 from __future__ import annotations
 
+import random
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,7 @@ from referee.match import (
     Closed,
     CloseReason,
     Decision,
+    Declared,
     Faulted,
     FaultKind,
     Finished,
@@ -42,14 +44,19 @@ from referee.rules import (
     Bid,
     BidMade,
     Card,
+    CardsExchanged,
     DealSettled,
     DealStarted,
     FaultPolicy,
     Penalty,
     Phase,
+    PoolClaimed,
     SeatEvent,
     Session,
+    WidowPeeked,
+    WidowTaken,
     fallback_action,
+    fresh_session,
     replay,
     verify,
 )
@@ -59,6 +66,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from referee.match import Reaction, SessionOutcome
+    from referee.rules import SessionRecord
 
 HEATHER = PROFILES["heather"]
 
@@ -571,6 +579,74 @@ class TestRevokePenalty:
                 stacks = deal.stacks or ()
                 assert all(stacks[seat] + deal.fees[seat] > 0 for seat in deal.seats), "no chips"
         assert all(outcome.record.balances[0] < -10 for outcome in outcomes)
+
+
+class TestDeclared:
+    """The outcome says what each deal's declarer did: its contract, and the pool, widow and exchange."""
+
+    @pytest.mark.parametrize("name", ["heather", "purchase", "ecarte", "peep"])
+    def test_each_declarer_as_the_records_events_tell_it(self, name: str) -> None:
+        """Seeded random play: declarers as the record's events give them, each figure used."""
+        rng = random.Random(5)  # three sessions of each profile use every figure
+
+        def anything(ask: Ask, deadline_ms: int, now: float) -> list[Reaction]:
+            del deadline_ms, now
+            return [Answer(ask.request_id, str(rng.choice(ask.view.legal_actions)), 1.0)]
+
+        seats = ("a", "b", "c")
+        _, outcomes = play(
+            dict.fromkeys(seats, anything),
+            *(spec(seats, table=f"t{seed}", seed=seed, profile=PROFILES[name]) for seed in range(3)),
+        )
+        for outcome in outcomes:
+            assert outcome.declared == _declared_from_events(outcome.record)
+        declared = [declarer for outcome in outcomes for declarer in outcome.declared]
+        assert {d.made for d in declared} == {True, False}
+        profile = PROFILES[name]
+        assert any(d.pool_chips for d in declared) is profile.has_pool
+        assert any(d.exchanged for d in declared) is bool(profile.exchange_max)
+        assert {d.widow_taken for d in declared} == ({True, False} if profile.widow else {None})
+        assert {d.peeked for d in declared} == ({True, False} if profile.widow else {None})
+
+
+def _declared_from_events(record: SessionRecord) -> tuple[Declared, ...]:
+    """What each deal's declarer did, as the events of a replay of ``record`` tell it."""
+    session = fresh_session(record)
+    declared = []
+    for number, deal in enumerate(record.deals):
+        exchanged: dict[int, int] = {}
+        peeked: set[int] = set()
+        widow: bool | None = None
+        claimed = 0
+        settled: DealSettled | None = None
+        for event in (event for action in deal.actions for event in session.apply(action)):
+            match event:
+                case CardsExchanged(seat=seat, count=count):
+                    exchanged[seat] = count
+                case WidowPeeked(seat=seat):
+                    peeked.add(seat)
+                case WidowTaken(taken=taken):
+                    widow = taken
+                case PoolClaimed(amount=amount):
+                    claimed += amount
+                case DealSettled():
+                    settled = event
+        assert settled is not None
+        if settled.declarer is not None and settled.contract is not None:
+            declarer = settled.declarer
+            declared.append(
+                Declared(
+                    number,
+                    declarer,
+                    settled.contract,
+                    bool(settled.made),
+                    claimed,
+                    widow,
+                    declarer in peeked if record.profile.widow else None,
+                    exchanged.get(declarer, 0),
+                )
+            )
+    return tuple(declared)
 
 
 class TestWhatSeatsAreTold:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import html
 import json
 import random
@@ -14,6 +13,7 @@ from urllib.parse import quote
 import pytest
 from rich.console import Console
 
+from referee.match.faults import Fault, FaultKind
 from referee.rules import PROFILES, Session, SessionRecord, record_of
 from tests.rotation_helpers import synthetic
 from tournaments.cli import reports
@@ -28,7 +28,7 @@ from tournaments.report.session_pages import (
     sessions_href,
     write_session_pages,
 )
-from tournaments.results import Declaration, FaultRecord, SeatResult, SessionResult
+from tournaments.results import Declaration, SeatResult, SessionResult
 from tournaments.stats.sprt import Sprt
 from tournaments.stats.standings import Standings, compute_standings
 from tournaments.store.logs import encode_log
@@ -305,8 +305,17 @@ def random_record(seed: int) -> SessionRecord:
     return record_of(session)
 
 
-def late(seat: int, bot: str, *, deal: int = 1, decision: int = 4) -> FaultRecord:
-    return FaultRecord("late", bot, seat, deal, decision, 1032.5, "answered after the deadline")
+def late(seat: int, bot: str, *, deal: int = 1, decision: int = 4) -> Fault:
+    return Fault(
+        kind=FaultKind.LATE,
+        bot=bot,
+        table="t",
+        seat=seat,
+        deal=deal,
+        decision=decision,
+        elapsed_ms=1032.5,
+        detail="answered after the deadline",
+    )
 
 
 def logged_sessions(root: Path, count: int, *, faulty: tuple[int, ...] = ()) -> list[SessionLink]:
@@ -322,7 +331,7 @@ def logged_sessions(root: Path, count: int, *, faulty: tuple[int, ...] = ()) -> 
         payload = {
             "record": record.to_json(),
             "bots": [{"seat": seat, "bot": bot} for seat, bot in enumerate(bots)],
-            "faults": [dataclasses.asdict(fault) for fault in faults],
+            "faults": [fault.to_json() for fault in faults],
         }
         root.mkdir(parents=True, exist_ok=True)
         (root / f"s{number + 1}.log").write_bytes(encode_log(payload, tournament=1, block=number, rotation=0))

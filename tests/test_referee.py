@@ -27,6 +27,7 @@ from referee.rules import PROFILES, Card, SessionRecord, replay, verify
 from referee.server import ServerLimits, SessionOutcome
 from referee.server.service import PlayService
 from referee.wire import nap_pb2
+from referee.wire.stream import RefusalReason
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -343,11 +344,17 @@ def test_health_reflection_auth_and_hello_checks() -> None:
                 assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
                 refused = await hello("good-token", version=2)
                 assert refused.refusal.reason == nap_pb2.REFUSAL_REASON_PROTOCOL_VERSION
+                # the refusal is the referee's value too (what a bot process that exits over it gets)
+                taken = ring.referee.take_refusal("known")
+                assert taken == (RefusalReason.PROTOCOL_VERSION, refused.refusal.message)
+                assert ring.referee.take_refusal("known") is None  # taken once
+                await hello("good-token", version=2)  # refused again, then it connects: none to take
                 welcome = await hello("good-token")
                 assert welcome.welcome.bot_id == "known"
                 assert welcome.welcome.profile.name == "heather"
                 assert welcome.welcome.max_outstanding == 4
                 assert ring.referee.is_connected("known")
+                assert ring.referee.take_refusal("known") is None
                 again = await hello("good-token")  # a reconnect takes over (tests/test_referee_limits.py)
                 assert again.welcome.bot_id == "known"
             ring.referee.add_bot(name="never", token="t-never")  # noqa: S106

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from referee.match.faults import Fault, FaultKind
 from referee.rules import PASS, PROFILES, Phase, Session, SessionRecord, record_of, replay
 from tests.rules_helpers import contract_session
 from tournaments.report.replay_page import (
@@ -160,25 +161,36 @@ def test_write_replay_writes_utf8(tmp_path: Path, page: str) -> None:
 
 
 def test_faults_are_marked_on_the_step_their_decision_led_to() -> None:
-    """Decision i of a deal is step i + 1 (step 0 is the deal as dealt); -1 marks step 0; junk is dropped."""
-    faults = [
+    """Decision i of a deal is step i + 1 (step 0 is the deal as dealt); none (-1 in older logs) marks step 0.
+
+    A fault at no deal is not marked.
+    """
+    logged = [
         {"kind": "late", "bot": "pimc", "seat": 1, "deal": 2, "decision": 4, "elapsed_ms": 1032.5,
          "detail": "slow"},
         {"kind": "disconnect", "bot": "random", "seat": 2, "deal": 0, "decision": -1, "detail": "gone"},
         {"kind": "late", "bot": "pimc", "seat": 1, "deal": None, "decision": 3},
     ]  # fmt: skip
-    assert fault_markers(faults) == [
+    assert fault_markers([Fault.from_json(fault) for fault in logged]) == [
         {"deal": 2, "step": 5, "decision": 4, "seat": 1, "bot": "pimc", "kind": "late", "elapsed_ms": 1032.5,
          "detail": "slow"},
-        {"deal": 0, "step": 0, "decision": -1, "seat": 2, "bot": "random", "kind": "disconnect",
+        {"deal": 0, "step": 0, "decision": None, "seat": 2, "bot": "random", "kind": "disconnect",
          "elapsed_ms": None, "detail": "gone"},
     ]  # fmt: skip
 
 
 def test_faults_and_links_are_embedded_safely(record: SessionRecord) -> None:
     """The page carries its fault markers and header links; neither can close the data script."""
-    fault = {"kind": "late", "bot": BOTS[3], "seat": 3, "deal": 0, "decision": 0, "elapsed_ms": 5.0,
-             "detail": "</script>"}  # fmt: skip
+    fault = Fault(
+        kind=FaultKind.LATE,
+        bot=BOTS[3],
+        table="t",
+        seat=3,
+        deal=0,
+        decision=0,
+        elapsed_ms=5.0,
+        detail="</script>",
+    )
     page = render_replay_html(
         record, bots=BOTS, title="t", faults=[fault], links=[("standings", "../standings.html")]
     )

@@ -397,7 +397,7 @@ class TestActionsAndRecords:
     def test_profiles_without_a_pool_keep_their_parameters_as_they_were(self) -> None:
         """The pool parameters appear only in profiles that use them: other records are unchanged."""
         assert not any(
-            key in PROFILES["heather"].parameters() for key in ("exchange_max", "widow", "pool_claim")
+            key in PROFILES["heather"].to_json() for key in ("exchange_max", "widow", "pool_claim")
         )
-        assert PURCHASE.parameters()["exchange_max"] == 3
-        assert ECARTE.parameters()["exchange_fee_per_card"] is True
+        assert PURCHASE.to_json()["exchange_max"] == 3
+        assert ECARTE.to_json()["exchange_fee_per_card"] is True

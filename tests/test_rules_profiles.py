@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+import json
+from dataclasses import MISSING, fields, replace
 from typing import TYPE_CHECKING
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from referee.rules import (
     PROFILES,
     Deal,
+    Profile,
     ProfileError,
     Rank,
     Session,
@@ -18,6 +20,8 @@ from referee.rules import (
     pack_of,
     record_of,
 )
+from referee.rules.record import RecordError, SessionRecord
+from tests.rules_helpers import EVERY_PARAMETER_CHANGED
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -294,6 +298,20 @@ def test_house_rules_override_a_base_profile(tmp_path: Path) -> None:
             'name = "x"\nbase = "heather"\npack_size = "by-table"\n[pack_sizes]\n3 = 28\n',
             "pack_size = 'by-table' sizes the pack already",
         ),
+        ('name = "x"\nbase = "heather"\nsource = "mine"\n', "unknown field 'source'"),
+        (
+            'name = "x"\nbase = "heather"\ndeal_pattern = "3,2"\n',
+            "field 'deal_pattern' must be a list of integers",
+        ),
+        (
+            'name = "x"\nbase = "heather"\ndeal_pattern = [3, 3]\n',
+            r"deal_pattern must add up to hand_size \(5\)",
+        ),
+        (
+            'name = "x"\nbase = "heather"\nstarting_chips = true\n',
+            "field 'starting_chips' must be an integer",
+        ),
+        ('name = 7\nbase = "heather"\n', "field 'name' must be str, got 7"),
     ],
 )
 def test_a_bad_house_rules_file_names_the_field(tmp_path: Path, text: str, message: str) -> None:
@@ -312,3 +330,96 @@ def test_an_unknown_profile_name_lists_the_built_in_ones() -> None:
         ProfileError, match="heather, full-ladder, two-to-five, seven-card, purchase, ecarte, peep"
     ):
         get_profile("blackjack")
+
+
+class TestEveryParameter:
+    """A parameter is declared once, in :class:`Profile`: every reader and writer carries it."""
+
+    def test_the_test_profile_changes_every_parameter(self) -> None:
+        """EVERY_PARAMETER_CHANGED is what the other tests carry: a new parameter must be changed there."""
+        unchanged = [
+            f.name
+            for f in fields(Profile)
+            if f.init and f.default is not MISSING and getattr(EVERY_PARAMETER_CHANGED, f.name) == f.default
+        ]
+        assert unchanged == []
+
+    @pytest.mark.parametrize("profile", [*PROFILES.values(), EVERY_PARAMETER_CHANGED], ids=lambda p: p.name)
+    def test_json_text_gives_the_profile_back_in_both_ladder_shapes(self, profile: Profile) -> None:
+        """By name (records) in written order; as a list (the store) whatever order the keys come back in."""
+        assert Profile.from_json(json.loads(json.dumps(profile.to_json()))) == profile
+        stored = json.loads(json.dumps(profile.to_json(ladder_as_list=True), sort_keys=True))
+        assert Profile.from_json(stored) == profile
+        assert [c["name"] for c in stored["contracts"]] == [c.name for c in profile.contracts]
+
+    def test_every_parameter_but_source_is_a_house_rule(self, tmp_path: Path) -> None:
+        """A house-rules file may set each parameter, written as its JSON form is (pack_sizes as a table)."""
+        data = EVERY_PARAMETER_CHANGED.to_json()
+        lines = ['base = "full-ladder"']
+        lines += [
+            f"{key} = {json.dumps(value)}"
+            for key, value in data.items()
+            if key not in {"source", "contracts", "pack_sizes"}
+        ]
+        lines += [
+            "[pack_sizes]",
+            *(f"{players} = {cards}" for players, cards in EVERY_PARAMETER_CHANGED.pack_sizes),
+        ]
+        path = tmp_path / "every.toml"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        assert load_profile(path) == replace(
+            EVERY_PARAMETER_CHANGED, source="house rules from every.toml over full-ladder"
+        )
+
+    def test_a_record_carries_every_parameter(self) -> None:
+        """A session of the profile records it whole, and its record reads back as it was."""
+        session = Session(EVERY_PARAMETER_CHANGED, table_size=5, seed=3)
+        while not session.over:
+            session.apply(session.legal_actions()[0])
+        record = SessionRecord.from_json(json.loads(json.dumps(record_of(session).to_json())))
+        assert record.profile == EVERY_PARAMETER_CHANGED
+
+    def test_a_parameter_is_written_where_it_is_used_or_was_always(self) -> None:
+        """The rules of a record hold the parameters records always had; a later one where it is used."""
+        first = ["name", "source", "summary", "min_players", "max_players", "deals_per_session", "hand_size"]
+        first += ["deal_pattern", "pack_size", "starting_chips", "rebuy", "tie_break_deal", "fault_policy"]
+        for profile in (PROFILES["heather"], PROFILES["full-ladder"], PROFILES["seven-card"]):
+            assert list(profile.to_json()) == [*first, "contracts"]
+        every = [f.name for f in fields(Profile) if f.init and f.name != "contracts"]
+        assert list(EVERY_PARAMETER_CHANGED.to_json()) == [*every, "contracts"]
+        assert "pack_sizes" not in PROFILES["purchase"].to_json()
+        assert "pool_claim" in PROFILES["peep"].to_json()  # at its default, with the other pool parameters
+
+    @pytest.mark.parametrize(
+        ("change", "message"),
+        [
+            ({"pack_size": "52"}, "^rules: field 'pack_size' must be an integer, got '52'$"),
+            ({"later": 1}, "^rules: unknown field 'later'$"),
+            ({"fault_policy": "shout"}, "^rules: field 'fault_policy' must be one of: substitute, revoke$"),
+            ({"contracts": 3}, "^rules: field 'contracts' must be a list of contracts, or a table"),
+            (
+                {"contracts": [{"name": "three", "label": "Three"}]},
+                r"^rules: contracts\[0\]: missing field 'tricks'$",
+            ),
+        ],
+    )
+    def test_stored_rules_that_do_not_read_say_which_field(
+        self, change: dict[str, object], message: str
+    ) -> None:
+        """A parameter of the wrong type, unknown or missing is one line naming it."""
+        with pytest.raises(ProfileError, match=message):
+            Profile.from_json({**PROFILES["heather"].to_json(), **change})
+
+    def test_an_older_record_without_the_later_parameters_reads_with_their_defaults(self) -> None:
+        """Rules written before pack_size, the pool or pack_sizes existed: those take their defaults."""
+        rules = PROFILES["heather"].to_json()
+        del rules["pack_size"]
+        assert Profile.from_json(rules) == PROFILES["heather"]
+        with pytest.raises(ProfileError, match=r"^rules: a profile's parameters are missing$"):
+            Profile.from_json(None)
+        broken = {**record_of(Session(PROFILES["heather"], table_size=3, seed=1)).to_json(), "profile": "pub"}
+        broken["rules"] = {**broken["rules"], "rebuy": "no"}
+        with pytest.raises(
+            RecordError, match=r"^malformed record: rules: field 'rebuy' must be bool, got 'no'$"
+        ):
+            SessionRecord.from_json(broken)

@@ -258,6 +258,27 @@ class TestBotProcesses:
             "tournament 1 stopped after 0 of 3 sessions"
         )
 
+    def test_a_refused_bot_that_says_nothing_is_one_line_with_the_refusals_reason(
+        self, tmp_path: Path
+    ) -> None:
+        """The reason is the referee's, not the bot's output: none of it reaches the log here.
+
+        On a busy machine the Refusal the bot prints may not be read before the runner
+        reports the exit; the line is the same whatever the bot printed, and whenever.
+        """
+        program = (PYTHON, str(Path(__file__).parent / "bots_stdio" / "lowest_bot.py"))
+        mute = 'exec "$0" -m clients.stdio.bridge -- "$@" >/dev/null 2>&1'
+        muted = BotEntry(name="muted", version="1", command=("sh", "-c", mute, PYTHON, *program))
+        bots = (*entrants(("peel", "peel"), ("random", "random")), muted)
+        plan = config(bots, sessions=3, table_size=3, profile=PROFILES["purchase"], sandbox="off")
+        with Store.open(tmp_path / "nap.db") as store, pytest.raises(RunnerError) as raised:
+            run_tournament(plan, store=store, logs_root=tmp_path / "logs")
+        assert str(raised.value).startswith(
+            "bot muted was refused by the referee (UNSUPPORTED_DECISIONS): profile 'purchase' asks "
+            "exchange decisions, which this bot's Hello does not list (Hello.decisions: none); "
+            "tournament 1 stopped after 0 of 3 sessions"
+        )
+
     def test_crashed_bot_is_restarted_and_the_tournament_goes_on(self, tmp_path: Path) -> None:
         """A bot that exits mid-tournament is relaunched; its later sessions play cleanly.
 

@@ -24,10 +24,11 @@ from typing import TYPE_CHECKING, Literal
 
 import pytest
 
-from tests.old_schemas import create_old_database
+from referee.match.faults import Fault, FaultKind
+from tests.old_schemas import V5_FAULT_VALUES, create_old_database
 from tournaments.errors import MissingLogError, StoreError, TournamentBusyError
 from tournaments.play.locks import lock_path, tournament_lock
-from tournaments.results import Declaration, FaultRecord, SeatResult, SessionResult
+from tournaments.results import Declaration, SeatResult, SessionResult
 from tournaments.stats.standings import compute_standings, standings_of
 from tournaments.stats.tally import Tally, tally_of
 from tournaments.store import database as store_module
@@ -64,7 +65,26 @@ def make_tournament(store: Store, *, blocks: int = 2) -> int:
 
 def make_result(tournament: int, block: int = 0, rotation: int = 0) -> SessionResult:
     bots = BOTS[rotation:] + BOTS[:rotation]
-    fault = FaultRecord("late", bots[2], 2, 3, 5, 812.5, "answered after 800 ms")
+    late = Fault(
+        kind=FaultKind.LATE,
+        bot=bots[2],
+        table="5f0e3c1a9b2d4e67",
+        seat=2,
+        deal=3,
+        decision=5,
+        elapsed_ms=812.5,
+        detail="answered after 800 ms",
+    )
+    illegal = Fault(
+        kind=FaultKind.ILLEGAL,
+        bot=bots[2],
+        table=None,
+        seat=2,
+        deal=4,
+        decision=None,
+        elapsed_ms=3.25,
+        detail="played 2H on spades",
+    )
     return SessionResult(
         tournament=tournament,
         block=block,
@@ -81,7 +101,7 @@ def make_result(tournament: int, block: int = 0, rotation: int = 0) -> SessionRe
             SeatResult(1, bots[1], 12, 0.5, (Declaration("misere", made=True),)),
             SeatResult(2, bots[2], -24, 0.0, (), faults=2),
         ),
-        faults=(fault, FaultRecord("illegal", bots[2], 2, 4, -1, 3.25, "played 2H on spades")),
+        faults=(late, illegal),
     )
 
 
@@ -451,7 +471,7 @@ class TestFindSessions:
 
 
 CONTRACTS = ("three", "four", "nap", "misere", "wellington")
-FAULT_KINDS = ("late", "illegal", "crash", "malformed")
+FAULT_KINDS = (FaultKind.LATE, FaultKind.ILLEGAL, FaultKind.DISCONNECT, FaultKind.MALFORMED)
 NAMES = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta")
 
 
@@ -483,10 +503,20 @@ def random_result(
                 )
             )
         made_faults = rng.choice((0, 0, 0, 0, 0, 1, 2))
-        faults += [
-            FaultRecord(rng.choice(FAULT_KINDS), bot, seat, rng.randint(0, 7), rng.randint(-1, 9), 1.5, "x")
-            for _ in range(made_faults)
-        ]
+        for _ in range(made_faults):
+            kind, deal, decision = rng.choice(FAULT_KINDS), rng.randint(0, 7), rng.randint(-1, 9)
+            faults.append(
+                Fault(
+                    kind=kind,
+                    bot=bot,
+                    table=None,
+                    seat=seat,
+                    deal=deal,
+                    decision=None if decision < 0 else decision,
+                    elapsed_ms=1.5,
+                    detail="x",
+                )
+            )
         seats.append(
             SeatResult(
                 seat,
@@ -707,7 +737,7 @@ FILTERS: list[dict[str, object]] = [
     {"bot": "alpha"},
     {"bot": "theta", "tournament": 2},
     {"fault_kind": "late"},
-    {"fault_kind": "crash", "tournament": 1},
+    {"fault_kind": "disconnect", "tournament": 1},
     {"bot": "beta", "fault_kind": "illegal"},
     {"bot": "gamma", "result": "win"},
     {"bot": "gamma", "result": "loss"},
@@ -882,11 +912,20 @@ def write_version_2(
                     for d in s.declarations
                 ],
             )
-            conn.executemany(
+            conn.executemany(  # as version 2 wrote them: -1 for none
                 "INSERT INTO faults (session_id, kind, bot, seat, deal, decision, elapsed_ms, detail)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (session_id, f.kind, f.bot, f.seat, f.deal, f.decision, f.elapsed_ms, f.detail)
+                    (
+                        session_id,
+                        f.kind,
+                        f.bot,
+                        f.seat,
+                        f.deal,
+                        -1 if f.decision is None else f.decision,
+                        f.elapsed_ms,
+                        f.detail,
+                    )
                     for f in r.faults
                 ],
             )
@@ -961,7 +1000,7 @@ class TestUpgradeFromVersion2:
             assert store.tally(played.tournaments) == tally_of(played.results.values())
             assert [row.unisolated for row in store.tournaments()] == [UNISOLATED_BEFORE] * 3
         with closing(sqlite3.connect(db)) as conn:
-            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
             assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
             columns = [row[1] for row in conn.execute("PRAGMA table_info(sessions)")]
             assert columns == ["id", "tournament_id", "block_idx", "rotation", "finished_at"]
@@ -1038,19 +1077,24 @@ def shape(db: Path) -> dict[str, list[tuple[object, ...]]]:
         }
 
 
-def write_version_3(db: Path, source: Path) -> None:
-    """A database as schema version 3 left it, from ``source`` (a file of today's schema, closed).
+def write_old_version(db: Path, source: Path, version: int) -> None:
+    """A database as schema ``version`` (3 or later) left it, from ``source`` (of today's schema, closed).
 
-    Version 3 kept every row and total that today's does but the rotation check's: each of
-    its tables gets ``source``'s rows in the columns it had.
+    Version 3 on kept every row that today's does: each of its tables gets ``source``'s rows
+    in the columns it had (version 3 and 4 lack only totals, which the upgrade computes), a
+    fault's as it wrote them (:data:`~tests.old_schemas.V5_FAULT_VALUES`).
     """
     with closing(sqlite3.connect(db)) as conn:
-        create_old_database(conn, 3)
+        create_old_database(conn, version)
         conn.execute("ATTACH DATABASE ? AS source", (str(source),))
         tables = [row[0] for row in conn.execute("SELECT name FROM main.sqlite_master WHERE type = 'table'")]
         for table in tables:
-            columns = ", ".join(row[1] for row in conn.execute(f"PRAGMA main.table_info({table})"))
-            conn.execute(f"INSERT INTO main.{table} ({columns}) SELECT {columns} FROM source.{table}")  # noqa: S608 - names from sqlite_master
+            names = [row[1] for row in conn.execute(f"PRAGMA main.table_info({table})")]
+            values = [V5_FAULT_VALUES.get(name, name) if table == "faults" else name for name in names]
+            conn.execute(
+                f"INSERT INTO main.{table} ({', '.join(names)})"  # noqa: S608 - names from sqlite_master
+                f" SELECT {', '.join(values)} FROM source.{table}"
+            )
         conn.commit()
         conn.execute("DETACH DATABASE source")
 
@@ -1063,7 +1107,7 @@ class TestUpgradeFromVersion3:
         with Store.open(tmp_path / "scratch.db") as scratch:
             played = play(scratch)
         db = tmp_path / "nap.db"
-        write_version_3(db, tmp_path / "scratch.db")
+        write_old_version(db, tmp_path / "scratch.db", 3)
         return db, played
 
     @pytest.mark.slow
@@ -1089,7 +1133,7 @@ class TestUpgradeFromVersion3:
             store.mark_unisolated(1, "bwrap not available")
             assert store.tournament(1).unisolated == UNISOLATED_BEFORE
         with closing(sqlite3.connect(db)) as conn:
-            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
 
     def test_an_upgraded_file_has_a_new_ones_shape_and_goes_on_like_one(
         self, tmp_path: Path, old: tuple[Path, Played]
@@ -1113,6 +1157,39 @@ class TestUpgradeFromVersion3:
                             added += 1
                 assert store.tally([tournament]) == tally_of(store.session_results(tournament))
             assert added
+
+
+class TestUpgradeFromVersion5:
+    """A version 5 file's faults take today's shape: their table NULL, each -1 NULL, read back as None."""
+
+    def test_the_faults_read_back_as_they_were_recorded(self, tmp_path: Path) -> None:
+        with Store.open(tmp_path / "scratch.db") as scratch:
+            played = play(scratch)
+        db = tmp_path / "nap.db"
+        write_old_version(db, tmp_path / "scratch.db", 5)
+        faults = sum(len(result.faults) for result in played.results.values())
+        with closing(sqlite3.connect(db)) as conn:
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == 5
+            assert conn.execute("SELECT count(*) FROM faults WHERE decision = -1").fetchone()[0] > 0
+        with Store.open(db) as store:
+            for tournament in played.tournaments:
+                stored = store.session_results(tournament)
+                assert sorted(stored, key=repr) == sorted(played.of(tournament), key=repr)
+            assert sorted(store.session_ids(fault_kind="disconnect")) == sorted(
+                session_id
+                for session_id, result in played.results.items()
+                if any(fault.kind is FaultKind.DISCONNECT for fault in result.faults)
+            )
+        Store.open(tmp_path / "new.db").close()
+        assert shape(db) == shape(tmp_path / "new.db")
+        with closing(sqlite3.connect(db)) as conn:
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
+            assert conn.execute("SELECT count(*) FROM faults").fetchone()[0] == faults
+            assert (
+                conn.execute("SELECT count(*) FROM faults WHERE -1 IN (seat, deal, decision)").fetchone()[0]
+                == 0
+            )
+            assert conn.execute('SELECT count(*) FROM faults WHERE "table" IS NULL').fetchone()[0] == faults
 
 
 def one_session_version_2(db: Path, result: SessionResult, log_path: str) -> None:

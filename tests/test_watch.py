@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Any, cast
 import aiohttp
 import pytest
 
+from referee.match.faults import Fault, FaultKind
 from referee.rules import DEFAULT_PROFILE, Card, CardPlayed, DealStarted, Session, record_of
 from tournaments.play.runner import RunOptions, RunStart
 from tournaments.play.tables import NoTables, TableFollower, TableInPlay, public_events
-from tournaments.results import FaultRecord, SeatResult, SessionResult
+from tournaments.results import SeatResult, SessionResult
 from tournaments.stats.standings import compute_standings
 from tournaments.web.watch import Watch
 from tournaments.web.watch_feed import RunFeed, event_json, standings_json
@@ -134,9 +135,7 @@ class TestFollower:
         assert asyncio.run(source.events("t1", 0)) is None
 
 
-def result(
-    block: int, rotation: int, chips: dict[str, int], faults: tuple[FaultRecord, ...] = ()
-) -> SessionResult:
+def result(block: int, rotation: int, chips: dict[str, int], faults: tuple[Fault, ...] = ()) -> SessionResult:
     top = max(chips.values())
     winners = sum(value == top for value in chips.values())
     return SessionResult(
@@ -172,7 +171,9 @@ class TestPayloads:
     def test_faults_are_counted_by_bot_and_kind(self) -> None:
         feed = RunFeed()
         feed.started(START)
-        late = FaultRecord(kind="late", bot="a", seat=0, deal=2, decision=4, elapsed_ms=900.0, detail="")
+        late = Fault(
+            kind=FaultKind.LATE, bot="a", table="t", seat=0, deal=2, decision=4, elapsed_ms=900.0, detail=""
+        )
         feed.session(result(1, 2, {"a": -3, "b": 3}, faults=(late, late)), now=1.0)
         faults = feed.status_json(1.0)["faults"]
         assert faults["total"] == 2

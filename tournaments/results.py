@@ -8,6 +8,10 @@ without importing each other.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from referee.match.faults import Fault
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,25 +33,6 @@ class Declaration:
     widow_taken: bool | None = None
     peeked: bool | None = None
     exchanged: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class FaultRecord:
-    """A bot's misbehaviour at one decision, as the referee saw it.
-
-    ``kind`` is one of ``late``, ``illegal``, ``malformed``, ``unknown-request``,
-    ``disconnect``, ``crash``; ``deal`` and ``decision`` count from 0 within the session
-    (``decision`` is the index of the action in that deal's record, -1 when the fault
-    was not tied to one decision); ``elapsed_ms`` is how long the bot had taken.
-    """
-
-    kind: str
-    bot: str
-    seat: int
-    deal: int
-    decision: int
-    elapsed_ms: float
-    detail: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +64,8 @@ class SessionResult:
 
     ``block`` numbers the duplicate block (one board set played ``table_size`` times with
     the bots rotated); ``rotation`` says which of those plays this was (0..table_size-1).
-    ``seats`` is ordered by seat number.
+    ``seats`` is ordered by seat number; ``faults`` are every fault of the session in the
+    order made, each at a seat (a fault of a bot's connection at the bot's seat).
     """
 
     tournament: int
@@ -87,7 +73,7 @@ class SessionResult:
     rotation: int
     board_seed: int
     seats: tuple[SeatResult, ...]
-    faults: tuple[FaultRecord, ...] = ()
+    faults: tuple[Fault, ...] = ()
 
     @property
     def table_size(self) -> int:

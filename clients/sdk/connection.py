@@ -62,9 +62,9 @@ _BACKOFF_FIRST: Final = 0.05
 _BACKOFF_MAX: Final = 1.0
 _GOODBYE_GRACE: Final = 2.0
 """Seconds to wait for the referee to end the stream after our Goodbye."""
-REFUSED_SAYS: Final = "the referee refused this bot"
+_REFUSED_SAYS: Final = "the referee refused this bot"
 """How the line a Refusal prints starts (``... (REASON): message`` follows), for whoever reads
-a bot's output to say why it stopped (:class:`tournaments.play.bots.BotProcess`)."""
+the bot's output; ``nap`` takes the reason from its referee (:class:`tournaments.play.bots.BotExit`)."""
 
 
 class ExitCode(IntEnum):
@@ -332,7 +332,7 @@ class Connection:
         if reconnecting and refusal.reason is RefusalReason.ALREADY_CONNECTED:
             # the referee has not yet noticed that our previous stream is gone
             raise _Retry(detail=f"refused: {refusal.code}")
-        self._log(f"{REFUSED_SAYS} ({refusal.code}): {refusal.message}")
+        self._log(f"{_REFUSED_SAYS} ({refusal.code}): {refusal.message}")
         return ExitCode.REFUSED
 
     def _failed(self, err: grpc.aio.AioRpcError, *, progressed: bool) -> ExitCode:

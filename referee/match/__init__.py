@@ -7,7 +7,7 @@ transport over it; in-process play and the fault tests drive it in simulated tim
 same choices of the same bots.
 
 - :class:`SessionSpec` in; :class:`SessionOutcome` (record, :class:`Decision`\\ s,
-  :class:`Fault`\\ s, disqualified seats) out
+  :class:`Fault`\\ s, disqualified seats, what each declarer did: :class:`Declared`) out
 - :class:`Match`: one table's loop; :class:`Arbiter`: every table and bot of a referee
   (request ids, queues, deadlines, reconnect grace); :class:`BotState`: one bot's share
 - outputs: :class:`Ask`, :class:`Tell`, :class:`Faulted`, :class:`Closed`,
@@ -27,6 +27,7 @@ from referee.match.messages import (
     Closed,
     CloseReason,
     Decision,
+    Declared,
     Faulted,
     Finished,
     Output,
@@ -48,6 +49,7 @@ __all__ = [
     "CloseReason",
     "Closed",
     "Decision",
+    "Declared",
     "Fault",
     "FaultKind",
     "Faulted",

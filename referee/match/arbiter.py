@@ -305,7 +305,7 @@ class Arbiter:
                     Fault(
                         kind=kind,
                         bot=state.name,
-                        table="",
+                        table=None,
                         seat=None,
                         deal=None,
                         decision=None,

@@ -32,6 +32,7 @@ from referee.match.messages import (
     Closed,
     CloseReason,
     Decision,
+    Declared,
     Faulted,
     Finished,
     SeatPenalized,
@@ -48,6 +49,7 @@ from referee.rules import (
     Penalized,
     Penalty,
     Phase,
+    PoolClaimed,
     Session,
     fallback_action,
     parse_action,
@@ -58,7 +60,7 @@ if TYPE_CHECKING:
     from collections.abc import Collection, Iterator, Sequence
 
     from referee.match.messages import Output, SessionSpec
-    from referee.rules import Action, Event, SeatEvent, SessionRecord
+    from referee.rules import Action, Deal, Event, SeatEvent, SessionRecord
 
 _ACTION_OF_TEXT: Final[dict[str, Action]] = {card.text: card for card in CARDS}
 _ACTION_OF_TEXT.update({name: Bid(name) for name in BID_NAMES})
@@ -104,6 +106,7 @@ class Match:
         """Per deal, each decision's fields: plain tuples, which the garbage collector stops
         tracking, so that thousands of tables in flight do not lengthen its pauses."""
         self._settled: list[DealSettled] = []
+        self._declared: list[Declared] = []
         self._penalty_fault = FaultKind.LATE
         """The kind of the fault behind the last penalty (told with it)."""
         self.asked: Ask | None = None
@@ -281,11 +284,39 @@ class Match:
         decisions = self._decisions
         decisions[deal_number].append(decision)
         if deal.over:
-            self._settled.extend(e for e in events if e.__class__ is DealSettled)
+            self._settle(deal_number, deal, events)
             if len(deals) > len(decisions):
                 decisions.append([])
         if self._listening:
             self._tell(events, deal_number, out)
+
+    def _settle(self, number: int, deal: Deal, events: Sequence[Event]) -> None:
+        """Keep deal ``number``'s settlement and what its declarer did.
+
+        ``events`` are those of the action that ended the deal: its :class:`DealSettled`
+        (always, :meth:`Session.apply`), then the session's, a :class:`PoolClaimed` among them.
+        """
+        claimed = 0
+        for event in events:
+            if isinstance(event, DealSettled):
+                self._settled.append(settled := event)
+            elif isinstance(event, PoolClaimed):  # the declarer's, after its settlement
+                claimed += event.amount
+        declarer = settled.declarer
+        if declarer is None or settled.contract is None:
+            return
+        self._declared.append(
+            Declared(
+                deal=number,
+                seat=declarer,
+                contract=settled.contract,
+                made=bool(settled.made),
+                pool_chips=claimed,
+                widow_taken=deal.widow_taken,
+                peeked=declarer in deal.peeked if self._session.profile.widow else None,
+                exchanged=deal.exchanged[declarer],
+            )
+        )
 
     def _fallback(self) -> Action:
         return fallback_action(self._session.legal_actions())
@@ -308,6 +339,7 @@ class Match:
             faults=tuple(self._faults),
             disqualified=tuple(seats),
             settlements=tuple(self._settled),
+            declared=tuple(self._declared),
         )
         out.append(Finished(self.table, outcome))
 

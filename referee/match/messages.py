@@ -5,8 +5,9 @@ decision to request of a seat's bot), a :class:`Tell` (what one seat is told of 
 happened), a :class:`Faulted` (a fault to record and to notify to its bot), a
 :class:`Closed` (nothing more for this bot at this table), an :class:`Unseated` (a fault of
 a bot that sits at no table) and, at the end, a :class:`Finished` with the
-:class:`SessionOutcome`. The caller (the gRPC referee, the in-process player, a test
-driver) carries them out; nothing here does IO or reads a clock.
+:class:`SessionOutcome` (what each deal's declarer did among it: :class:`Declared`). The
+caller (the gRPC referee, the in-process player, a test driver) carries them out; nothing
+here does IO or reads a clock.
 """
 
 from __future__ import annotations
@@ -63,10 +64,33 @@ class Decision(NamedTuple):
 
 
 @dataclass(frozen=True, slots=True)
+class Declared:
+    """What the declarer of one deal did, as the deal settled (what replaying the record gives).
+
+    ``deal`` counts from 0 in the session; ``made`` says whether the declarer fulfilled
+    ``contract``. The pool variants add ``pool_chips``, the chips it took from the pool
+    (0: none, or no pool); ``widow_taken``, whether it took the widow (None: no widow
+    decision that deal); ``peeked``, whether it had paid to look at the widow (None: the
+    profile has no widow); ``exchanged``, the cards it exchanged with the stock before the
+    auction (0: declined, or no exchange round).
+    """
+
+    deal: int
+    seat: int
+    contract: str
+    made: bool
+    pool_chips: int = 0
+    widow_taken: bool | None = None
+    peeked: bool | None = None
+    exchanged: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class SessionOutcome:
     """A played session: its record, its decisions per deal in order, faults, disqualified seats.
 
-    ``settlements`` are the deals' settlements in order (what replaying the record gives).
+    ``settlements`` are the deals' settlements in order and ``declared`` what the declarer
+    of each deal that had one did, in order (both what replaying the record gives).
     """
 
     record: SessionRecord
@@ -74,6 +98,7 @@ class SessionOutcome:
     faults: tuple[Fault, ...]
     disqualified: tuple[int, ...]
     settlements: tuple[DealSettled, ...] = ()
+    declared: tuple[Declared, ...] = ()
 
 
 @final

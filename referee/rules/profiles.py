@@ -30,11 +30,12 @@ Readings we settled where the seeds are terse (see ``docs/rules.md``):
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import MISSING, dataclass, field, fields, replace
 from enum import Enum
 from pathlib import Path
-from typing import Any, Final, cast
+from types import UnionType
+from typing import Any, Final, get_args, get_type_hints
 
 from referee.rules.cards import Card, pack_of
 
@@ -65,6 +66,22 @@ class FaultPolicy(Enum):
     Either way the deal stops there."""
 
 
+_ALWAYS_WRITTEN: Final = frozenset(
+    {"name", "source", "summary", "min_players", "max_players", "deals_per_session", "hand_size"}
+    | {"deal_pattern", "pack_size", "starting_chips", "rebuy", "tie_break_deal", "fault_policy"}
+)
+"""The parameters every record's ``rules`` holds (:meth:`Profile.to_json`), the ladder aside.
+
+Any other parameter is written only where it differs from its default (with its group,
+:data:`_POOL_GROUP`): one added later leaves the records of the profiles that do not use
+it as they were, and a record without it reads with its default (``docs/rules.md``).
+"""
+
+_POOL_GROUP: Final = {"group": "pool"}
+"""Field metadata of a pool variant's parameter (:data:`POOL_PARAMETERS`): they are written
+together, where one of them differs from its default."""
+
+
 @dataclass(frozen=True, slots=True)
 class Contract:
     """One rung of the bidding ladder.
@@ -88,55 +105,77 @@ class Contract:
         """Whether a declarer who took ``tricks_taken`` tricks fulfilled this contract."""
         return tricks_taken == 0 if self.misere else tricks_taken >= self.tricks
 
+    def to_json(self) -> dict[str, object]:
+        """Every field by name, in order (all plain JSON values)."""
+        return {name: getattr(self, name) for name in _CONTRACT_FIELDS}
+
+    @classmethod
+    def from_json(cls, data: object, *, where: str) -> Contract:
+        """Read :meth:`to_json`'s data; a ProfileError names the field, after ``where``."""
+        return cls(**_read_fields(data, _CONTRACT_FIELDS, where=where))
+
 
 @dataclass(frozen=True, slots=True)
 class Profile:
     """A complete set of rules for a table.
 
-    ``contracts`` lists the ladder from lowest to highest; every bid must be strictly
-    higher than the current highest. ``starting_chips`` of ``None`` means unlimited
-    accounting units (balances may go negative); a number means finite stacks: a seat
-    whose stack falls to zero or below is eliminated, or, when ``rebuy`` is set, stakes
-    the starting chips again as many times as it takes to have chips (seed 001's "nova
-    aposta inicial para voltar ao jogo"). ``tie_break_deal`` adds one deal among the
-    seats tied for the lead after the last deal (seed 001). ``pack_size`` is the number
-    of cards in the pack: 52, or a short pack (:data:`PACK_SIZES`) without its lowest
-    ranks (32 is Ace down to 7).
-    ``pack_sizes`` sizes the pack by the table instead: (players, cards) pairs, fewest
-    players first; a table of a size listed there plays that pack, any other
-    ``pack_size``. A table plays :meth:`at_table`, this profile with its table's pack as
-    ``pack_size`` (a session, a deal and a record do that themselves).
+    Every parameter is a field with its default, and its type annotation is all that its
+    readers and writers need: :meth:`to_json` and :meth:`from_json` (records, the
+    tournament store, standings), house rules (:func:`load_profile`: every parameter but
+    ``name`` and ``source`` may be set) and the wire's text (:func:`parameter_texts`). A
+    new parameter is one field here, with its default and its docstring (and, where a
+    check spans fields, a line of :func:`_validate`).
 
-    The pool variants (seed 001: Purchase, Écarté, Peep Nap): ``exchange_max`` is the most
-    cards a seat may exchange with the undealt stock before the auction (0: no exchange
-    round); an exchange costs ``exchange_fee`` chips, or that much per card with
-    ``exchange_fee_per_card``. With ``widow`` one card is dealt face down after the hands;
-    a seat may pay ``peep_fee`` at its turn in the auction to look at it, and the declarer
-    may take it for a card of its hand. Fees go into the pool, which the next declarer to
-    make the contract named ``pool_claim`` or a higher one takes.
+    A table plays :meth:`at_table`, this profile with its table's pack as ``pack_size``
+    (a session, a deal and a record do that themselves).
     """
 
     name: str
     source: str
+    """Where the rules come from: a seed document, or the house-rules file and its base."""
     summary: str
+    """The rules in one paragraph, for people."""
     contracts: tuple[Contract, ...]
+    """The ladder from lowest to highest; every bid must be strictly higher than the current highest."""
     min_players: int = 3
     max_players: int = 7
     deals_per_session: int = 8
     hand_size: int = 5
     deal_pattern: tuple[int, ...] = (3, 2)
+    """How a hand is dealt: 3 cards to each seat, then 2 (it adds up to ``hand_size``)."""
     pack_size: int = 52
+    """The cards in the pack: 52, or a short pack (:data:`PACK_SIZES`) without its lowest
+    ranks (32 is Ace down to 7)."""
     pack_sizes: tuple[tuple[int, int], ...] = ()
+    """The pack sized by the table instead: (players, cards) pairs, fewest players first; a
+    table of a size listed there plays that pack, any other ``pack_size``. In JSON a table
+    from the players (text) to the cards: ``{"3": 28, "4": 28}``."""
     starting_chips: int | None = None
+    """None: unlimited accounting units (balances may go negative). A number: finite
+    stacks; a seat whose stack falls to zero or below is eliminated (or rebuys)."""
     rebuy: bool = False
+    """A seat out of chips stakes the starting chips again, as many times as it takes to
+    have chips (seed 001's "nova aposta inicial para voltar ao jogo")."""
     tie_break_deal: bool = False
+    """One more deal among the seats tied for the lead after the last deal (seed 001)."""
     fault_policy: FaultPolicy = FaultPolicy.SUBSTITUTE
-    exchange_max: int = 0
-    exchange_fee_per_card: bool = False
-    exchange_fee: int = 1
-    widow: bool = False
-    peep_fee: int = 1
-    pool_claim: str = "nap"
+    """What happens to the game when a bot faults."""
+    exchange_max: int = field(default=0, metadata=_POOL_GROUP)
+    """The most cards a seat may exchange with the undealt stock before the auction (0: no
+    exchange round; seed 001's Purchase and Écarté Nap)."""
+    exchange_fee_per_card: bool = field(default=False, metadata=_POOL_GROUP)
+    """An exchange costs ``exchange_fee`` per card given up, not per exchange."""
+    exchange_fee: int = field(default=1, metadata=_POOL_GROUP)
+    """Chips an exchange costs, into the pool."""
+    widow: bool = field(default=False, metadata=_POOL_GROUP)
+    """One card is dealt face down after the hands (seed 001's Peep Nap): a seat may pay
+    ``peep_fee`` at its turn in the auction to look at it, and the declarer may take it
+    for a card of its hand."""
+    peep_fee: int = field(default=1, metadata=_POOL_GROUP)
+    """Chips a look at the widow costs, into the pool."""
+    pool_claim: str = field(default="nap", metadata=_POOL_GROUP)
+    """The lowest contract whose making takes the pool (fees not yet claimed); what is left
+    at the session's end goes back to those who paid it in."""
     _by_name: dict[str, Contract] = field(init=False, repr=False, compare=False, hash=False)
     _tables: dict[int, Profile] = field(init=False, repr=False, compare=False, hash=False)
     """:meth:`at_table`'s profiles, made once per table size (a cache: not part of the value)."""
@@ -231,56 +270,246 @@ class Profile:
             return 0
         return self.exchange_fee * cards if self.exchange_fee_per_card else self.exchange_fee
 
-    def parameters(self) -> dict[str, object]:
-        """Every parameter as plain data (for display, TOML and the wire).
+    def to_json(self, *, ladder_as_list: bool = False) -> dict[str, object]:
+        """Every parameter as JSON-ready data, in field order, the ladder last.
 
-        The pool parameters (:data:`POOL_PARAMETERS`) are left out when every one of them
-        has its default, as in every profile without exchanges or a widow: such a
-        profile's parameters, and so its records, are what they were before the pool
-        variants existed (:func:`profile_from_parameters` gives them back exactly).
-        ``pack_sizes`` likewise appears only when it is set, as a table from the number
-        of players (text, as JSON and TOML keys are) to the cards: ``{"3": 28, "4": 28}``.
+        The ladder is a table from each contract's name to its other fields, lowest first,
+        as records have it. ``ladder_as_list`` writes it as a list of the contracts instead
+        (:meth:`Contract.to_json`, each with its name): JSON's tables have no order, and a
+        writer that sorts keys (the tournament store does) would reorder the ladder.
+        A parameter not in :data:`_ALWAYS_WRITTEN` is left out where it (and its group: the
+        pool variants') has its default, so the record of a profile that does not use a
+        later parameter is what it was before the parameter existed; :meth:`from_json`
+        gives every profile back exactly.
         """
-        out: dict[str, object] = {}
-        plain = all(getattr(self, name) == default for name, default in _POOL_DEFAULTS.items())
-        for f in fields(self):
-            if f.name.startswith("_") or f.name == "contracts" or (plain and f.name in _POOL_DEFAULTS):
-                continue
-            value = getattr(self, f.name)
-            if f.name == "pack_sizes":
-                if value:  # left out when empty, as in every profile before it existed
-                    out[f.name] = {str(players): cards for players, cards in value}
-                continue
-            out[f.name] = value.value if isinstance(value, Enum) else value
-        out["contracts"] = {
-            c.name: {
-                "label": c.label,
-                "tricks": c.tricks,
-                "win": c.win,
-                "lose": c.lose,
-                "misere": c.misere,
-                "over": c.over,
-            }
-            for c in self.contracts
+        used = {f.group for f in _PROFILE_FIELDS.values() if getattr(self, f.name) != f.default}
+        out = {
+            name: f.kind.write(getattr(self, name))
+            for name, f in _PROFILE_FIELDS.items()
+            if f.group is None or f.group in used
         }
+        ladder = [contract.to_json() for contract in self.contracts]
+        out["contracts"] = (
+            ladder
+            if ladder_as_list
+            else {entry["name"]: {k: v for k, v in entry.items() if k != "name"} for entry in ladder}
+        )
         return out
 
+    @classmethod
+    def from_json(cls, data: object, *, where: str = "rules") -> Profile:
+        """Read :meth:`to_json`'s data, the ladder in either shape; a missing parameter takes its default.
 
-POOL_PARAMETERS: Final = (
-    "exchange_max",
-    "exchange_fee_per_card",
-    "exchange_fee",
-    "widow",
-    "peep_fee",
-    "pool_claim",
-)
-"""The parameters of the pool variants (Purchase, Écarté, Peep Nap)."""
-
-_POOL_DEFAULTS: Final = {f.name: f.default for f in fields(Profile) if f.name in POOL_PARAMETERS}
+        So a record or a config written before a parameter existed reads as the rules it
+        was played by. A ProfileError names what is wrong, after ``where``.
+        """
+        if not isinstance(data, Mapping):
+            msg = f"{where}: a profile's parameters are missing"
+            raise ProfileError(msg)
+        given = dict(data)
+        if "contracts" not in given:
+            msg = f"{where}: missing field 'contracts'"
+            raise ProfileError(msg)
+        contracts = _ladder_from_json(given.pop("contracts"), where=where)
+        return cls(contracts=contracts, **_read_fields(given, _PROFILE_FIELDS, where=where))
 
 
 class ProfileError(ValueError):
     """A profile (usually a house-rules file) is invalid; the message names the field."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Kind:
+    """How the values of one type annotation are checked, read and written, as JSON (or TOML) and as text."""
+
+    problem: Callable[[object, str], str | None]
+    """What is wrong with a JSON or TOML value for the field named (a message naming it), or None."""
+    read: Callable[[Any], object] = lambda value: value
+    """The field's value from a JSON value without a problem."""
+    write: Callable[[Any], object] = lambda value: value
+    """The JSON value of the field's value."""
+    text: Callable[[Any], str] = str
+    """The field's value as one line of text (the wire's ``Profile.parameters``)."""
+    parse: Callable[[str], object] = str
+    """The field's value from its text; ValueError where the text says none."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Field:
+    """A field of :class:`Profile` or :class:`Contract`, with its kind, default and group."""
+
+    name: str
+    kind: _Kind
+    default: object
+    """The field's default (``MISSING``: the field is required)."""
+    group: str | None
+    """The parameters written together (their own name, or :data:`_POOL_GROUP`'s), or None: always written."""
+
+    def read(self, value: object, *, where: str) -> object:
+        """The field's value from a JSON or TOML value; ProfileError naming the field, after ``where``."""
+        problem = self.kind.problem(value, self.name)
+        if problem is not None:
+            msg = f"{where}: {problem}"
+            raise ProfileError(msg)
+        return self.kind.read(value)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _must_be(expected: str, accepts: Callable[[object], bool]) -> Callable[[object, str], str | None]:
+    def problem(value: object, key: str) -> str | None:
+        return None if accepts(value) else f"field {key!r} must be {expected}, got {value!r}"
+
+    return problem
+
+
+def _pack_sizes_problem(value: object, key: str) -> str | None:
+    if not isinstance(value, Mapping):
+        return f"field {key!r} must be a table from the number of players to the cards (3 = 28)"
+    for players, cards in value.items():
+        if not (isinstance(players, str) and players.isdigit()):
+            return f"field '{key}.{players}': a number of players, not {players!r}"
+        if not _is_int(cards):
+            return f"field '{key}.{players}' must be an integer, got {cards!r}"
+    return None
+
+
+def _parse_pack_sizes(text: str) -> tuple[tuple[int, int], ...]:
+    """``"3:28,7:40"``: a table of 3 plays 28 cards, of 7 40 cards (``""``: none)."""
+    pairs = (part.partition(":") for part in text.split(",")) if text else ()
+    return tuple((int(players), int(cards)) for players, _, cards in pairs)
+
+
+def _optional(kind: _Kind) -> _Kind:
+    """``kind`` or None (``null`` in JSON, ``""`` as text)."""
+    return _Kind(
+        problem=lambda value, key: None if value is None else kind.problem(value, key),
+        read=lambda value: None if value is None else kind.read(value),
+        write=lambda value: None if value is None else kind.write(value),
+        text=lambda value: "" if value is None else kind.text(value),
+        parse=lambda text: None if not text else kind.parse(text),
+    )
+
+
+def _enum(kind: type[Enum]) -> _Kind:
+    """One of the enumeration's members, by its value."""
+    values = [member.value for member in kind]
+    choices = ", ".join(map(str, values))
+    return _Kind(
+        problem=lambda value, key: None if value in values else f"field {key!r} must be one of: {choices}",
+        read=kind,
+        write=lambda member: member.value,
+        text=lambda member: str(member.value),
+        parse=kind,
+    )
+
+
+_KINDS: Final[dict[object, _Kind]] = {
+    int: _Kind(_must_be("an integer", _is_int), parse=int),
+    bool: _Kind(
+        _must_be("bool", lambda value: isinstance(value, bool)),
+        text=lambda value: "true" if value else "false",
+        parse=lambda text: text == "true",
+    ),
+    str: _Kind(_must_be("str", lambda value: isinstance(value, str))),
+    tuple[int, ...]: _Kind(
+        _must_be(
+            "a list of integers",
+            lambda value: isinstance(value, list | tuple) and all(map(_is_int, value)),
+        ),
+        read=tuple,
+        write=list,
+        text=lambda value: ",".join(map(str, value)),
+        parse=lambda text: tuple(int(part) for part in text.split(",")),
+    ),
+    tuple[tuple[int, int], ...]: _Kind(
+        _pack_sizes_problem,
+        read=lambda value: tuple(sorted((int(players), cards) for players, cards in value.items())),
+        write=lambda value: {str(players): cards for players, cards in value},
+        text=lambda value: ",".join(f"{players}:{cards}" for players, cards in value),
+        parse=_parse_pack_sizes,
+    ),
+}
+"""The kind of each type annotation a field may have (enumerations and ``X | None`` aside)."""
+
+
+def _kind_of(hint: object) -> _Kind:
+    """The kind of a field's type annotation; TypeError for a type that has none yet."""
+    if hint in _KINDS:
+        return _KINDS[hint]
+    if isinstance(hint, type) and issubclass(hint, Enum):
+        return _enum(hint)
+    args = get_args(hint)
+    if isinstance(hint, UnionType) and len(args) == 2 and type(None) in args:
+        return _optional(_kind_of(next(arg for arg in args if arg is not type(None))))
+    msg = f"a profile's fields may not be of type {hint} (no JSON and text form in _KINDS)"
+    raise TypeError(msg)
+
+
+def _fields_of(cls: type, *, always: Collection[str] | None = None, but: str = "") -> dict[str, _Field]:
+    """The fields of ``cls`` given to its constructor (but the one named ``but``), by name, in order.
+
+    ``always`` names the fields always written; the others are written where they (or
+    their group) differ from their defaults. None: every field is always written.
+    """
+    hints = get_type_hints(cls)
+    return {
+        f.name: _Field(
+            f.name,
+            _kind_of(hints[f.name]),
+            f.default,
+            None if always is None or f.name in always else f.metadata.get("group", f.name),
+        )
+        for f in fields(cls)
+        if f.init and f.name != but
+    }
+
+
+_CONTRACT_FIELDS: Final = _fields_of(Contract)
+_PROFILE_FIELDS: Final = _fields_of(Profile, always=_ALWAYS_WRITTEN, but="contracts")
+"""Every parameter of a profile but its ladder, by name, in field order."""
+
+POOL_PARAMETERS: Final = tuple(name for name, f in _PROFILE_FIELDS.items() if f.group == _POOL_GROUP["group"])
+"""The parameters of the pool variants (Purchase, Écarté, Peep Nap)."""
+
+
+def _read_fields(data: object, known: Mapping[str, _Field], *, where: str) -> dict[str, Any]:
+    """The values of the fields ``data`` gives; a field it lacks takes its default, if it has one.
+
+    ProfileError, after ``where``, for data that is no table, an unknown field, a value of
+    the wrong type or a required field missing.
+    """
+    if not isinstance(data, Mapping):
+        msg = f"{where}: a table of fields, not {data!r}"
+        raise ProfileError(msg)
+    values = {}
+    for key, value in data.items():
+        known_field = known.get(key)
+        if known_field is None:
+            msg = f"{where}: unknown field {key!r}"
+            raise ProfileError(msg)
+        values[key] = known_field.read(value, where=where)
+    for name, known_field in known.items():
+        if known_field.default is MISSING and name not in values:
+            msg = f"{where}: missing field {name!r}"
+            raise ProfileError(msg)
+    return values
+
+
+def _ladder_from_json(ladder: object, *, where: str) -> tuple[Contract, ...]:
+    """The contracts of a ladder written by :meth:`Profile.to_json`: a table by name, or a list."""
+    if isinstance(ladder, Mapping):
+        ladder = [
+            {"name": name, **entry} if isinstance(entry, Mapping) else entry for name, entry in ladder.items()
+        ]
+    if not isinstance(ladder, list):
+        msg = f"{where}: field 'contracts' must be a list of contracts, or a table of them by name"
+        raise ProfileError(msg)
+    return tuple(
+        Contract.from_json(entry, where=f"{where}: contracts[{index}]") for index, entry in enumerate(ladder)
+    )
 
 
 def _validate(profile: Profile) -> None:
@@ -521,24 +750,11 @@ PROFILES: Final[dict[str, Profile]] = {
 DEFAULT_PROFILE: Final = HEATHER
 
 
-_SCALARS: Final = {
-    "min_players": int,
-    "max_players": int,
-    "deals_per_session": int,
-    "pack_size": int,
-    "starting_chips": int,
-    "rebuy": bool,
-    "tie_break_deal": bool,
-    "fault_policy": str,
-    "summary": str,
-    "exchange_max": int,
-    "exchange_fee_per_card": bool,
-    "exchange_fee": int,
-    "widow": bool,
-    "peep_fee": int,
-    "pool_claim": str,
-}
-_CONTRACT_KEYS: Final = {"win": int, "lose": int, "label": str}
+_NOT_HOUSE_RULES: Final = frozenset({"source"})
+"""Parameters a house-rules file does not set: its ``source`` says the file and the base."""
+
+_HOUSE_CONTRACT_FIELDS: Final = ("label", "win", "lose")
+"""What a house-rules file may change of a contract (``[contracts.NAME]``)."""
 
 
 def get_profile(name_or_path: str) -> Profile:
@@ -559,10 +775,10 @@ def load_profile(path: Path) -> Profile:
 
         name = "pub"                 # required: the new profile's name
         base = "full-ladder"         # required: a built-in profile
-        starting_chips = 100
+        starting_chips = 100         # any parameter of Profile but source, in its JSON form
         pack_size = 32               # a short pack: Ace down to 7 ("by-table": PACKS_BY_TABLE)
         remove = ["blucher"]         # drop contracts from the ladder
-        [contracts.misere]           # change a contract's stakes
+        [contracts.misere]           # change a contract's stakes (or label)
         win = 10
         lose = 5
     """
@@ -578,73 +794,57 @@ def load_profile(path: Path) -> Profile:
     return profile_from_mapping(data, where=where)
 
 
-def profile_from_mapping(data: dict[str, object], *, where: str = "profile") -> Profile:
-    """Build a house-rules profile from parsed TOML (see :func:`load_profile`)."""
+def profile_from_mapping(data: Mapping[str, object], *, where: str = "profile") -> Profile:
+    """Build a house-rules profile from parsed TOML (see :func:`load_profile`).
+
+    Each parameter is read as :meth:`Profile.from_json` reads it; any mistake is one
+    ProfileError that starts with ``where`` (the file) and names the field.
+    """
     data = dict(data)
-    name = _take(data, "name", str, where, required=True)
-    base_name = _take(data, "base", str, where, required=True)
+    name = _required_text(data, "name", where)
+    base_name = _required_text(data, "base", where)
     if base_name not in PROFILES:
         known = ", ".join(PROFILES)
         msg = f"{where}: field 'base': unknown profile {base_name!r} (built in: {known})"
         raise ProfileError(msg)
-    base = PROFILES[str(base_name)]
-    changes: dict[str, Any] = {  # values _take checked against the fields' types
-        "name": name,
-        "source": f"house rules from {where} over {base.name}",
-    }
+    base = PROFILES[base_name]
     by_table = data.get("pack_size") == BY_TABLE
     if by_table:
         del data["pack_size"]
-    for key, kind in _SCALARS.items():
-        if key in data:
-            changes[key] = _take(data, key, kind, where)
-    # the seats of the house rules (integers: _take checked them), for by-table's packs
-    low = cast("int", changes.get("min_players", base.min_players))
-    high = cast("int", changes.get("max_players", base.max_players))
-    changes.update(_pack_sizes(data, where, by_table=by_table, seats=range(low, high + 1)))
-    if "fault_policy" in changes:
-        try:
-            changes["fault_policy"] = FaultPolicy(changes["fault_policy"])
-        except ValueError:
-            choices = ", ".join(p.value for p in FaultPolicy)
-            msg = f"{where}: field 'fault_policy' must be one of: {choices}"
-            raise ProfileError(msg) from None
-    changes["contracts"] = _ladder_changes(base, data, where)
-    if data:
-        msg = f"{where}: unknown field {next(iter(data))!r}"
-        raise ProfileError(msg)
+    contracts = _ladder_changes(base, data, where)
+    changes: dict[str, Any] = {}  # values that _Field.read checked against the fields' types
+    for key, value in data.items():
+        parameter = _PROFILE_FIELDS.get(key)
+        if parameter is None or key in _NOT_HOUSE_RULES:
+            msg = f"{where}: unknown field {key!r}"
+            raise ProfileError(msg)
+        changes[key] = parameter.read(value, where=where)
+    if by_table:
+        if "pack_sizes" in changes:
+            msg = f"{where}: field 'pack_sizes': pack_size = {BY_TABLE!r} sizes the pack already; give one"
+            raise ProfileError(msg)
+        seats = range(
+            changes.get("min_players", base.min_players), changes.get("max_players", base.max_players) + 1
+        )
+        changes["pack_sizes"] = tuple(pair for pair in PACKS_BY_TABLE if pair[0] in seats)
+    source = f"house rules from {where} over {base.name}"
     try:
-        return replace(base, **changes)
-    except ProfileError as exc:
+        return replace(base, name=name, source=source, contracts=contracts, **changes)
+    except ProfileError as exc:  # the profile's name said where: the file says it better
         msg = f"{where}: {str(exc).split(': ', 1)[1]}"
         raise ProfileError(msg) from None
 
 
-def _pack_sizes(data: dict[str, object], where: str, *, by_table: bool, seats: range) -> dict[str, object]:
-    """``pack_sizes`` from the ``[pack_sizes]`` table (``3 = 28`` ...), or by-table's for ``seats``, or none.
-
-    ``by_table``: the file said ``pack_size = "by-table"`` (:data:`PACKS_BY_TABLE`, for the
-    table sizes the house rules seat).
-    """
-    if "pack_sizes" not in data:
-        return {"pack_sizes": tuple(pair for pair in PACKS_BY_TABLE if pair[0] in seats)} if by_table else {}
-    given = data.pop("pack_sizes")
-    if by_table:
-        msg = f"{where}: field 'pack_sizes': pack_size = {BY_TABLE!r} sizes the pack already; give one"
+def _required_text(data: dict[str, object], key: str, where: str) -> str:
+    """The text of ``data[key]``, taken out of ``data``; ProfileError where it is missing or not text."""
+    if key not in data:
+        msg = f"{where}: missing field {key!r}"
         raise ProfileError(msg)
-    if not isinstance(given, dict):
-        msg = f"{where}: field 'pack_sizes' must be a table from the number of players to the cards (3 = 28)"
+    value = data.pop(key)
+    if not isinstance(value, str):
+        msg = f"{where}: field {key!r} must be str, got {value!r}"
         raise ProfileError(msg)
-    pairs = []
-    for key, cards in given.items():
-        if not key.isdigit():
-            msg = f"{where}: field 'pack_sizes.{key}': a number of players, not {key!r}"
-            raise ProfileError(msg)
-        if not isinstance(cards, int) or isinstance(cards, bool):
-            msg = f"{where}: field 'pack_sizes.{key}' must be an integer, got {cards!r}"
-            raise ProfileError(msg)
-        pairs.append((int(key), cards))
-    return {"pack_sizes": tuple(sorted(pairs))}
+    return value
 
 
 def _ladder_changes(base: Profile, data: dict[str, object], where: str) -> tuple[Contract, ...]:
@@ -670,7 +870,9 @@ def _ladder_changes(base: Profile, data: dict[str, object], where: str) -> tuple
         table = dict(given)
         context = f"{where}: contracts.{cname}"
         edits: dict[str, Any] = {
-            k: _take(table, k, kind, context) for k, kind in _CONTRACT_KEYS.items() if k in table
+            key: _CONTRACT_FIELDS[key].read(table.pop(key), where=context)
+            for key in _HOUSE_CONTRACT_FIELDS
+            if key in table
         }
         if table:
             field_name = f"contracts.{cname}.{next(iter(table))}"
@@ -681,33 +883,22 @@ def _ladder_changes(base: Profile, data: dict[str, object], where: str) -> tuple
     return tuple(c for c in contracts if c.over is None or c.over in names)
 
 
-def profile_from_parameters(data: Mapping[str, Any] | None) -> Profile:
-    """Rebuild a profile from :meth:`Profile.parameters` (a record's ``rules``)."""
-    if not isinstance(data, Mapping):
-        msg = "rules: a profile's parameters are missing"
-        raise ProfileError(msg)
-    params = dict(data)
-    contracts = tuple(
-        Contract(name, c["label"], c["tricks"], c["win"], c["lose"], c["misere"], c["over"])
-        for name, c in params.pop("contracts").items()
-    )
-    params["fault_policy"] = FaultPolicy(params["fault_policy"])
-    params["deal_pattern"] = tuple(params["deal_pattern"])
-    if "pack_sizes" in params:
-        by_players = params["pack_sizes"].items()
-        params["pack_sizes"] = tuple(sorted((int(players), cards) for players, cards in by_players))
-    return Profile(contracts=contracts, **params)
+def parameter_texts(profile: Profile) -> dict[str, str]:
+    """Every parameter of ``profile`` but its ladder as one line of text, by name, in field order.
+
+    The wire's form (``Profile.parameters`` in ``docs/protocol.md``): ``"8"``, ``"true"``,
+    ``"3,2"``, ``""`` for None, ``"3:28,7:40"`` for ``pack_sizes``.
+    """
+    return {name: f.kind.text(getattr(profile, name)) for name, f in _PROFILE_FIELDS.items()}
 
 
-def _take(data: dict[str, object], key: str, kind: type, where: str, *, required: bool = False) -> object:
-    if key not in data:
-        if required:
-            msg = f"{where}: missing field {key!r}"
-            raise ProfileError(msg)
-        return None
-    value = data.pop(key)
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        expected = "an integer" if kind is int else kind.__name__
-        msg = f"{where}: field {key!r} must be {expected}, got {value!r}"
-        raise ProfileError(msg)
-    return value
+def parameters_from_texts(texts: Mapping[str, str]) -> dict[str, Any]:
+    """The parameters :func:`parameter_texts` wrote, as values; a name this version does not know is left out.
+
+    ValueError where a text does not read as its parameter's type.
+    """
+    return {
+        name: _PROFILE_FIELDS[name].kind.parse(text)
+        for name, text in texts.items()
+        if name in _PROFILE_FIELDS
+    }

@@ -22,7 +22,7 @@ taken and returned included); :func:`verify` replays the rest and checks them. `
 holds every profile parameter, ``pack_size`` among them, so a short-pack session's decks
 (fewer cards) are checked against its own pack. A record written before ``pack_size``
 existed has none in its rules: its pack is the 52 cards. The pool parameters are there
-only when one differs from its default (:meth:`~referee.rules.Profile.parameters`).
+only when one differs from its default (:meth:`~referee.rules.Profile.to_json`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from referee.rules.actions import Action, parse_action
 from referee.rules.cards import Card, cards_text, parse_cards
-from referee.rules.profiles import PROFILES, Profile, ProfileError, profile_from_parameters
+from referee.rules.profiles import PROFILES, Profile, ProfileError
 from referee.rules.session import Session
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ class SessionRecord:
             "format": FORMAT,
             "version": VERSION,
             "profile": self.profile.name,
-            "rules": self.profile.parameters(),
+            "rules": self.profile.to_json(),
             "table_size": self.table_size,
             "seed": self.seed,
             "first_dealer": self.first_dealer,
@@ -131,12 +131,12 @@ class SessionRecord:
             raise RecordError(msg) from None
 
 
-def _profile_of(name: str, rules: Mapping[str, Any] | None) -> Profile:
+def _profile_of(name: str, rules: object) -> Profile:
     """The record's profile: the built-in one when its rules are that profile's, else rebuilt."""
     builtin = PROFILES.get(name)
-    if builtin is not None and (rules is None or rules == builtin.parameters()):
+    if builtin is not None and (rules is None or rules == builtin.to_json()):
         return builtin
-    profile = profile_from_parameters(rules)
+    profile = Profile.from_json(rules)
     return builtin if profile == builtin else profile
 
 

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
     from referee.match import Output
     from referee.server.connection import StreamState
-    from referee.wire.stream import Hello
+    from referee.wire.stream import Hello, RefusalReason
 
 __all__ = ["Referee"]
 
@@ -230,6 +230,16 @@ class Referee:
     def is_connected(self, name: str) -> bool:
         """Whether bot ``name`` has a live stream now."""
         return self._link(name).connected
+
+    def take_refusal(self, name: str) -> tuple[RefusalReason, str] | None:
+        """Why the referee refused a Hello with bot ``name``'s token since it last connected, if it did.
+
+        The reason and the message the Refusal carried, recorded before it was sent (so a
+        bot process that exits over it has its reason here); taken once, then None.
+        """
+        link = self._link(name)
+        refusal, link.refusal = link.refusal, None
+        return refusal
 
     def _link(self, name: str) -> BotLink:
         try:

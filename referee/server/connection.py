@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from referee.match import Arbiter, BotState
     from referee.wire.fastcodec import Notice, RequestEncoder
+    from referee.wire.stream import RefusalReason
 
 _LAZY_S = 0.05
 """A notice that rides in batches waits at most this long for a batch to ride with."""
@@ -94,6 +95,9 @@ class BotLink:
         self.hello = asyncio.Event()
         self.decisions: tuple[str, ...] | None = None
         """The decision kinds beyond bids and cards its last Hello listed; None before any Hello."""
+        self.refusal: tuple[RefusalReason, str] | None = None
+        """Why the referee refused a Hello with this bot's token since it last connected (the reason
+        and the message sent), until :meth:`referee.server.Referee.take_refusal` takes it."""
         self._stream: StreamState | None = None
         self._flush: asyncio.TimerHandle | None = None
         self._lazy: asyncio.TimerHandle | None = None
@@ -124,6 +128,7 @@ class BotLink:
     def attach(self, *, notices_in_batch: bool) -> StreamState:
         """Attach a new stream (the core has re-queued what was in flight); wake its writer."""
         self._notices_in_batch = notices_in_batch
+        self.refusal = None
         stream = self._stream = StreamState()
         self.hello.set()
         stream.wake.set()

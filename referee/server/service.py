@@ -115,6 +115,7 @@ class PlayService:
         refusal = self._check_hello(hello)
         if refusal is not None:
             self._log.warning("bot refused", bot=link.name, reason=refusal[1])
+            link.refusal = refusal  # before the bot can read it, and so before it can exit over it
             await context.write(refusal_message(*refusal))
             return
         stream = self._hub.attach(link, hello)

@@ -13,7 +13,7 @@ through generic conversions.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from referee.match import CloseReason, FaultKind, SeatPenalized
 from referee.rules import (
@@ -30,7 +30,6 @@ from referee.rules import (
     DealSettled,
     DealStarted,
     Event,
-    FaultPolicy,
     Penalized,
     Phase,
     PoolClaimed,
@@ -50,11 +49,12 @@ from referee.rules import (
     parse_action,
     parse_card,
 )
+from referee.rules.profiles import parameter_texts, parameters_from_texts
 from referee.wire._gen.nap.v1 import nap_pb2
 from referee.wire.memo import Memo
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Iterable
 
     from referee.match import Closed, Faulted
     from referee.rules.actions import Action
@@ -532,14 +532,9 @@ def closed_to_proto(closed: Closed) -> nap_pb2.TableClosed:
 # ---------------------------------------------------------------------------------------
 
 
-def _text(value: object) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, tuple):
-        return ",".join(str(part) for part in value)
-    return str(value)
+_IN_FIELDS_OF_THEIR_OWN: Final = frozenset({"name", "summary", "min_players", "max_players", "hand_size"})
+"""The parameters a Profile message holds in fields of its own (the ladder too); the others
+are its text ``parameters`` (:func:`~referee.rules.profiles.parameter_texts`)."""
 
 
 def profile_to_proto(profile: Profile) -> nap_pb2.Profile:
@@ -563,21 +558,9 @@ def profile_to_proto(profile: Profile) -> nap_pb2.Profile:
             for contract in profile.contracts
         ],
         parameters={
-            "deals_per_session": _text(profile.deals_per_session),
-            "deal_pattern": _text(profile.deal_pattern),
-            "pack_size": _text(profile.pack_size),
-            "pack_sizes": ",".join(f"{players}:{cards}" for players, cards in profile.pack_sizes),
-            "starting_chips": _text(profile.starting_chips),
-            "rebuy": _text(profile.rebuy),
-            "tie_break_deal": _text(profile.tie_break_deal),
-            "fault_policy": profile.fault_policy.value,
-            "source": profile.source,
-            "exchange_max": _text(profile.exchange_max),
-            "exchange_fee_per_card": _text(profile.exchange_fee_per_card),
-            "exchange_fee": _text(profile.exchange_fee),
-            "widow": _text(profile.widow),
-            "peep_fee": _text(profile.peep_fee),
-            "pool_claim": profile.pool_claim,
+            name: text
+            for name, text in parameter_texts(profile).items()
+            if name not in _IN_FIELDS_OF_THEIR_OWN
         },
     )
 
@@ -588,11 +571,11 @@ def profile_from_proto(msg: nap_pb2.Profile) -> Profile:
     A parameter the message lacks (a referee older than the parameter) takes the
     profile's default. Raises ProfileError (a ValueError) when it makes no valid profile.
     """
-    params = msg.parameters
+    texts = {name: text for name, text in msg.parameters.items() if name not in _IN_FIELDS_OF_THEIR_OWN}
     try:
+        parameters = {"source": "", **parameters_from_texts(texts)}
         return Profile(
             name=msg.name,
-            source=params.get("source", ""),
             summary=msg.description,
             contracts=tuple(
                 Contract(
@@ -609,33 +592,8 @@ def profile_from_proto(msg: nap_pb2.Profile) -> Profile:
             min_players=msg.min_seats,
             max_players=msg.max_seats,
             hand_size=msg.hand_size,
-            **{key: read(params[key]) for key, read in _READ_PARAMETER.items() if key in params},
+            **parameters,
         )
     except (TypeError, ValueError) as exc:
         text = f"the profile {msg.name!r} from the referee is not a valid profile: {exc}"
         raise ProfileError(text) from exc
-
-
-_READ_PARAMETER: Final[dict[str, Callable[[str], Any]]] = {
-    "deals_per_session": int,
-    "deal_pattern": lambda text: tuple(int(part) for part in text.split(",")),
-    "pack_size": int,
-    "pack_sizes": lambda text: tuple(_players_and_cards(part) for part in text.split(",")) if text else (),
-    "starting_chips": lambda text: int(text) if text else None,
-    "rebuy": lambda text: text == "true",
-    "tie_break_deal": lambda text: text == "true",
-    "fault_policy": FaultPolicy,
-    "exchange_max": int,
-    "exchange_fee_per_card": lambda text: text == "true",
-    "exchange_fee": int,
-    "widow": lambda text: text == "true",
-    "peep_fee": int,
-    "pool_claim": str,
-}
-"""How each of :func:`profile_to_proto`'s parameters is read back (``source`` is a plain string)."""
-
-
-def _players_and_cards(text: str) -> tuple[int, int]:
-    """One entry of ``pack_sizes`` on the wire: ``"5:32"``, a table of 5 plays 32 cards."""
-    players, _, cards = text.partition(":")
-    return int(players), int(cards)

@@ -235,10 +235,12 @@ class Ladder:
             rotations=tuple(r for r in range(len(block.bots)) if r not in done),
         )
         entries = [self._entry(name) for name in block.bots if name not in ANCHORS]
+
+        def deliver(result: SessionResult, log: bytes) -> None:
+            store.record_session(result, log=log)
+
         try:
-            await self._players.play(
-                run, lambda result, log: store.record_session(result, log=log), entries=entries
-            )
+            await self._players.play(run, deliver, entries=entries)
         except EntryStartError as exc:
             store.abandon_block(block.index, str(exc))
             self._leave(exc.entry, f"it could not start on the ladder: {exc}")

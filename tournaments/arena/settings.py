@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 from referee.match import TimeLimits
 from referee.rules import DEFAULT_PROFILE, Profile
-from tournaments.errors import RunnerError
-from tournaments.plan.config import TournamentConfig, stored_profile
-from tournaments.plan.entries import BUILTIN_BOTS
 from tournaments.arena.packs import PackLimits
+from tournaments.errors import RunnerError
+from tournaments.plan.config import TournamentConfig
+from tournaments.plan.entries import BUILTIN_BOTS
 from tournaments.plan.isolation import SANDBOX_MODES, BotLimits
 
 if TYPE_CHECKING:
@@ -113,9 +113,8 @@ class ArenaSettings:
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready data, as the arena's database keeps it."""
-        config = self.ladder_config(seed=0).to_json()
         data: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)}
-        data["profile"] = config["profile"]
+        data["profile"] = self.profile.to_json(ladder_as_list=True)
         data["table_sizes"] = list(self.table_sizes)
         data["bot_limits"] = self.bot_limits.to_json()
         data["pack_limits"] = self.pack_limits.to_json()
@@ -127,7 +126,7 @@ class ArenaSettings:
         known = {f.name for f in fields(cls)}
         values: dict[str, Any] = {key: value for key, value in data.items() if key in known}
         if "profile" in values:
-            values["profile"] = stored_profile(values["profile"])
+            values["profile"] = Profile.from_json(values["profile"], where="the arena's rules")
         if "table_sizes" in values:
             values["table_sizes"] = tuple(int(size) for size in values["table_sizes"])
         if "bot_limits" in values:

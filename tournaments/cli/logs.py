@@ -23,12 +23,15 @@ from tournaments.play.botlogs import bot_output
 from tournaments.report.audit import audit_session, open_log
 from tournaments.report.outfolder import tournament_folder
 from tournaments.report.replay_page import render_replay_html, write_replay
+from tournaments.report.session_pages import fault_place
 from tournaments.report.show import render_session
 from tournaments.store.logs import write_encoded_log
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping, Sequence
 
+    from referee.match.faults import Fault
+    from tournaments.report.audit import SessionLog
     from tournaments.store.database import SessionRow, Store
 
 
@@ -151,31 +154,29 @@ def log_show(session_id: int, db_path: Path, out: Path, seat: int | None) -> Non
         session_log.record, bots=session_log.bots, seat=seat, decisions=session_log.decisions
     )
     click.echo(text)
-    for line in fault_lines(session_log.payload, tournament_folder(out, row.tournament) / "bots"):
+    for line in fault_lines(session_log, tournament_folder(out, row.tournament) / "bots"):
         click.echo(line)
 
 
-def fault_lines(payload: Mapping[str, Any], bots_folder: Path) -> list[str]:
+def fault_lines(session_log: SessionLog, bots_folder: Path) -> list[str]:
     """The session's faults, each at its deal and decision; for a bot that died, its exit and last lines.
 
     Empty when the session had no fault. Exit statuses and output come from the bot logs
     in ``bots_folder`` (the tournament's, so they may tell of other sessions too).
     """
-    faults = payload.get("faults")
-    if not isinstance(faults, list) or not faults:
+    faults = session_log.faults
+    if not faults:
         return []
     lines = ["", f"Faults ({len(faults)}):"]
     for fault in faults:
-        deal, decision = fault.get("deal"), fault.get("decision", -1)
-        where = f"deal {deal}" if decision == -1 else f"deal {deal}, decision {decision}"
-        elapsed = fault.get("elapsed_ms")
-        took = "" if elapsed is None else f" after {float(elapsed):.1f} ms"
-        played = _played(payload, deal, decision)
+        took = "" if fault.elapsed_ms is None else f" after {fault.elapsed_ms:.1f} ms"
+        played = _played(session_log.decisions, fault)
+        seat = "" if fault.seat is None else f"seat {fault.seat} "
         lines.append(
-            f"  {where}: seat {fault.get('seat')} ({fault.get('bot')}) {fault.get('kind')}{took}: "
-            f"{fault.get('detail', '')}" + ("" if played is None else f"; played: {played}")
+            f"  {fault_place(fault)}: {seat}({fault.bot}) {fault.kind}{took}: {fault.detail}"
+            + ("" if played is None else f"; played: {played}")
         )
-    for bot in sorted({str(fault.get("bot")) for fault in faults if fault.get("kind") == "disconnect"}):
+    for bot in sorted({fault.bot for fault in faults if fault.kind is FaultKind.DISCONNECT}):
         said = bot_output([bots_folder], bot)
         if not said.files:
             continue
@@ -188,12 +189,12 @@ def fault_lines(payload: Mapping[str, Any], bots_folder: Path) -> list[str]:
     return lines
 
 
-def _played(payload: Mapping[str, Any], deal: object, decision: object) -> str | None:
-    """The action the log records at ``deal``'s ``decision`` (what stood in for the faulty answer)."""
-    decisions = payload.get("decisions")
-    if not isinstance(decisions, list) or not isinstance(deal, int) or not isinstance(decision, int):
+def _played(decisions: Sequence[Sequence[Mapping[str, Any]]] | None, fault: Fault) -> str | None:
+    """The action the log records at the fault's decision (what stood in for the faulty answer)."""
+    deal, decision = fault.deal, fault.decision
+    if decisions is None or deal is None or decision is None:
         return None
-    if not 0 <= deal < len(decisions) or not 0 <= decision < len(decisions[deal]):
+    if not deal < len(decisions) or not decision < len(decisions[deal]):
         return None
     action = decisions[deal][decision].get("action")
     return None if action is None else str(action)
@@ -221,7 +222,7 @@ def log_html(session_id: int, db_path: Path, output: Path | None) -> None:
         bots=session_log.bots,
         title=title,
         decisions=session_log.decisions,
-        faults=session_log.payload.get("faults") or (),
+        faults=session_log.faults,
     )
     path = write_replay(output or Path(f"session-{session_id}.html"), page)
     console.print(f"wrote {path} (open it in a browser; no network needed)")

@@ -95,7 +95,7 @@ def description(profile: Profile) -> str:
     base = PROFILES.get(profile.source.rpartition(" over ")[2]) if profile.name not in PROFILES else None
     if base is None:
         return profile.summary
-    mine, theirs = profile.parameters(), base.parameters()
+    mine, theirs = profile.to_json(), base.to_json()
     changes = [
         f"{key} {mine[key]} (was {theirs.get(key)})"
         for key in mine
@@ -147,7 +147,7 @@ def rules_show(name: str) -> None:
         over = contract.over or ""
         table.add_row(contract.label, tricks, str(contract.win), str(contract.lose), over)
     console.print(table)
-    for key, value in profile.parameters().items():
+    for key, value in profile.to_json().items():
         if key == "pack_sizes":  # as house rules write it: a TOML inline table
             by_players = ", ".join(f"{players} = {cards}" for players, cards in profile.pack_sizes)
             console.print(f"  {key} = {{{by_players}}}", markup=False, highlight=False)

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, Final
 
 from referee.match import TimeLimits
 from referee.rules import DEFAULT_PROFILE, PROFILES, FaultPolicy, Profile, ProfileError, get_profile
-from referee.rules.profiles import profile_from_parameters
 from tournaments.errors import RunnerError
 from tournaments.plan.entries import BotEntry
 from tournaments.plan.isolation import SANDBOX_MODES, BotLimits
@@ -109,19 +108,6 @@ def time_limits_from_json(data: Mapping[str, Any] | None) -> TimeLimits:
     return TimeLimits(**(data or {}))
 
 
-def _profile_to_json(profile: Profile) -> dict[str, object]:
-    """:meth:`Profile.parameters`, the contract ladder as a list (lowest first).
-
-    A list, because the ladder's order is part of the rules and the store writes a config's
-    keys sorted (a mapping of contracts would come back in alphabetical order).
-    """
-    data = profile.parameters()
-    ladder = data["contracts"]
-    assert isinstance(ladder, dict)  # noqa: S101 - parameters() writes the ladder as a dict
-    data["contracts"] = [{"name": name, **contract} for name, contract in ladder.items()]
-    return data
-
-
 def stored_profile(data: object) -> Profile:
     """The stored rules: every parameter, or the name or file path an older Nap Arena stored.
 
@@ -137,12 +123,9 @@ def stored_profile(data: object) -> Profile:
         except (ProfileError, OSError) as exc:
             msg = f"rules {data}: stored as a file's path by an older version, and {exc}"
             raise RunnerError(msg) from exc
-    if isinstance(data, dict) and isinstance(data.get("contracts"), list):
-        ladder = {c["name"]: {k: v for k, v in c.items() if k != "name"} for c in data["contracts"]}
-        data = {**data, "contracts": ladder}
     try:
-        return profile_from_parameters(data if isinstance(data, dict) else None)
-    except (ProfileError, KeyError, TypeError, ValueError) as exc:
+        return Profile.from_json(data)
+    except ProfileError as exc:
         msg = f"the stored rules cannot be read: {exc}"
         raise RunnerError(msg) from exc
 
@@ -162,7 +145,7 @@ _WRITE: Final[Mapping[str, Callable[[Any], object]]] = {
         "session_bank_ms": limits.session_bank_ms,
         "margin_ms": limits.margin_ms,
     },
-    "profile": _profile_to_json,
+    "profile": lambda profile: profile.to_json(ladder_as_list=True),  # the store sorts keys
     "fault_policy": lambda policy: None if policy is None else policy.value,
     "match": lambda plan: None if plan is None else plan.to_json(),
     "bot_limits": lambda limits: limits.to_json(),

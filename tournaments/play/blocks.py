@@ -12,22 +12,21 @@ no gRPC: the same tables, clocks, faults and policies, for comparison.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from clients.sdk.local import LocalBot
 from referee.match import SessionSpec, Simulation, TimeLimits
-from referee.rules import PoolClaimed, fresh_session
 from referee.server import ServerLimits
 from tournaments.plan.scheduler import BlockSpec, derive_seed
-from tournaments.results import Declaration, FaultRecord, SeatResult, SessionResult
+from tournaments.results import Declaration, SeatResult, SessionResult
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
     from clients.sdk.bot import Bot
     from referee.match import Decision, Fault, SessionOutcome
-    from referee.rules import FaultPolicy, Profile, SessionRecord
+    from referee.rules import FaultPolicy, Profile
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,20 +83,11 @@ class FinishedSession:
     log: dict[str, Any]
 
 
-def _fault_record(fault: Fault, seating: Sequence[str]) -> FaultRecord:
-    """The referee's fault as stored: a missing seat is the bot's seat, other gaps are -1."""
-    seat = fault.seat
-    if seat is None:
-        seat = seating.index(fault.bot) if fault.bot in seating else -1
-    return FaultRecord(
-        kind=str(fault.kind),
-        bot=fault.bot,
-        seat=seat,
-        deal=-1 if fault.deal is None else fault.deal,
-        decision=-1 if fault.decision is None else fault.decision,
-        elapsed_ms=0.0 if fault.elapsed_ms is None else float(fault.elapsed_ms),
-        detail=fault.detail,
-    )
+def _at_seat(fault: Fault, seating: Sequence[str]) -> Fault:
+    """The referee's fault as a session's result holds it: a fault of the bot's connection at its seat."""
+    if fault.seat is not None or fault.bot not in seating:
+        return fault
+    return replace(fault, seat=seating.index(fault.bot))
 
 
 def finish_session(spec: BlockRun, rotation: int, outcome: SessionOutcome) -> FinishedSession:
@@ -106,27 +96,24 @@ def finish_session(spec: BlockRun, rotation: int, outcome: SessionOutcome) -> Fi
     Chips are the seats' final balances; each of w winners gets win share 1/w; each seat
     counts the decisions it was asked and those the referee played for it; each deal
     a seat declared in adds a declaration (contract, made or failed; in a profile with a
-    pool, also the chips taken from the pool, the widow, the peep and the cards exchanged, from a
-    replay of the record: :func:`declarer_pool_deals`).
+    pool, also the chips taken from the pool, the widow, the peep and the cards exchanged),
+    as the match core saw it settle (:class:`referee.match.Declared`).
     """
     seating = spec.block.seating(rotation)
     record = outcome.record
-    faults = [_fault_record(fault, seating) for fault in outcome.faults]
-    pool_deals = declarer_pool_deals(record) if record.profile.has_pool else ()
+    faults = [_at_seat(fault, seating) for fault in outcome.faults]
     declared: list[list[Declaration]] = [[] for _ in seating]
-    for number, settled_deal in enumerate(outcome.settlements):
-        if settled_deal.declarer is not None and settled_deal.contract is not None:
-            pool_chips, widow_taken, peeked, exchanged = pool_deals[number] if pool_deals else _NO_POOL
-            declared[settled_deal.declarer].append(
-                Declaration(
-                    settled_deal.contract,
-                    bool(settled_deal.made),
-                    pool_chips=pool_chips,
-                    widow_taken=widow_taken,
-                    peeked=peeked,
-                    exchanged=exchanged,
-                )
+    for declarer in outcome.declared:
+        declared[declarer.seat].append(
+            Declaration(
+                declarer.contract,
+                declarer.made,
+                pool_chips=declarer.pool_chips,
+                widow_taken=declarer.widow_taken,
+                peeked=declarer.peeked,
+                exchanged=declarer.exchanged,
             )
+        )
     share = 1 / len(record.winners) if record.winners else 0.0
     asked, substituted = [0] * len(seating), [0] * len(seating)
     for deal in outcome.decisions:
@@ -161,18 +148,7 @@ def finish_session(spec: BlockRun, rotation: int, outcome: SessionOutcome) -> Fi
         "bots": [{"seat": seat, "bot": bot} for seat, bot in enumerate(seating)],
         "record": record.to_json(),
         "decisions": [[_decision_json(decision) for decision in deal] for deal in outcome.decisions],
-        "faults": [
-            {
-                "kind": f.kind,
-                "bot": f.bot,
-                "seat": f.seat,
-                "deal": f.deal,
-                "decision": f.decision,
-                "elapsed_ms": f.elapsed_ms,
-                "detail": f.detail,
-            }
-            for f in faults
-        ],
+        "faults": [fault.to_json() for fault in faults],
         "disqualified": list(outcome.disqualified),
         "result": {
             "seats": [
@@ -192,37 +168,6 @@ def finish_session(spec: BlockRun, rotation: int, outcome: SessionOutcome) -> Fi
         },
     }
     return FinishedSession(result=result, log=log)
-
-
-_NO_POOL: tuple[int, bool | None, bool | None, int] = (0, None, None, 0)
-"""What a declaration records of the pool variants where the profile has no pool."""
-
-
-def declarer_pool_deals(record: SessionRecord) -> tuple[tuple[int, bool | None, bool | None, int], ...]:
-    """Per deal of ``record``, what its declarer did in the pool variants (pure: a replay).
-
-    Each deal gives (chips the declarer took from the pool, whether it took the widow or
-    None where the deal had no widow decision, whether it had paid to peep at the widow or
-    None where the profile has no widow, cards it exchanged before the auction); a deal
-    without a declarer gives (0, None, None, 0). Deals are numbered as in the record.
-    """
-    session = fresh_session(record)
-    peeks = True if record.profile.widow else None
-    deals = []
-    for number, deal_record in enumerate(record.deals):
-        claimed = 0
-        for action in deal_record.actions:
-            for event in session.apply(action):
-                if isinstance(event, PoolClaimed):
-                    claimed += event.amount
-        deal = session.deals[number]
-        declarer = deal.declarer
-        deals.append(
-            _NO_POOL
-            if declarer is None
-            else (claimed, deal.widow_taken, peeks and declarer in deal.peeked, deal.exchanged[declarer])
-        )
-    return tuple(deals)
 
 
 def _declaration_json(declaration: Declaration, *, pool: bool) -> dict[str, Any]:

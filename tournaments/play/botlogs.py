@@ -3,8 +3,9 @@
 The runner captures each bot process's stdout and stderr to ``<logs>/t<N>/bots/<bot>-r<R>.log``
 for the process that plays rotation R (``<bot>-w2-r<R>.log`` on worker 2, and so on), with
 a ``---`` line at each start and, when it exits on its own, an ``--- exited with status N``
-line (:data:`tournaments.play.bots.EXIT_MARK`), followed by ``: why`` when its last words or
-status said why (a limit reached, a signal).
+line (:data:`tournaments.play.bots.EXIT_MARK`), followed by ``: why`` when the referee, its
+last words or its status said why (:class:`tournaments.play.bots.BotExit`: refused by the
+referee and why, a limit reached, a signal).
 ``nap bot check`` and ``nap log show`` read them back to explain a bot that died.
 """
 

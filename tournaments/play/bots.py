@@ -18,7 +18,10 @@ not), its log file with an exit mark at each exit, and the wait for its connecti
 
 Every failure to start (no such command, an exit before connecting, no connection within
 the timeout) is a :class:`RunnerError` whose ``str()`` is one line naming the bot, and the
-referee's reason when it refused the bot.
+referee's reason when it refused the bot. Each exit is a :class:`BotExit`: its status and
+why, the referee's refusal included (the referee records it before it sends it, so it is
+there when the process exits over it, whatever the bot printed and however busy the
+machine).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import contextlib
 import os
 import secrets
 from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Protocol
 
@@ -43,11 +47,13 @@ from tournaments.play.sandbox import (
 )
 
 if TYPE_CHECKING:
+    from referee.wire.stream import RefusalReason
     from tournaments.plan.entries import BotEntry
     from tournaments.play.sandbox import Sandbox
 
 __all__ = [
     "EXIT_MARK",
+    "BotExit",
     "BotProcess",
     "new_token",
 ]
@@ -71,10 +77,40 @@ def new_token() -> str:
 
 
 class Referee(Protocol):
-    """What a bot process needs of the referee: knowing whether its bot is connected."""
+    """What a bot process needs of the referee: whether its bot is connected, and why it was refused."""
 
     def is_connected(self, name: str) -> bool:
         """Whether bot ``name`` has a stream attached now."""
+
+    def take_refusal(self, name: str) -> tuple[RefusalReason, str] | None:
+        """Why the referee refused a Hello of bot ``name`` since it last connected (once; then None)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BotExit:
+    """How a bot process ended on its own: its exit status, and why where something says.
+
+    ``refusal`` is the referee's reason for refusing the process (``(UNSUPPORTED_DECISIONS):
+    profile ...``: the Refusal's reason and message), None when it did not refuse it;
+    ``why`` is what the status or the last lines say otherwise (a limit reached, the signal
+    that killed it; "" when they say nothing).
+    """
+
+    status: int
+    why: str = ""
+    refusal: str | None = None
+
+    def __str__(self) -> str:
+        """The status and why: ``2: refused by the referee (NO_TABLES): ...``, ``-9: killed by SIGKILL``."""
+        why = self.why if self.refusal is None else f"refused by the referee {self.refusal}"
+        return f"{self.status}: {why}" if why else str(self.status)
+
+    def before_connecting(self, bot: str, last_output: str) -> str:
+        """The one line that says why ``bot`` did not start: the refusal, or the exit and its last line."""
+        if self.refusal is not None:
+            return f"bot {bot} was refused by the referee {self.refusal}"
+        said = f": {last_output}" if last_output else ""
+        return f"bot {bot} exited with status {self} before connecting{said}"
 
 
 class BotProcess:
@@ -122,6 +158,7 @@ class BotProcess:
         self._written = 0
         self._tail: deque[str] = deque(maxlen=_TAIL_LINES)
         self._limit_said = False
+        self._last_exit: tuple[asyncio.subprocess.Process, BotExit] | None = None
         self._log = _log.bind(bot=self.identity)
 
     @property
@@ -196,14 +233,30 @@ class BotProcess:
         )
         return tuple(argv), env, None
 
-    def explain(self, status: int) -> str:
-        """``status``, and why the process exited when its last lines or status say: for one-line reports."""
-        why = explain_exit(status, self._tail, None if self.sandbox is None else self.sandbox.limits)
-        return f"{status}: {why}" if why else str(status)
+    def _exit(self, process: asyncio.subprocess.Process) -> BotExit:
+        """The exit of ``process`` (once it has exited) as a value, worked out once per process.
+
+        The referee's refusal is taken here, so a later process never reports an earlier one's.
+        """
+        status = process.returncode
+        assert status is not None  # noqa: S101 - asked only once it has exited
+        if self._last_exit is not None and self._last_exit[0] is process:
+            return self._last_exit[1]
+        refused = None if self._referee is None else self._referee.take_refusal(self.identity)
+        if refused is not None:
+            reason, message = refused
+            value = BotExit(status, refusal=f"({reason.name}): {message}")
+        else:
+            limits = None if self.sandbox is None else self.sandbox.limits
+            value = BotExit(status, why=explain_exit(status, self._tail, limits))
+        self._last_exit = (process, value)
+        return value
 
     async def _launch(self) -> asyncio.subprocess.Process:
         entry = self.entry
         argv, env, cwd = self._command()
+        if self._referee is not None:
+            self._referee.take_refusal(self.identity)  # an earlier process's: not the new one's to report
         try:
             process = await asyncio.create_subprocess_exec(
                 *argv,
@@ -276,8 +329,8 @@ class BotProcess:
         give_up = loop.time() + within_s
         while not referee.is_connected(self.identity):
             if process.returncode is not None:
-                await self._drained()
-                raise RunnerError(self._exited_before_connecting(process.returncode))
+                await self._drained()  # its last lines, for why it exited (a refusal needs none)
+                raise RunnerError(self._exit(process).before_connecting(self.name, self.last_output()))
             if loop.time() >= give_up:
                 msg = (
                     f"bot {self.name} did not connect to the referee within {within_s:g} s "
@@ -285,23 +338,6 @@ class BotProcess:
                 )
                 raise RunnerError(msg)
             await asyncio.sleep(0.02)
-
-    def _exited_before_connecting(self, status: int) -> str:
-        """Why the process ended before it connected, in one line: the referee's Refusal if it printed one.
-
-        A refused SDK bot (or bridge) prints the Refusal's reason and exits with status 2,
-        but may say more after it (the bridge's tally, its program's last words): the
-        Refusal, not the last line, is what says why.
-        """
-        from clients.sdk.connection import REFUSED_SAYS  # noqa: PLC0415 - gRPC, kept out of `nap log`
-
-        for line in reversed(self._tail):
-            _, says, why = line.partition(REFUSED_SAYS)
-            if says:
-                return f"bot {self.name} was refused by the referee{why}"
-        said = self.last_output()
-        detail = f": {said}" if said else ""
-        return f"bot {self.name} exited with status {self.explain(status)} before connecting{detail}"
 
     async def _drained(self) -> None:
         if self._pump is not None:
@@ -316,19 +352,23 @@ class BotProcess:
 
     def _exited(self, status: int, restart: int | None) -> None:
         """An exit nobody asked for: the exit mark in the log; a warning (an error with no restart left)."""
+        process = self._supervisor.process
+        assert process is not None  # noqa: S101 - the process that exited (restarts come after this)
+        del status  # the process's own, in its exit
+        ended = str(self._exit(process))
         with contextlib.suppress(OSError), self.log_path.open("ab") as file:
-            file.write(f"{EXIT_MARK}{self.explain(status)}\n".encode())
+            file.write(f"{EXIT_MARK}{ended}\n".encode())
         if restart is None:
             self._log.error(
                 "bot exited; no restart left",
-                status=self.explain(status),
+                status=ended,
                 restarts=self.restarts,
                 last_output=self.last_output(),
             )
             return
         self._log.warning(
             "bot exited; restarting",
-            status=self.explain(status),
+            status=ended,
             restart=restart,
             last_output=self.last_output(),
         )

@@ -13,8 +13,10 @@ the socket bound into its sandbox.
 
 For each finished session the host encodes the log
 (:func:`~tournaments.store.logs.encode_log`) and hands the result and the log's bytes to
-``deliver``: the runner commits both to the store in one transaction in the same
-process, a worker process sends them to the runner (:mod:`tournaments.play.executors.workers`).
+``deliver`` (:meth:`BlockHost.play`): the runner commits both to the store in one
+transaction in the same process. A worker, in a process of its own or on Ray, plays
+:meth:`BlockHost.play_block` itself and sends each session to the runner as a message
+(:mod:`tournaments.play.executors.block_worker`).
 
 :class:`Hosting` says where the referee also listens on TCP and which tokens the remote
 bots (entries without a command, :func:`remote_bot`) connect with: a remote bot is one

@@ -19,8 +19,9 @@ reach the other workers' referees. A :class:`Sandbox` turns its command into a
 
 What the sandbox shows must not hold the database or the output folder (``hidden``): a
 bot folder that does is refused with one line. A bot's build (``cc``, ``npm ci``) runs in
-the same sandbox with its folder writable and the network. ``docs/security.md`` has the
-threat model; :func:`sandbox_problem` says why bubblewrap cannot be used here, if it cannot.
+the same sandbox with its folder writable and the network (the arena's unpacker: its
+folder writable, no network). ``docs/security.md`` has the threat model;
+:func:`sandbox_problem` says why bubblewrap cannot be used here, if it cannot.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from tournaments.errors import RunnerError
 from tournaments.plan.isolation import SANDBOX_MODES, BotLimits
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
 __all__ = [
     "ADDRESS_ENV",
@@ -334,16 +335,28 @@ class Sandbox:
             env[NAP_PROTO] = _PROTO
         return self._argv(mounts, command, folder=folder, uid=uid, network=False), env
 
-    def build(self, command: Sequence[str], *, name: str, folder: Path) -> tuple[list[str], dict[str, str]]:
+    def build(
+        self,
+        command: Sequence[str],
+        *,
+        name: str,
+        folder: Path,
+        network: bool = True,
+        tools: Mapping[str, Path] | None = None,
+    ) -> tuple[list[str], dict[str, str]]:
         """The argv and environment that run bot ``name``'s build ``command`` in its folder, sandboxed.
 
-        The folder is writable and the network reachable (a build downloads and compiles);
-        nothing else of nap's is shown but what a bot sees.
+        The folder is writable and, unless ``network`` is False, the network reachable (a
+        build downloads and compiles); nothing else of nap's is shown but what a bot sees,
+        and ``tools``: files of nap's own shown read-only at the given paths inside (the
+        arena's unpacker at ``/run/nap/unpacker.py``, which unpacks an upload into the folder).
         """
         mounts = self._shared(command, folder=None, name=name, build=True)
+        for inside, source in (tools or {}).items():
+            mounts.bind(source.resolve(), Path(inside))
         mounts.bind(folder.resolve(), writable=True)
         env = self._environment(build=True)
-        return self._argv(mounts, command, folder=folder, uid=-1, network=True), env
+        return self._argv(mounts, command, folder=folder, uid=-1, network=network), env
 
     def _argv(
         self, mounts: _Mounts, command: Sequence[str], *, folder: Path | None, uid: int, network: bool

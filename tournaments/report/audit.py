@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from referee.match.faults import Fault
 from referee.rules import RecordError, SessionRecord, verify
 from tournaments.errors import LogError
 from tournaments.report.show import bot_names
@@ -31,12 +32,13 @@ def load_record(payload: dict[str, Any]) -> SessionRecord:
 
 @dataclass(frozen=True, slots=True)
 class SessionLog:
-    """A session log read back: its record, the bot at each seat and the decisions per deal."""
+    """A session log read back: its record, the bot at each seat, the decisions per deal, its faults."""
 
     record: SessionRecord
     bots: list[str]
     decisions: list[list[dict[str, Any]]] | None
     payload: dict[str, Any]
+    faults: tuple[Fault, ...] = ()
 
 
 def open_log(data: bytes, *, name: str) -> SessionLog:
@@ -53,7 +55,26 @@ def open_log(data: bytes, *, name: str) -> SessionLog:
         else [f"seat {seat}" for seat in range(record.table_size)]
     )
     decisions = payload.get("decisions")
-    return SessionLog(record, names, decisions if isinstance(decisions, list) else None, payload)
+    return SessionLog(
+        record,
+        names,
+        decisions if isinstance(decisions, list) else None,
+        payload,
+        _faults(payload, name=name),
+    )
+
+
+def _faults(payload: dict[str, Any], *, name: str) -> tuple[Fault, ...]:
+    """The log's faults (none when it has no ``faults``); LogError when one cannot be read."""
+    faults = payload.get("faults") or []
+    if not isinstance(faults, list):
+        msg = f"{name} is not a valid session log: its faults are no list"
+        raise LogError(msg)
+    try:
+        return tuple(Fault.from_json(fault) for fault in faults)
+    except ValueError as exc:
+        msg = f"{name} is not a valid session log: {exc}"
+        raise LogError(msg) from exc
 
 
 def audit_session(row: SessionRow, result: SessionResult | None, log: bytes) -> list[str]:

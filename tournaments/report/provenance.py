@@ -58,7 +58,7 @@ def profile_record(config: Mapping[str, Any]) -> dict[str, Any]:
         rules = stored_profile(config.get("profile", DEFAULT_PROFILE.name))
     except RunnerError as exc:
         return {"error": str(exc)}
-    return {"name": rules.name, "source": rules.source, "parameters": rules.parameters()}
+    return {"name": rules.name, "source": rules.source, "parameters": rules.to_json()}
 
 
 def isolation_record(row: TournamentRow) -> dict[str, Any]:

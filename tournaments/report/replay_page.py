@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from pathlib import Path
 
+    from referee.match.faults import Fault
     from referee.rules import Event, Profile, SeatView, SessionRecord
 
 DATA_ID = "nap-replay-data"
@@ -66,13 +67,13 @@ def render_replay_html(  # noqa: PLR0913 - the record and keyword-only options
     bots: Sequence[str],
     title: str,
     decisions: Sequence[Sequence[Mapping[str, object]]] | None = None,
-    faults: Sequence[Mapping[str, object]] = (),
+    faults: Sequence[Fault] = (),
     links: Sequence[tuple[str, str]] = (),
 ) -> str:
     """The replay page of ``record`` as one HTML document (inline CSS and script only).
 
     ``bots`` names the bot at each seat; ``decisions`` (a log's ``decisions``) adds each
-    action's decision time to the step captions. ``faults`` (a log's ``faults``) are
+    action's decision time to the step captions. ``faults`` (a log's faults) are
     marked at their decisions (:func:`fault_markers`); ``links`` are ``(text, href)``
     pairs shown in the header, e.g. back to the standings.
     """
@@ -84,32 +85,28 @@ def render_replay_html(  # noqa: PLR0913 - the record and keyword-only options
     return render("replay.html", title=title, data_id=DATA_ID, data=data)
 
 
-def fault_markers(faults: Sequence[Mapping[str, object]]) -> list[dict[str, Any]]:
+def fault_markers(faults: Sequence[Fault]) -> list[dict[str, Any]]:
     """A log's faults as the page marks them: each at the step its decision led to.
 
     A fault at deal ``d``, decision ``i`` (counted from 0, as in the log) is marked on step
     ``i + 1`` of deal ``d``, the step that shows what was played in its place; a fault not
-    tied to one decision (``decision`` -1) on the deal's step 0.
+    tied to one decision (``decision`` null) on the deal's step 0; one at no deal is not
+    marked.
     """
-    markers = []
-    for fault in faults:
-        deal, decision = fault.get("deal"), fault.get("decision", -1)
-        if not isinstance(deal, int) or not isinstance(decision, int):
-            continue
-        elapsed = fault.get("elapsed_ms")
-        markers.append(
-            {
-                "deal": deal,
-                "step": decision + 1,
-                "decision": decision,
-                "seat": fault.get("seat"),
-                "bot": str(fault.get("bot", "")),
-                "kind": str(fault.get("kind", "")),
-                "elapsed_ms": float(elapsed) if isinstance(elapsed, (int, float)) else None,
-                "detail": str(fault.get("detail", "")),
-            }
-        )
-    return markers
+    return [
+        {
+            "deal": fault.deal,
+            "step": 0 if fault.decision is None else fault.decision + 1,
+            "decision": fault.decision,
+            "seat": fault.seat,
+            "bot": fault.bot,
+            "kind": str(fault.kind),
+            "elapsed_ms": fault.elapsed_ms,
+            "detail": fault.detail,
+        }
+        for fault in faults
+        if fault.deal is not None
+    ]
 
 
 def write_replay(path: Path, page: str) -> Path:

@@ -36,7 +36,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Sequence
     from pathlib import Path
 
-    from tournaments.results import FaultRecord, SessionResult
+    from referee.match.faults import Fault
+    from tournaments.results import SessionResult
     from tournaments.store.database import SessionRow
 
 __all__ = [
@@ -84,12 +85,12 @@ class SessionLink:
     bots: tuple[str, ...]
     chips: tuple[int, ...]
     winners: tuple[int, ...]
-    faults: tuple[FaultRecord, ...]
+    faults: tuple[Fault, ...]
 
     @property
     def fault_bots(self) -> tuple[str, ...]:
         """The bots that made a fault, each once, in seat order."""
-        return tuple(dict.fromkeys(fault.bot for fault in sorted(self.faults, key=lambda f: f.seat)))
+        return tuple(dict.fromkeys(fault.bot for fault in sorted(self.faults, key=_seat)))
 
 
 def session_links(rows: Sequence[SessionRow], results: Sequence[SessionResult]) -> list[SessionLink]:
@@ -147,26 +148,42 @@ def replay_command(session_id: int, page: Path, db: Path | None) -> str:
     return shlex.join([*words, "-o", str(page.resolve())])
 
 
-def first_fault(link: SessionLink) -> FaultRecord:
-    """The session's earliest fault (ValueError when it has none)."""
-    return min(link.faults, key=lambda f: (f.deal, f.decision))
+def first_fault(link: SessionLink) -> Fault:
+    """The session's earliest fault (ValueError when it has none); one at no decision is first in its deal."""
+    return min(link.faults, key=_place)
 
 
-def fault_place(fault: FaultRecord) -> str:
+def fault_place(fault: Fault) -> str:
     """``deal 2, decision 5`` (both from 0, as in the logs), or ``deal 2`` for a fault not at a decision."""
-    return f"deal {fault.deal}" + ("" if fault.decision < 0 else f", decision {fault.decision}")
+    if fault.deal is None:
+        return "no deal"
+    return f"deal {fault.deal}" + ("" if fault.decision is None else f", decision {fault.decision}")
 
 
 def first_fault_fragment(link: SessionLink) -> str:
     """The replay's URL fragment that opens at the session's first fault (the table's view), or ``""``.
 
     The step after the fault's decision shows what was played in its place
-    (:func:`tournaments.report.replay_page.fault_markers`).
+    (:func:`tournaments.report.replay_page.fault_markers`); a fault at no decision opens
+    its deal as dealt.
     """
     if not link.faults:
         return ""
     first = first_fault(link)
-    return f"#view=table&deal={first.deal}&step={first.decision + 1}"
+    if first.deal is None:
+        return ""
+    step = 0 if first.decision is None else first.decision + 1
+    return f"#view=table&deal={first.deal}&step={step}"
+
+
+def _seat(fault: Fault) -> int:
+    """The fault's seat, for ordering: one at no seat first."""
+    return -1 if fault.seat is None else fault.seat
+
+
+def _place(fault: Fault) -> tuple[int, int]:
+    """Where the fault was made, for ordering: by deal, then decision, one at none first."""
+    return (-1 if fault.deal is None else fault.deal, -1 if fault.decision is None else fault.decision)
 
 
 def write_session_pages(  # noqa: PLR0913 - the pages, where, and what they say
@@ -201,7 +218,7 @@ def write_session_pages(  # noqa: PLR0913 - the pages, where, and what they say
             bots=session_log.bots,
             title=f"Session {link.id}: {where}",
             decisions=session_log.decisions,
-            faults=session_log.payload.get("faults") or (),
+            faults=session_log.faults,
             links=(("standings", "../standings.html"), ("all sessions", f"../{SESSIONS}")),
         )
         write_replay(folder / replay_href(link.id), page)
@@ -248,10 +265,12 @@ def _fault_lines(link: SessionLink) -> tuple[str, ...]:
         return ()
     counts: dict[tuple[int, str], dict[str, int]] = {}
     for fault in link.faults:
-        kinds = counts.setdefault((fault.seat, fault.bot), {})
+        kinds = counts.setdefault((_seat(fault), fault.bot), {})
         kinds[fault.kind] = kinds.get(fault.kind, 0) + 1
     lines = [
-        f"seat {seat} ({bot}): " + ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items()))
+        (bot if seat < 0 else f"seat {seat} ({bot})")
+        + ": "
+        + ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items()))
         for (seat, bot), kinds in sorted(counts.items())
     ]
     return (*lines, f"first at {fault_place(first_fault(link))}")

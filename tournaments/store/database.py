@@ -34,9 +34,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Self, get_args
 
-from referee.match.faults import FaultKind
+from referee.match.faults import FAULT_FIELDS, Fault, FaultKind
 from tournaments.errors import MissingLogError, StoreError
-from tournaments.results import Declaration, FaultRecord, SeatResult, SessionResult
+from tournaments.results import Declaration, SeatResult, SessionResult
 from tournaments.stats.load_check import LateFaults
 from tournaments.stats.tally import (
     BOT_FIELDS,
@@ -380,9 +380,13 @@ def _results(conn: sqlite3.Connection, where: str, params: Sequence[object]) -> 
                 exchanged=exchanged,
             )
         )
-    faults: dict[int, list[FaultRecord]] = defaultdict(list)
+    faults: dict[int, list[Fault]] = defaultdict(list)
     for session_id, *fault in conn.execute(sql.FAULTS_OF_SESSIONS.format(where=where), params):
-        faults[session_id].append(FaultRecord(*fault))
+        try:
+            faults[session_id].append(Fault.from_row(fault))
+        except ValueError as exc:
+            msg = f"session {session_id} has a fault this version cannot read: {exc}"
+            raise StoreError(msg) from exc
     seats: dict[int, list[SeatResult]] = defaultdict(list)
     for session_id, seat, bot, chips, share, count, asked, substituted in conn.execute(
         sql.SEATS_OF_SESSIONS.format(where=where), params
@@ -443,15 +447,14 @@ def _insert_seats(conn: sqlite3.Connection, session_id: int, result: SessionResu
     )
 
 
+_INSERT_FAULT = (
+    f"INSERT INTO faults (session_id, {sql.FAULT_COLUMNS})"  # noqa: S608 - our own columns
+    f" VALUES (?, {', '.join('?' * len(FAULT_FIELDS))})"
+)
+
+
 def _insert_faults(conn: sqlite3.Connection, session_id: int, result: SessionResult) -> None:
-    conn.executemany(
-        "INSERT INTO faults (session_id, kind, bot, seat, deal, decision, elapsed_ms, detail)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            (session_id, f.kind, f.bot, f.seat, f.deal, f.decision, f.elapsed_ms, f.detail)
-            for f in result.faults
-        ],
-    )
+    conn.executemany(_INSERT_FAULT, [(session_id, *fault.to_row()) for fault in result.faults])
 
 
 class Store:

@@ -28,14 +28,20 @@ Schema version history (``PRAGMA user_version``):
    ``asked`` and ``substituted`` (the decisions asked of the seat, and those the referee
    played for it), 0 in the sessions of an upgraded file, and ``bot_totals`` their sums
    (rebuilt and computed again, as version 4 did).
+6. A fault's row is :class:`referee.match.faults.Fault`'s (:data:`FAULTS`): its ``table``
+   (NULL in the rows of an upgraded file), and NULL where it has no seat, deal, decision or
+   time taken (a seat, deal or decision was -1, a time 0); :data:`MIGRATIONS` rebuilds the
+   table, the -1s made NULL.
 """
 
 from __future__ import annotations
 
+from referee.match.faults import FAULT_FIELDS
+
 APPLICATION_ID = 0x4E415041
 """``PRAGMA application_id`` of a Nap Arena database: ``"NAPA"`` in ASCII."""
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """``PRAGMA user_version`` this code writes and reads."""
 
 TOTALS_VERSION = 5
@@ -44,6 +50,27 @@ every total computed again from its sessions."""
 
 UNISOLATED_BEFORE = "played before bots were isolated"
 """``tournaments.unisolated`` of every tournament of a file upgraded from before version 4."""
+
+FAULTS = """CREATE TABLE faults (
+        id INTEGER PRIMARY KEY,  -- keeps the faults of a session in the order seen
+        session_id INTEGER NOT NULL REFERENCES sessions (id),
+        kind TEXT NOT NULL,
+        bot TEXT NOT NULL,
+        "table" TEXT,  -- the table's id; NULL: stored before version 6
+        seat INTEGER,  -- NULL: none (a fault of the bot's connection, away from its seat)
+        deal INTEGER,  -- NULL: none (the bot sat at no table)
+        decision INTEGER,  -- NULL: none
+        elapsed_ms REAL,  -- NULL: no request answered
+        detail TEXT NOT NULL)"""
+"""A session's faults, one row each: :class:`referee.match.faults.Fault` (columns :data:`FAULT_COLUMNS`)."""
+
+FAULT_INDEXES: tuple[str, ...] = (
+    "CREATE INDEX faults_session ON faults (session_id)",
+    "CREATE INDEX faults_kind ON faults (kind, session_id)",
+)
+
+FAULT_COLUMNS = ", ".join(f'"{name}"' for name in FAULT_FIELDS)
+"""A fault's columns, quoted (``table`` is a word of SQL), in the order of :meth:`Fault.to_row`."""
 
 SCHEMA: tuple[str, ...] = (
     """CREATE TABLE bots (
@@ -102,18 +129,8 @@ SCHEMA: tuple[str, ...] = (
         exchanged INTEGER NOT NULL DEFAULT 0,  -- cards exchanged before the auction
         FOREIGN KEY (session_id, seat) REFERENCES seat_results (session_id, seat))""",
     "CREATE INDEX declarations_session ON declarations (session_id)",
-    """CREATE TABLE faults (
-        id INTEGER PRIMARY KEY,  -- keeps the faults of a session in the order seen
-        session_id INTEGER NOT NULL REFERENCES sessions (id),
-        kind TEXT NOT NULL,
-        bot TEXT NOT NULL,
-        seat INTEGER NOT NULL,
-        deal INTEGER NOT NULL,
-        decision INTEGER NOT NULL,
-        elapsed_ms REAL NOT NULL,
-        detail TEXT NOT NULL)""",
-    "CREATE INDEX faults_session ON faults (session_id)",
-    "CREATE INDEX faults_kind ON faults (kind, session_id)",
+    FAULTS,
+    *FAULT_INDEXES,
 )
 
 BLOCK_SEATS = """CREATE TABLE block_seats (
@@ -143,6 +160,9 @@ BOT_TOTALS = """CREATE TABLE bot_totals (
         asked INTEGER NOT NULL DEFAULT 0, substituted INTEGER NOT NULL DEFAULT 0,
         PRIMARY KEY (tournament_id, bot)) WITHOUT ROWID"""
 
+FAULTS_BOT_KIND = "CREATE INDEX faults_bot_kind ON faults (bot, kind, session_id)"
+"""Serves ``nap log list --bot --fault`` (since version 3)."""
+
 PACKED: tuple[str, ...] = (
     """CREATE TABLE session_logs (
         session_id INTEGER PRIMARY KEY REFERENCES sessions (id),
@@ -170,7 +190,7 @@ PACKED: tuple[str, ...] = (
         sessions INTEGER NOT NULL,
         blocks INTEGER NOT NULL,
         faults INTEGER NOT NULL)""",
-    "CREATE INDEX faults_bot_kind ON faults (bot, kind, session_id)",
+    FAULTS_BOT_KIND,
 )
 """What version 3 added: the packed logs and the standings' totals (in today's shape)."""
 
@@ -180,6 +200,18 @@ BOT_CONTENTS = """CREATE TABLE bot_contents (
 """What version 5 added: the content of every submitted bot version."""
 
 MIGRATIONS: dict[int, tuple[str, ...]] = {
+    6: (
+        "ALTER TABLE faults RENAME TO faults_v5",
+        FAULTS,
+        (
+            "INSERT INTO faults (id, session_id, kind, bot, seat, deal, decision, elapsed_ms, detail)"
+            " SELECT id, session_id, kind, bot, nullif(seat, -1), nullif(deal, -1), nullif(decision, -1),"
+            " elapsed_ms, detail FROM faults_v5"
+        ),
+        "DROP TABLE faults_v5",  # and its indexes, made again:
+        *FAULT_INDEXES,
+        FAULTS_BOT_KIND,
+    ),
     5: (
         BOT_CONTENTS,
         "ALTER TABLE seat_results ADD COLUMN asked INTEGER NOT NULL DEFAULT 0",
@@ -227,10 +259,10 @@ DECLARATIONS_OF_SESSIONS = """
     SELECT d.session_id, d.seat, d.contract, d.made, d.pool_chips, d.widow_taken, d.peeked, d.exchanged
     FROM declarations d WHERE d.session_id IN (SELECT id FROM sessions s WHERE {where}) ORDER BY d.id
 """
-FAULTS_OF_SESSIONS = """
-    SELECT f.session_id, f.kind, f.bot, f.seat, f.deal, f.decision, f.elapsed_ms, f.detail
-    FROM faults f WHERE f.session_id IN (SELECT id FROM sessions s WHERE {where}) ORDER BY f.id
-"""
+FAULTS_OF_SESSIONS = (
+    f"SELECT f.session_id, {FAULT_COLUMNS} FROM faults f"  # noqa: S608 - our own columns
+    " WHERE f.session_id IN (SELECT id FROM sessions s WHERE {where}) ORDER BY f.id"
+)
 SEATS_OF_SESSIONS = """
     SELECT r.session_id, r.seat, r.bot, r.chips, r.win_share, r.faults, r.asked, r.substituted
     FROM seat_results r WHERE r.session_id IN (SELECT id FROM sessions s WHERE {where})

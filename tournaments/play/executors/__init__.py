@@ -8,7 +8,8 @@
 
 Both play the same unit of work, a block on a referee with its own bot processes, and
 hand each finished session back to the runner, which alone commits it, its log written
-first (``base``).
+first (``base``). Their workers are one class (``block_worker.BlockWorker``), and the runner
+speaks to either in the same messages (``worker_messages``).
 
 Nothing is imported here: a worker process starts as ``python -m
 tournaments.play.executors.workers``, which must not be imported before it runs.

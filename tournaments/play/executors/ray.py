@@ -4,9 +4,10 @@
 Ray instance is started for the run (one CPU per core) and stopped after it; with one, the
 run joins that cluster (``ray start --head`` on one machine, ``ray start --address=...``
 on the others) and leaves it running. There is one Ray worker per CPU of the cluster
-(``--workers`` to choose), each an actor (:class:`~tournaments.play.executors.ray_worker.BlockWorker`)
-that hosts a referee and one process per bot entry and plays up to ``concurrency`` blocks
-at once with :meth:`~tournaments.play.host.BlockHost.play_block`: the unit a local worker process plays.
+(``--workers`` to choose), each an actor of the
+:class:`~tournaments.play.executors.block_worker.BlockWorker` a local worker process is:
+it hosts a referee and one process per bot entry and plays up to ``concurrency`` blocks
+at once, taking and giving back the messages of :mod:`~tournaments.play.executors.worker_messages`.
 
 What travels: each block out (a :class:`~tournaments.play.blocks.BlockRun`, a few hundred
 bytes), and back each session as it ends, its result and its log (gzip JSON, encoded on
@@ -47,8 +48,17 @@ import structlog
 
 from tournaments.errors import RunnerError
 from tournaments.play.executors.base import PlayContext, Usage
-from tournaments.play.executors.ray_worker import BlockWorker, WorkerInfo
+from tournaments.play.executors.block_worker import BlockWorker
 from tournaments.play.executors.shipping import portable_bots
+from tournaments.play.executors.worker_messages import (
+    PlayBlock,
+    Ready,
+    SessionPlayed,
+    Start,
+    UnexpectedMessage,
+    WorkerInfo,
+    expected,
+)
 from tournaments.play.host import WorkerSetup, first_failure
 from tournaments.play.tables import NoTables
 
@@ -314,7 +324,7 @@ class _RayRun:
         self._actor = ray.remote(BlockWorker).options(
             num_cpus=1, max_concurrency=self._lanes + 2, max_restarts=0
         )
-        self._sessions: asyncio.Queue[tuple[SessionResult, bytes] | None] = asyncio.Queue()
+        self._sessions: asyncio.Queue[SessionPlayed | None] = asyncio.Queue()
         self._ready = 0
         self._lost = 0
         self._given_up = 0
@@ -356,14 +366,14 @@ class _RayRun:
 
     async def _commit(self) -> None:
         """Commit the sessions that came back, with their logs: the runner's part."""
-        while (session := await self._sessions.get()) is not None:
-            self._deliver(*session)
+        while (played := await self._sessions.get()) is not None:
+            self._deliver(played.result, played.log)
 
     async def _place(self, place: int) -> None:
         """Keep a Ray worker playing in this place until every block is played, replacing lost ones."""
         in_a_row = 0
         while not self._blocks.done:
-            worker = _Worker(place, self._actor.remote(self._setup, number=place))
+            worker = _Worker(place, self._actor.remote())
             try:
                 if await self._start(worker):
                     async with asyncio.TaskGroup() as lanes:
@@ -394,7 +404,8 @@ class _RayRun:
         if task is not None:
             self._starting.add(task)
         try:
-            worker.info = await worker.actor.start.remote()
+            start = Start(setup=self._setup, bot_log_suffix=f"-ray{worker.place}", portable_bots=True)
+            worker.info = expected(await worker.actor.start.remote(start), Ready).where
         except Exception as exc:  # noqa: BLE001 - sorted by _failed
             self._failed(worker, exc)
             return False
@@ -415,11 +426,11 @@ class _RayRun:
             played = worker.lost is None  # else it was lost while this lane waited: the block goes back
             try:
                 if played:
-                    async for reference in worker.actor.play.remote(run):
-                        result, data = await reference
-                        received.append(result.rotation)
+                    async for reference in worker.actor.play.remote(PlayBlock(run=run)):
+                        session = expected(await reference, SessionPlayed)
+                        received.append(session.result.rotation)
                         worker.sent = True
-                        self._sessions.put_nowait((result, data))
+                        self._sessions.put_nowait(session)
             except Exception as exc:  # noqa: BLE001 - sorted by _failed
                 if worker.lost is None:
                     self._failed(worker, exc)
@@ -432,6 +443,9 @@ class _RayRun:
 
     def _failed(self, worker: _Worker, exc: Exception) -> None:
         """Mark the worker lost (its actor killed) if ``exc`` says so; else raise what ``exc`` means."""
+        if isinstance(exc, UnexpectedMessage):  # as a local worker's (workers.WorkerLink)
+            msg = f"{worker} sent an unexpected message ({exc.kind})"
+            raise RunnerError(msg) from None
         if isinstance(exc, self._setup_error):
             msg = f"Ray could not set up the bots' runtime environment: {_first_line(exc)}"
             raise RunnerError(msg) from None

@@ -2,12 +2,13 @@
 
 One referee is one Python interpreter, so it runs on one core while a tournament on a
 bigger machine has more. A :class:`WorkerPool` starts ``workers`` processes (``python
--m tournaments.play.executors.workers``); each is a :class:`~tournaments.play.host.BlockHost` (a referee on
-a Unix-domain socket and, per bot entry, one process per rotation) that plays the blocks the runner hands it,
-with :meth:`~tournaments.play.host.BlockHost.play_block`: the same self-contained unit of work that a
-Ray worker runs (:mod:`tournaments.play.executors.ray`). A worker sends each finished
-session's result with its log, encoded; the runner alone writes to the store, committing
-both in one transaction, so a killed tournament resumes exactly as with one process.
+-m tournaments.play.executors.workers``); each is a
+:class:`~tournaments.play.executors.block_worker.BlockWorker` (a referee on a Unix-domain
+socket and, per bot entry, one process per rotation) that plays the blocks the runner
+hands it: the very worker a Ray actor is (:mod:`tournaments.play.executors.ray`). A worker
+sends each finished session's result with its log, encoded; the runner alone writes to
+the store, committing both in one transaction, so a killed tournament resumes exactly as
+with one process.
 
 A spectator's questions (which tables are in play, a table's public events since a
 point: :class:`PoolTables`) go over the same pipes, only when someone asks; a worker
@@ -16,12 +17,15 @@ events only, never a record.
 
 The runner keeps up to ``per_worker`` blocks in flight on each worker (fewer when there
 are not enough blocks to go round evenly) and hands a worker its next block when one of
-its blocks ends. A worker whose runner goes
-away (its stdin closes: the runner was killed) stops its bots and exits.
+its blocks ends. A worker whose runner goes away (its stdin closes: the runner was
+killed) stops its bots and exits.
 
-Messages are length-prefixed pickles over the worker's stdin and stdout: both ends are
-this program, started by the runner itself. Anything else a worker prints goes to its
-stderr (the runner's).
+The messages (:mod:`~tournaments.play.executors.worker_messages`) are length-prefixed
+pickles over the worker's stdin and stdout: both ends are this program, started by the
+runner itself. :class:`WorkerLink` is the runner's end of one worker's pipes, :func:`serve`
+the worker's; each takes its streams as given, so the conversation also runs over a
+socket pair in one process (tests/test_worker_messages.py). Anything else a worker prints
+goes to its stderr (the runner's).
 """
 
 from __future__ import annotations
@@ -31,29 +35,44 @@ import contextlib
 import itertools
 import math
 import os
-import pickle
 import signal
-import struct
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO, assert_never
 
-import structlog
-
-from referee.server import tune_collector
 from tournaments.errors import RunnerError
-from tournaments.play.host import BlockHost, WorkerSetup, first_failure
+from tournaments.play.executors.block_worker import BlockWorker
+from tournaments.play.executors.worker_messages import (
+    Answered,
+    Asked,
+    BlockPlayed,
+    EventsAnswer,
+    EventsQuestion,
+    Failed,
+    PlayBlock,
+    Ready,
+    SessionPlayed,
+    Start,
+    Stop,
+    TablesAnswer,
+    TablesQuestion,
+    UnexpectedMessage,
+    framed,
+    runner_receives,
+    worker_receives,
+)
+from tournaments.play.host import WorkerSetup, first_failure
 from tournaments.play.tables import TableEvents, TableInPlay, merged
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Awaitable, Callable, Iterator, Sequence
 
     from tournaments.play.blocks import BlockRun
+    from tournaments.play.executors.worker_messages import Answer, Question, ToRunner, ToWorker
     from tournaments.results import SessionResult
 
-__all__ = ["WorkerPool", "WorkerSetup", "main"]
+__all__ = ["WorkerLink", "WorkerPool", "WorkerSetup", "main", "serve"]
 
-_HEADER = struct.Struct(">I")
 _ROOT = Path(__file__).resolve().parents[3]
 """The folder that holds the ``tournaments`` package."""
 _STOP_WAIT_S = 15.0
@@ -62,23 +81,126 @@ _ANSWER_WAIT_S = 5.0
 """How long a spectator's question may wait for a worker's answer (then: no answer)."""
 
 
-def _frame(*message: object) -> bytes:
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    return _HEADER.pack(len(data)) + data
-
-
-async def _receive(reader: asyncio.StreamReader) -> tuple[Any, ...] | None:
-    """The next message, or None once the other end has closed the pipe."""
-    try:
-        header = await reader.readexactly(_HEADER.size)
-        (size,) = _HEADER.unpack(header)
-        message = pickle.loads(await reader.readexactly(size))  # noqa: S301 - our own child/parent
-    except asyncio.IncompleteReadError:
-        return None
-    return tuple(message)
-
-
 # ---------------------------------------------------------------------------- the runner's side
+
+
+class WorkerLink:
+    """The runner's end of one worker's conversation: what it sends to ``writer`` and reads from ``reader``.
+
+    ``gone()`` says, in one line, why the worker's end closed (``worker 2 stopped
+    unexpectedly (exit status -9)``).
+    """
+
+    def __init__(
+        self,
+        number: int,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        *,
+        gone: Callable[[], Awaitable[str]],
+    ) -> None:
+        self.number = number
+        self._reader = reader
+        self._writer = writer
+        self._gone = gone
+        self._questions: dict[int, asyncio.Future[Answer]] = {}
+        self._keys = itertools.count(1)
+        self.playing = False
+        """Whether its messages are read now (it plays blocks): only then is it asked questions."""
+
+    def send(self, message: ToWorker) -> None:
+        """Write the message to the worker (buffered: :meth:`play` drains it)."""
+        self._writer.write(framed(message))
+
+    async def ready(self) -> None:
+        """Wait until the worker's bots are connected; raises RunnerError when they cannot be."""
+        message = await self._receive()
+        match message:
+            case Ready():
+                return
+            case Failed(reason=reason):
+                raise RunnerError(reason)
+            case SessionPlayed() | BlockPlayed() | Answered():
+                raise self._unexpected(UnexpectedMessage.of(message))
+            case _:
+                assert_never(message)
+
+    async def play(
+        self, queue: Iterator[BlockRun], share: int, deliver: Callable[[SessionResult, bytes], None]
+    ) -> None:
+        """Keep ``share`` blocks in flight on the worker until the shared queue is empty.
+
+        Meanwhile the worker's answers to a spectator's questions are read here too.
+        Raises RunnerError when the worker fails, stops or says what it should not.
+        """
+        in_flight = 0
+        for run in queue:
+            self.send(PlayBlock(run=run))
+            in_flight += 1
+            if in_flight == share:
+                break
+        self.playing = True
+        try:
+            while in_flight:
+                message = await self._receive()
+                match message:
+                    case SessionPlayed(result=result, log=log):
+                        deliver(result, log)
+                    case BlockPlayed():
+                        in_flight -= 1
+                        following = next(queue, None)
+                        if following is not None:
+                            self.send(PlayBlock(run=following))
+                            in_flight += 1
+                    case Answered(key=key, answer=answer):
+                        self._answered(key, answer)
+                    case Failed(reason=reason):
+                        raise RunnerError(reason)
+                    case Ready():
+                        raise self._unexpected(UnexpectedMessage.of(message))
+                    case _:
+                        assert_never(message)
+            await self._writer.drain()
+        finally:
+            self.playing = False
+
+    async def ask(self, question: Question) -> Answer | None:
+        """The worker's answer to a spectator's question, or None when it gives none in time."""
+        if not self.playing or self._writer.is_closing():
+            return None
+        key = next(self._keys)
+        answer = self._questions[key] = asyncio.get_running_loop().create_future()
+        try:
+            self.send(Asked(key=key, question=question))
+            return await asyncio.wait_for(answer, _ANSWER_WAIT_S)
+        except (TimeoutError, OSError, RuntimeError):
+            return None
+        finally:
+            self._questions.pop(key, None)
+
+    def stop(self) -> None:
+        """Tell the worker to stop and close its end (it stops its bots, then exits)."""
+        with contextlib.suppress(OSError, RuntimeError):
+            self.send(Stop())
+            self._writer.close()
+
+    async def _receive(self) -> ToRunner:
+        try:
+            message = await runner_receives(self._reader)
+        except UnexpectedMessage as unexpected:
+            raise self._unexpected(unexpected) from None
+        if message is None:
+            raise RunnerError(await self._gone())
+        return message
+
+    def _unexpected(self, unexpected: UnexpectedMessage) -> RunnerError:
+        return RunnerError(f"worker {self.number} sent an unexpected message ({unexpected.kind})")
+
+    def _answered(self, key: int, answer: Answer) -> None:
+        """A worker's answer to the spectator's question ``key`` (dropped if nobody waits any longer)."""
+        waiting = self._questions.get(key)
+        if waiting is not None and not waiting.done():
+            waiting.set_result(answer)
 
 
 class WorkerPool:
@@ -88,36 +210,23 @@ class WorkerPool:
         self._setup = setup
         self._count = workers
         self._processes: list[asyncio.subprocess.Process] = []
-        self._questions: dict[int, asyncio.Future[Any]] = {}
-        self._question_ids = itertools.count(1)
-        self._playing: set[int] = set()
-        """The workers (numbered from 1) whose answers are read now: those playing blocks."""
+        self._links: list[WorkerLink] = []
+        """Each worker's conversation; worker ``n`` (numbered from 1) is ``_links[n - 1]``."""
 
     def tables(self) -> PoolTables:
         """The tables in play on the workers, for a spectator."""
         return PoolTables(self)
 
-    async def ask(self, number: int, *question: object) -> Any:  # noqa: ANN401 - the answer's kind is the question's
+    async def ask(self, number: int, question: Question) -> Answer | None:
         """Ask worker ``number`` a spectator's question; its answer, or None when it gives none in time."""
-        if number not in self._playing or number > len(self._processes):
+        if not 0 < number <= len(self._links):
             return None
-        process = self._processes[number - 1]
-        if process.stdin is None or process.returncode is not None:
-            return None
-        key = next(self._question_ids)
-        answer = self._questions[key] = asyncio.get_running_loop().create_future()
-        try:
-            process.stdin.write(_frame(question[0], key, *question[1:]))
-            return await asyncio.wait_for(answer, _ANSWER_WAIT_S)
-        except (TimeoutError, OSError, RuntimeError):
-            return None
-        finally:
-            self._questions.pop(key, None)
+        return await self._links[number - 1].ask(question)
 
     @property
     def playing(self) -> tuple[int, ...]:
         """The workers playing blocks now."""
-        return tuple(sorted(self._playing))
+        return tuple(link.number for link in self._links if link.playing)
 
     async def play(
         self, runs: Sequence[BlockRun], deliver: Callable[[SessionResult, bytes], None], *, per_worker: int
@@ -133,21 +242,21 @@ class WorkerPool:
             return
         try:
             for number in range(1, workers + 1):
-                self._processes.append(await self._spawn(number))
+                await self._spawn(number)
             async with asyncio.TaskGroup() as group:  # the first to fail stops the wait
-                for number, process in enumerate(self._processes, start=1):
-                    group.create_task(self._ready(number, process))
+                for link in self._links:
+                    group.create_task(link.ready())
             queue = iter(runs)
             share = max(1, min(per_worker, math.ceil(len(runs) / workers)))
             async with asyncio.TaskGroup() as group:
-                for number, process in enumerate(self._processes, start=1):
-                    group.create_task(self._drive(number, process, queue, share, deliver))
+                for link in self._links:
+                    group.create_task(link.play(queue, share, deliver))
         except* Exception as failed:  # noqa: BLE001 - raised again, as itself
             raise first_failure(failed) from None
         finally:
             await self._close()
 
-    async def _spawn(self, number: int) -> asyncio.subprocess.Process:
+    async def _spawn(self, number: int) -> None:
         # the worker imports this very code, wherever it is installed or checked out
         path = [str(_ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
         process = await asyncio.create_subprocess_exec(
@@ -159,91 +268,19 @@ class WorkerPool:
             env={**os.environ, "PYTHONPATH": os.pathsep.join(path)},
             start_new_session=True,  # a Ctrl-C reaches the runner, which stops the workers
         )
+        self._processes.append(process)
         assert process.stdin is not None  # noqa: S101 - asked for above
+        assert process.stdout is not None  # noqa: S101 - asked for above
+        link = WorkerLink(number, process.stdout, process.stdin, gone=lambda: _died(number, process))
+        self._links.append(link)
         # worker 1's bots log where a single process's would; the others' get a suffix
-        process.stdin.write(_frame("start", self._setup, f"-w{number}" if number > 1 else ""))
-        return process
-
-    async def _ready(self, number: int, process: asyncio.subprocess.Process) -> None:
-        assert process.stdout is not None  # noqa: S101 - asked for in _spawn
-        message = await _receive(process.stdout)
-        if message is None:
-            raise RunnerError(await self._died(number, process))
-        if message[0] == "failed":
-            raise RunnerError(message[1])
-
-    async def _drive(
-        self,
-        number: int,
-        process: asyncio.subprocess.Process,
-        queue: Iterator[BlockRun],
-        share: int,
-        deliver: Callable[[SessionResult, bytes], None],
-    ) -> None:
-        """Keep ``share`` blocks in flight on one worker until the shared queue is empty.
-
-        Meanwhile the worker's answers to a spectator's questions are read here too.
-        """
-        self._playing.add(number)
-        try:
-            await self._drive_blocks(number, process, queue, share, deliver)
-        finally:
-            self._playing.discard(number)
-
-    async def _drive_blocks(
-        self,
-        number: int,
-        process: asyncio.subprocess.Process,
-        queue: Iterator[BlockRun],
-        share: int,
-        deliver: Callable[[SessionResult, bytes], None],
-    ) -> None:
-        stdin, stdout = process.stdin, process.stdout
-        assert stdin is not None  # noqa: S101 - asked for in _spawn
-        assert stdout is not None  # noqa: S101 - asked for in _spawn
-        in_flight = 0
-        for run in queue:
-            stdin.write(_frame("block", run))
-            in_flight += 1
-            if in_flight == share:
-                break
-        while in_flight:
-            message = await _receive(stdout)
-            if message is None:
-                raise RunnerError(await self._died(number, process))
-            kind = message[0]
-            if kind == "session":
-                deliver(message[1], message[2])
-            elif kind == "block-done":
-                in_flight -= 1
-                following = next(queue, None)
-                if following is not None:
-                    stdin.write(_frame("block", following))
-                    in_flight += 1
-            elif kind == "answer":
-                self._answered(message[1], message[2])
-            elif kind == "failed":
-                raise RunnerError(message[1])
-        await stdin.drain()
-
-    def _answered(self, key: int, answer: object) -> None:
-        """A worker's answer to the spectator's question ``key`` (dropped if nobody waits any longer)."""
-        waiting = self._questions.get(key)
-        if waiting is not None and not waiting.done():
-            waiting.set_result(answer)
-
-    async def _died(self, number: int, process: asyncio.subprocess.Process) -> str:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(process.wait(), timeout=5)
-        return f"worker {number} stopped unexpectedly (exit status {process.returncode})"
+        link.send(Start(setup=self._setup, bot_log_suffix=f"-w{number}" if number > 1 else ""))
 
     async def _close(self) -> None:
         """Ask every worker to stop (its bots first), wait, and kill any that does not."""
-        for process in self._processes:
-            if process.returncode is None and process.stdin is not None:
-                with contextlib.suppress(OSError, RuntimeError):
-                    process.stdin.write(_frame("stop"))
-                    process.stdin.close()
+        for link, process in zip(self._links, self._processes, strict=True):
+            if process.returncode is None:
+                link.stop()
 
         async def wait(process: asyncio.subprocess.Process) -> None:
             try:
@@ -255,6 +292,13 @@ class WorkerPool:
 
         await asyncio.gather(*(wait(p) for p in self._processes), return_exceptions=True)
         self._processes.clear()
+        self._links.clear()
+
+
+async def _died(number: int, process: asyncio.subprocess.Process) -> str:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(process.wait(), timeout=5)
+    return f"worker {number} stopped unexpectedly (exit status {process.returncode})"
 
 
 class PoolTables:
@@ -274,14 +318,14 @@ class PoolTables:
         """The tables in play on every worker now."""
         pool = self._pool
         numbers = pool.playing
-        answers = await asyncio.gather(*(pool.ask(number, "tables") for number in numbers))
+        answers = await asyncio.gather(*(pool.ask(number, TablesQuestion()) for number in numbers))
         where: dict[str, int] = {}
         found: list[tuple[TableInPlay, ...]] = []
-        for number, tables in zip(numbers, answers, strict=True):
-            if tables is None:
+        for number, answer in zip(numbers, answers, strict=True):
+            if not isinstance(answer, TablesAnswer):
                 continue
-            found.append(tables)
-            where.update((table.table, number) for table in tables)
+            found.append(answer.tables)
+            where.update((table.table, number) for table in answer.tables)
         self._where = where
         return merged(found)
 
@@ -293,94 +337,85 @@ class PoolTables:
             number = self._where.get(table)
         if number is None:
             return None
-        answer = await self._pool.ask(number, "events", table, since)
-        return answer if isinstance(answer, TableEvents) else None
+        answer = await self._pool.ask(number, EventsQuestion(table=table, since=since))
+        return answer.events if isinstance(answer, EventsAnswer) else None
 
 
 # ---------------------------------------------------------------------------- the worker's side
 
 
-async def _serve(output: BinaryIO) -> None:
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader()
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+async def serve(reader: asyncio.StreamReader, send: Callable[[ToRunner], None], worker: BlockWorker) -> None:
+    """Be ``worker`` for the runner at the other end of ``reader``, until it says stop or goes away.
 
-    def send(*message: object) -> None:
-        with contextlib.suppress(OSError):  # the runner is gone: reading stdin will say so
-            output.write(_frame(*message))
-            output.flush()
+    The first message must be :class:`Start`. A message this end does not expect, or an
+    error while playing, is told to the runner (:class:`Failed`, one line); either way the
+    blocks in play, the bots and the referee are stopped before this returns.
+    """
+    try:
+        start = await worker_receives(reader)
+        if start is None:
+            return
+        if not isinstance(start, Start):
+            raise UnexpectedMessage.of(start)
+        send(await worker.start(start))
+        await _play(reader, send, worker)
+    except (RunnerError, UnexpectedMessage) as exc:  # a bot that cannot start; the runner out of step
+        send(_failure(exc))
+    finally:
+        await worker.stop()
 
-    host = await _start(reader, send)
-    if host is None:
-        return
 
-    def delivered(result: SessionResult, log: bytes) -> None:
-        send("session", result, log)
+async def _play(reader: asyncio.StreamReader, send: Callable[[ToRunner], None], worker: BlockWorker) -> None:
+    async def play(message: PlayBlock) -> None:
+        async for session in worker.play(message):
+            send(session)
+        send(BlockPlayed(block=message.run.index))
 
-    async def play(run: BlockRun) -> None:
-        await host.play(run, delivered)
-        send("block-done", run.index)
-
-    send("ready")
     playing: set[asyncio.Task[None]] = set()
     try:
         async with asyncio.TaskGroup() as group:
-            while (message := await _receive(reader)) is not None:
-                kind = message[0]
-                if kind == "block":
-                    task = group.create_task(play(message[1]))
-                    playing.add(task)
-                    task.add_done_callback(playing.discard)
-                elif kind in _QUESTIONS:
-                    send("answer", message[1], _answer(host, message))
-                else:
-                    break
-            for task in playing:  # told to stop, or the runner is gone
+            while (message := await worker_receives(reader)) is not None:
+                match message:
+                    case PlayBlock():
+                        task = group.create_task(play(message))
+                        playing.add(task)
+                        task.add_done_callback(playing.discard)
+                    case Asked(key=key, question=question):
+                        send(Answered(key=key, answer=await worker.answer(question)))
+                    case Stop():
+                        break
+                    case Start():
+                        send(_failure(UnexpectedMessage.of(message)))
+                        break
+                    case _:
+                        assert_never(message)
+            for task in playing:  # told to stop, the runner is gone, or out of step
                 task.cancel()
     except* Exception as errors:  # noqa: BLE001 - any failure is reported to the runner
-        first = first_failure(errors)
-        send("failed", str(first).splitlines()[0] if str(first) else type(first).__name__)
-    finally:
-        await host.stop()
+        send(_failure(first_failure(errors)))
 
 
-async def _start(reader: asyncio.StreamReader, send: Callable[..., None]) -> BlockHost | None:
-    """The host the runner's start message asks for, started; None if it cannot be (the runner is told)."""
-    start = await _receive(reader)
-    if start is None:
-        return None
-    _, setup, suffix = start
-    structlog.configure(
-        wrapper_class=structlog.make_filtering_bound_logger(setup.log_level),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+def _failure(exc: BaseException) -> Failed:
+    """What a worker tells the runner of the error that stops it, in one line."""
+    if isinstance(exc, UnexpectedMessage):
+        return Failed(reason=f"a worker was sent an unexpected message ({exc.kind})")
+    text = str(exc)
+    return Failed(reason=text.splitlines()[0] if text else type(exc).__name__)
+
+
+async def _serve_runner(output: BinaryIO) -> None:
+    """Serve the runner at the other end of stdin, answering to ``output``."""
+    reader = asyncio.StreamReader()
+    await asyncio.get_running_loop().connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), sys.stdin
     )
-    host = BlockHost(
-        setup.config,
-        tournament=setup.tournament,
-        logs_root=setup.logs_root,
-        limits=setup.limits,
-        bot_log_suffix=suffix,
-        sandbox=setup.sandbox,
-    )
-    try:
-        await host.start()
-    except RunnerError as exc:
-        send("failed", str(exc))
-        return None
-    return host
 
+    def send(message: ToRunner) -> None:
+        with contextlib.suppress(OSError):  # the runner is gone: reading stdin will say so
+            output.write(framed(message))
+            output.flush()
 
-_QUESTIONS = frozenset({"tables", "events"})
-"""What a spectator asks a worker, through the runner."""
-
-
-def _answer(host: BlockHost, question: tuple[Any, ...]) -> object:
-    """The answer to a spectator's question: the tables in play, or a table's public events."""
-    follower = host.follower
-    if question[0] == "tables":
-        return follower.tables()
-    table, since = question[2], question[3]
-    return follower.events(table, since, live=host.referee.arbiter.record(table))
+    await serve(reader, send, BlockWorker())
 
 
 def main() -> None:
@@ -393,8 +428,7 @@ def main() -> None:
     output = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray prints must not break the protocol
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the runner decides when to stop
-    tune_collector()
-    asyncio.run(_serve(output))
+    asyncio.run(_serve_runner(output))
 
 
 if __name__ == "__main__":

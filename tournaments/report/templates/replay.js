@@ -91,7 +91,7 @@
     $("faults-summary").textContent = "⚠ " + FAULTS.length + " fault" + (FAULTS.length > 1 ? "s" : "")
       + ": go to one";
     for (const fault of FAULTS) {
-      const where = "deal " + fault.deal + (fault.decision < 0 ? "" : ", decision " + fault.decision);
+      const where = "deal " + fault.deal + (fault.decision === null ? "" : ", decision " + fault.decision);
       const button = el("button", { class: "jump", title: fault.detail },
                         "⚠ " + where + ": seat " + fault.seat + " " + fault.kind);
       const last = data.deals[fault.deal].steps.length - 1;
