@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-import tests.arena_packs_stub  # noqa: F401 - the packs' stand-in, until they are merged
 from referee.rules import CARDS, CardPlayed, DealStarted, TrickWon
 from tests.arena_helpers import admitted, new_arena, played_block
 from tournaments.arena.settings import ArenaSettings

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, TypeVar
 import pytest
 from aiohttp import web
 
-import tests.arena_packs_stub  # noqa: F401 - the packs' stand-in, until they are merged
 from tests.arena_helpers import played_block
 from tests.arena_web_helpers import (
     ENTRY,

@@ -25,7 +25,6 @@ from aiohttp.streams import StreamReader
 from aiohttp.test_utils import TestClient, TestServer, make_mocked_request
 from structlog.testing import capture_logs
 
-import tests.arena_packs_stub  # noqa: F401 - the packs' stand-in, until they are merged
 from referee.rules import CardPlayed, DealStarted, SessionRecord, TrickWon
 from tests.arena_helpers import played_block
 from tests.arena_web_helpers import (
