@@ -273,7 +273,14 @@ class TestLogin:
     def test_the_login_sends_nowhere_but_this_site(self, site: Site) -> None:
         async def check(client: Client) -> list[str | None]:
             found = []
-            for going in ("//elsewhere.example/x", "https://elsewhere.example/", "/\\elsewhere.example"):
+            for going in (
+                "//elsewhere.example/x",
+                "https://elsewhere.example/",
+                "/\\elsewhere.example",
+                "/\t/elsewhere.example",
+                "/\n/elsewhere.example",
+                "/me",
+            ):
                 response = await client.post(
                     "/login",
                     data={"token": site.built.alice, "next": going},
@@ -283,7 +290,7 @@ class TestLogin:
                 found.append(response.headers.get("Location"))
             return found
 
-        assert served(site.arena, check) == ["/", "/", "/"]
+        assert served(site.arena, check) == ["/", "/", "/", "/", "/", "/me"]
 
     def test_logout_clears_the_cookie(self, site: Site) -> None:
         async def check(client: Client) -> tuple[int, str | None, str]:

@@ -323,7 +323,13 @@ def _see_other(location: str) -> web.Response:
 
 
 def _local(path: str | None) -> str:
-    """``path`` if it is a path of this site (``/me``), else ``/``: the login never sends anyone elsewhere."""
-    if not path or not path.startswith("/") or path.startswith(("//", "/\\")):
+    r"""``path`` if it is a path of this site (``/me``), else ``/``: the login never sends anyone elsewhere.
+
+    A browser reads ``//host``, ``/\host`` and a path with a tab or a line break in it
+    (which it drops) as another site: anything but a plain path is refused.
+    """
+    if not path or not path.startswith("/") or path.startswith("//") or "\\" in path:
+        return "/"
+    if any(ord(character) <= 0x20 or ord(character) == 0x7F for character in path):
         return "/"
     return path
