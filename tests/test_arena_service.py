@@ -187,6 +187,9 @@ class TestBoard:
         for _ in range(3):
             played_block(arena, ("random", "peel", "pimc", "ace.1"), policies={"ace.1": "random", **QUICK})
             played_block(arena, ("random", "peel", "pimc", "ace.2"), policies={"ace.2": "peel", **QUICK})
+        played_block(
+            arena, ("random", "peel", "pimc", "ace.2"), policies={"ace.2": "peel", **QUICK}, rotations=(0,)
+        )
         arena.store.update_submission(old.id, status="retired", reason="newer versions")
         arena.block_done()
         board = arena.leaderboard()
@@ -197,4 +200,4 @@ class TestBoard:
         assert retired.rating is not None
         record, _ = arena.entry("ace.2")
         assert [v.entry for v in record.versions] == ["ace.1", "ace.2"]
-        assert {h.opponent for h in record.versus} == {"random", "peel", "pimc"}
+        assert {h.opponent: h.difference.n for h in record.versus} == {"random": 3, "peel": 3, "pimc": 3}

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tournaments.arena.settings import ANCHORS
+from tournaments.stats.estimates import estimate
 from tournaments.stats.ladder import LadderRating, ladder_ratings
 from tournaments.stats.standings import BotStanding, HeadToHead, Standings, standings_of
 
@@ -82,7 +83,9 @@ class Leaderboard:
     """Complete blocks: the only ones that count."""
     sessions: int
     standings: Standings
-    """The ladder's standings' sums as a tournament's (crosstable, faults, rotation check)."""
+    """The ladder's sums as a tournament's standings (faults, the rotation check), blocks in play too."""
+    figures: tuple[BlockFigures, ...]
+    """The complete blocks' figures, the only ones results are read from."""
 
     def row(self, entry: str) -> BoardRow | None:
         """``entry``'s row, on the ladder or retired; None if it has none."""
@@ -131,6 +134,7 @@ def leaderboard(store: ArenaStore, ladder: int) -> Leaderboard:
         blocks=len(figures),
         sessions=standings.sessions,
         standings=standings,
+        figures=tuple(figures),
     )
 
 
@@ -175,8 +179,8 @@ def _display_order(row: BoardRow) -> tuple[bool, int, float, str]:
 class EntryRecord:
     """One entry's page: its row, its owner's other versions of the bot, its results against each opponent.
 
-    ``versus`` holds, per opponent it shared blocks with, its mean chips per session more
-    than that opponent over those blocks, with the interval (the standings' crosstable);
+    ``versus`` holds, per opponent it shared complete blocks with, its mean chips per
+    session more than that opponent over those blocks, with the interval;
     ``faults`` counts its faults by kind.
     """
 
@@ -203,6 +207,22 @@ class EntryRecord:
         }
 
 
+def _versus(figures: Iterable[BlockFigures], entry: str) -> tuple[HeadToHead, ...]:
+    """``entry`` against each opponent it shared complete blocks with: its chips a session more, per block."""
+    differences: dict[str, list[float]] = {}
+    for block in figures:
+        mine = block.chips.get(entry)
+        if mine is None:
+            continue
+        for opponent, theirs in block.chips.items():
+            if opponent != entry:
+                differences.setdefault(opponent, []).append(mine - theirs)
+    return tuple(
+        HeadToHead(bot=entry, opponent=opponent, difference=estimate(values))
+        for opponent, values in sorted(differences.items())
+    )
+
+
 def entry_record(store: ArenaStore, ladder: int, board: Leaderboard, entry: str) -> EntryRecord | None:
     """``entry``'s record on ``board`` (None: no such entry on the ladder, now or before)."""
     row = board.row(entry)
@@ -216,7 +236,7 @@ def entry_record(store: ArenaStore, ladder: int, board: Leaderboard, entry: str)
             for s in store.submissions(owner=submission.owner)
             if s.name == submission.name and s.entry is not None
         )
-    versus = tuple(h for h in board.standings.crosstable if h.bot == entry)
+    versus = _versus(board.figures, entry)
     return EntryRecord(
         row=row,
         submission=submission,
