@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
+    from tournaments.play.executors.base import Usage
     from tournaments.play.tables import TableSource
     from tournaments.store.arena import Person
 
@@ -133,6 +134,14 @@ class _Changes:
         return self.number
 
 
+@dataclass(slots=True)
+class Trouble:
+    """What keeps the arena from playing now, in one line (None: nothing), and the workers it plays on."""
+
+    now: str | None = None
+    usage: Usage | None = None
+
+
 class Arena:
     """One arena: its store, settings and folder, and what each person may ask of it."""
 
@@ -148,6 +157,8 @@ class Arena:
         """Told each new submission to admit (the admission queue, while the arena runs)."""
         self.tables: TableSource | None = None
         """The tables the ladder is playing now, for the live page (None: none yet)."""
+        self.trouble = Trouble()
+        """What keeps the arena from playing now, if anything, and where it plays."""
 
     @property
     def ladder(self) -> int:
