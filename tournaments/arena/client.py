@@ -22,6 +22,7 @@ arena's answer, in one line, rather than failing later on a missing field.
 from __future__ import annotations
 
 import http.client
+import ipaddress
 import json
 import os
 import re
@@ -59,6 +60,7 @@ __all__ = [
     "connect",
     "normalize_url",
     "read_config",
+    "sent_in_clear",
     "write_config",
 ]
 
@@ -168,6 +170,18 @@ def normalize_url(text: str) -> str:
     return urllib.parse.urlunsplit(
         (parts.scheme.lower(), parts.netloc.lower(), parts.path.rstrip("/"), "", "")
     )
+
+
+def sent_in_clear(url: str) -> bool:
+    """Whether a token sent to ``url`` crosses the network readable: plain http to another machine."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme != "http":
+        return False
+    host = parts.hostname or ""
+    try:
+        return not ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host != "localhost"
 
 
 @dataclass(frozen=True, slots=True)

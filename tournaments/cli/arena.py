@@ -12,11 +12,10 @@ is imported when it runs, so that these commands stay quick to start.
 
 from __future__ import annotations
 
-import ipaddress
+import io
 import os
 import sys
 import time
-import urllib.parse
 from typing import TYPE_CHECKING, Final
 
 import click
@@ -35,6 +34,7 @@ from tournaments.arena.client import (
     connect,
     normalize_url,
     read_config,
+    sent_in_clear,
     write_config,
 )
 from tournaments.cli.app import console, echo_json, friendly, json_option
@@ -129,7 +129,7 @@ def login(url: str | None) -> None:
         _note(f"note: ${TOKEN_VARIABLE} is set, and goes before the saved token until you unset it")
     if environ.get(URL_VARIABLE) and normalize_url(environ[URL_VARIABLE]) != address:
         _note(f"note: ${URL_VARIABLE} names another arena, asked instead of this one until you unset it")
-    if _in_clear(address):
+    if sent_in_clear(address):
         _note(
             "note: http:// sends your token unencrypted over the network: prefer the arena's https:// address"
         )
@@ -147,18 +147,6 @@ def _read_token(address: str) -> str:
         msg = "no token given: paste the token the arena's organiser gave you"
         raise ClientError(msg)
     return typed.strip()
-
-
-def _in_clear(address: str) -> bool:
-    """Whether ``address`` is plain http to another machine (the token would cross the network readable)."""
-    parts = urllib.parse.urlsplit(address)
-    if parts.scheme != "http":
-        return False
-    host = parts.hostname or ""
-    try:
-        return not ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host != "localhost"
 
 
 # People
@@ -313,15 +301,16 @@ def _list_submissions(client: ArenaClient, *, owner: str | None, as_json: bool) 
         _submissions_table(found)
 
 
-def follow(client: ArenaClient, number: int, *, as_json: bool = False) -> int:
+def follow(client: ArenaClient, number: int, *, as_json: bool = False, header: bool = True) -> int:
     """Follow submission ``number`` until placed or refused, printing each new step; the exit status.
 
     A question the arena does not answer (it is restarting, or stopping: 503) is asked again
     for up to :data:`OUTAGE_S`; a progress line on stderr (a terminal's only) says where it
-    is. ``as_json``: print only the last answer, as one JSON document.
+    is. ``as_json``: print only the last answer, as one JSON document; ``header``: begin with
+    the submission's first line (who, which bot, its status).
     """
     try:
-        found = _followed(client, number, quiet=as_json)
+        found = _followed(client, number, quiet=as_json, header=header)
     except KeyboardInterrupt:
         _note(f"stopped following; submission {number} goes on in the arena: nap arena status {number}")
         return EXIT_STOPPED
@@ -334,10 +323,13 @@ def follow(client: ArenaClient, number: int, *, as_json: bool = False) -> int:
     return EXIT_REFUSED if found.status == "refused" else 0
 
 
-def _followed(client: ArenaClient, number: int, *, quiet: bool) -> SubmissionView:
+def _followed(client: ArenaClient, number: int, *, quiet: bool, header: bool) -> SubmissionView:
     """Ask about submission ``number`` every :data:`POLL_S` until it is final; it then."""
     shown, waited, down = 0, 0.0, 0.0
-    with Console(stderr=True).status(f"submission {number}") as progress:
+    # The progress line only where stdout is a terminal too: while it is drawn, rich sends
+    # what is printed on stdout to its own console (stderr), which a pipe would then miss.
+    screen = Console(stderr=True) if sys.stdout.isatty() else Console(file=io.StringIO())
+    with screen.status(f"submission {number}") as progress:
         while True:
             try:
                 found = client.submission(number)
@@ -351,6 +343,8 @@ def _followed(client: ArenaClient, number: int, *, quiet: bool) -> SubmissionVie
                 if down:
                     _note(f"the arena at {client.url} answers again")
                 down = 0.0
+                if not quiet and header and shown == 0:
+                    click.echo(_header(found)[0])
                 shown = _show_steps(found, shown=shown, quiet=quiet)
                 if found.final:
                     return found
@@ -360,12 +354,9 @@ def _followed(client: ArenaClient, number: int, *, quiet: bool) -> SubmissionVie
 
 
 def _show_steps(found: SubmissionView, *, shown: int, quiet: bool) -> int:
-    """Print the steps of ``found`` past the first ``shown`` (the header first, before any); how many now."""
+    """Print the steps of ``found`` past the first ``shown`` (none if ``quiet``); how many there are now."""
     steps = found.steps or ()
     if not quiet:
-        if shown == 0:
-            for line in _header(found)[:1]:
-                click.echo(line)
         for step in steps[shown:]:
             click.echo(_step_line(step))
     return len(steps)
@@ -386,7 +377,7 @@ def submit_folder(folder: Path, *, arena_url: str | None, wait: bool) -> int:
         f"submission {submission.id}, {submission.status}"
     )
     if wait:
-        return follow(client, submission.id)
+        return follow(client, submission.id, header=False)
     where = "" if client.url == client.connection.default_url else f" --arena {client.url}"
     click.echo(f"follow it: nap arena status {submission.id} --wait{where}")
     return 0
