@@ -286,6 +286,16 @@ class TestLogin:
         assert result.output == "no submissions yet: nap bot submit FOLDER --arena uploads a bot\n"
         assert not config_home.exists()
 
+    def test_the_variables_alone_do_not_read_the_config_file(self, served: Served, config_home: Path) -> None:
+        login(served, served.built.alice)
+        (config_home / "nap" / "arena.toml").chmod(0o644)  # refused, but not needed
+        env = {"NAP_ARENA_URL": served.url, "NAP_ARENA_TOKEN": served.built.bob}
+        result = nap("arena", "status", env=env)
+        assert (result.exit_code, result.output) == (
+            0,
+            "no submissions yet: nap bot submit FOLDER --arena uploads a bot\n",
+        )
+
     def test_a_token_from_the_variable_that_is_refused_says_so(self, served: Served) -> None:
         env = {"NAP_ARENA_URL": served.url, "NAP_ARENA_TOKEN": "nap_" + "B" * 43}
         result = nap("arena", "status", env=env)
