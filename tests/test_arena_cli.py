@@ -111,7 +111,7 @@ class Served:
 class Elsewhere:
     """A web site on 127.0.0.1 that is no arena (a page at every address, or a redirect); its requests."""
 
-    def __init__(self, served: Served, *, redirect: str | None = None) -> None:
+    def __init__(self, served: Served, *, redirect: str | None = None, document: object = None) -> None:
         self.asked: list[tuple[str, str | None]] = []
         self._served = served
 
@@ -119,6 +119,8 @@ class Elsewhere:
             self.asked.append((request.path, request.headers.get("Authorization")))
             if redirect is not None:
                 raise web.HTTPFound(redirect)
+            if document is not None:
+                return web.json_response(document)
             return web.Response(
                 text="<html><body>Welcome to the club</body></html>", content_type="text/html"
             )
@@ -156,11 +158,14 @@ def elsewhere(served: Served) -> Iterator[Elsewhere]:
 
 @pytest.fixture(autouse=True)
 def config_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A config folder of the test's own, and none of the person's variables."""
+    """A config folder of the test's own, and none of the person's variables (nor a proxy)."""
     home = tmp_path / "config"
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home))
     monkeypatch.delenv("NAP_ARENA_URL", raising=False)
     monkeypatch.delenv("NAP_ARENA_TOKEN", raising=False)
+    for proxy in ("http_proxy", "https_proxy", "all_proxy"):  # the arenas here are on 127.0.0.1
+        monkeypatch.delenv(proxy, raising=False)
+        monkeypatch.delenv(proxy.upper(), raising=False)
     return home
 
 
@@ -698,6 +703,18 @@ class TestFailures:
         assert result.output == (
             f"Error: {elsewhere.url} does not answer as a Nap arena (HTTP 200 text/html to GET /api/v1/me): "
             "is it the arena's address?\n"
+        )
+
+    def test_json_of_another_shape_is_not_an_arenas(self, served: Served) -> None:
+        other = Elsewhere(served, document={"name": "alice", "admin": "yes"})
+        try:
+            result = nap("arena", "login", other.url, stdin=served.built.alice + "\n")
+        finally:
+            other.close()
+        assert result.exit_code == 1
+        assert result.output == (
+            f"Error: {other.url} does not answer as a Nap arena "
+            "(an answer of another shape to GET /api/v1/me): is it the arena's address?\n"
         )
 
     def test_a_redirect_is_not_followed(self, served: Served) -> None:

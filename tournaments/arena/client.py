@@ -14,7 +14,7 @@ own ``{"error"}`` line for any other refusal, and an answer that is not the API'
 page at that URL, a redirect). Redirects are not followed: the token would go along to
 wherever they point. No message ever holds the token.
 
-The answers are checked as they are read (:class:`Me`, :class:`Person`,
+The answers are checked as they are read (:class:`Me`, :class:`PersonView`,
 :class:`SubmissionView`): whatever does not have the API's shape is refused as not an
 arena's answer, in one line, rather than failing later on a missing field.
 """
@@ -52,7 +52,7 @@ __all__ = [
     "Config",
     "Connection",
     "Me",
-    "Person",
+    "PersonView",
     "Step",
     "SubmissionView",
     "checked_token",
@@ -195,32 +195,28 @@ class Connection:
     default_url: str | None = None
 
 
-def connect(
-    *,
-    url: str | None,
-    environ: Mapping[str, str],
-    token: str | None = None,
-    token_source: str = "the prompt",  # noqa: S107 - where a token came from, not a token
-) -> Connection:
-    """The arena to ask (``url``: ``--arena``'s) and its token (``token``: one just typed, for a login).
+def connect(*, url: str | None, environ: Mapping[str, str]) -> Connection:
+    """The arena to ask (``url``: ``--arena``'s, if given) and the token to ask it with.
 
     Raises :class:`ClientError` when no arena is configured, or no token is known for it
-    (the config file's token goes only to the config file's URL).
+    (the config file's token goes only to the config file's URL). The config file is read
+    only when the variables (and ``url``) leave something to find.
     """
     path = config_path(environ)
     flag_url = normalize_url(url) if url else None
     env_url = normalize_url(environ[URL_VARIABLE]) if environ.get(URL_VARIABLE) else None
     env_token = environ.get(TOKEN_VARIABLE) or None
-    needs_file = (flag_url is None and env_url is None) or (token is None and env_token is None)
+    needs_file = (flag_url is None and env_url is None) or env_token is None
     config = read_config(path) if needs_file else Config(path)
     default_url = env_url or config.url
     chosen = flag_url or default_url
     if chosen is None:
         msg = "no arena configured: give --arena URL or run nap arena login URL"
         raise ClientError(msg)
-    if token is None and env_token is not None:
+    token, token_source = None, ""
+    if env_token is not None:
         token, token_source = env_token, f"${TOKEN_VARIABLE}"
-    elif token is None and config.token is not None and chosen == config.url:
+    elif config.token is not None and chosen == config.url:
         token, token_source = config.token, str(config.path)
     if token is None:
         msg = f"no token for {chosen}: run nap arena login {chosen} (or set {TOKEN_VARIABLE})"
@@ -290,7 +286,7 @@ class Me:
 
 
 @dataclass(frozen=True, slots=True)
-class Person:
+class PersonView:
     """Someone of the arena's, as an admin sees them: ``GET /api/v1/people``."""
 
     name: str
@@ -300,7 +296,7 @@ class Person:
     """How many of their tokens are valid."""
 
     @classmethod
-    def from_json(cls, value: object) -> Person:
+    def from_json(cls, value: object) -> PersonView:
         """Read the API's JSON."""
         data = _object(value)
         return cls(
@@ -434,9 +430,9 @@ class ArenaClient:
         """Add ``name`` (an admin's call); their token, which the arena shows this once."""
         return self._read("POST", "/people", _token, body={"name": name, "admin": admin})
 
-    def people(self) -> list[Person]:
+    def people(self) -> list[PersonView]:
         """Everyone, with their valid tokens' count (an admin's call)."""
-        return self._read("GET", "/people", lambda v: [Person.from_json(p) for p in _list(v)])
+        return self._read("GET", "/people", lambda v: [PersonView.from_json(p) for p in _list(v)])
 
     def revoke(self, name: str) -> int:
         """Revoke every token of ``name``; how many were valid."""

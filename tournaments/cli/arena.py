@@ -110,7 +110,7 @@ def login(url: str | None) -> None:
     The token is asked for without echo or, when stdin is not a terminal, read from its
     first line (echo "$TOKEN" | nap arena login URL). It is saved with URL in
     $XDG_CONFIG_HOME/nap/arena.toml (~/.config/nap/arena.toml), which only you may read;
-    a later login replaces them. Without URL: the arena saved before.
+    a later login replaces them. Without URL: $NAP_ARENA_URL, else the arena saved before.
     """
     environ = os.environ
     if url is None:
