@@ -16,7 +16,7 @@ import io
 import os
 import sys
 import time
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Self
 
 import click
 from rich.console import Console
@@ -326,10 +326,7 @@ def follow(client: ArenaClient, number: int, *, as_json: bool = False, header: b
 def _followed(client: ArenaClient, number: int, *, quiet: bool, header: bool) -> SubmissionView:
     """Ask about submission ``number`` every :data:`POLL_S` until it is final; it then."""
     shown, waited, down = 0, 0.0, 0.0
-    # The progress line only where stdout is a terminal too: while it is drawn, rich sends
-    # what is printed on stdout to its own console (stderr), which a pipe would then miss.
-    screen = Console(stderr=True) if sys.stdout.isatty() else Console(file=io.StringIO())
-    with screen.status(f"submission {number}") as progress:
+    with _Progress() as progress:
         while True:
             try:
                 found = client.submission(number)
@@ -337,15 +334,17 @@ def _followed(client: ArenaClient, number: int, *, quiet: bool, header: bool) ->
                 if not exc.transient or down >= OUTAGE_S:
                     raise
                 if down == 0:
-                    _note(f"{exc}; asking again for up to {OUTAGE_S / 60:g} minutes")
+                    progress.say([f"{exc}; asking again for up to {OUTAGE_S / 60:g} minutes"], err=True)
                 down += POLL_S
             else:
                 if down:
-                    _note(f"the arena at {client.url} answers again")
+                    progress.say([f"the arena at {client.url} answers again"], err=True)
                 down = 0.0
-                if not quiet and header and shown == 0:
-                    click.echo(_header(found)[0])
-                shown = _show_steps(found, shown=shown, quiet=quiet)
+                steps = found.steps or ()
+                if not quiet:
+                    first = _header(found)[:1] if header and shown == 0 else []
+                    progress.say([*first, *(_step_line(step) for step in steps[shown:])])
+                shown = len(steps)
                 if found.final:
                     return found
                 progress.update(f"submission {number}: {found.status} ({_elapsed(waited)} so far)")
@@ -353,13 +352,40 @@ def _followed(client: ArenaClient, number: int, *, quiet: bool, header: bool) ->
             waited += POLL_S
 
 
-def _show_steps(found: SubmissionView, *, shown: int, quiet: bool) -> int:
-    """Print the steps of ``found`` past the first ``shown`` (none if ``quiet``); how many there are now."""
-    steps = found.steps or ()
-    if not quiet:
-        for step in steps[shown:]:
-            click.echo(_step_line(step))
-    return len(steps)
+class _Progress:
+    """``--wait``'s progress line on stderr, where stdout is a terminal too (a pipe gets the lines alone).
+
+    It is drawn from the first :meth:`update` on, and taken down while lines are printed,
+    so that none lands in the middle of it.
+    """
+
+    def __init__(self) -> None:
+        screen = Console(stderr=True) if sys.stdout.isatty() else Console(file=io.StringIO())
+        self._status = screen.status("")
+        self._drawn = False
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._status.stop()
+
+    def update(self, text: str) -> None:
+        """Show ``text`` on the progress line."""
+        self._status.update(text)
+        if not self._drawn:
+            self._status.start()
+            self._drawn = True
+
+    def say(self, lines: Sequence[str], *, err: bool = False) -> None:
+        """Print ``lines`` (on stderr: ``err``) above the progress line."""
+        if not lines:
+            return
+        self._status.stop()
+        for line in lines:
+            click.echo(line, err=err)
+        if self._drawn:
+            self._status.start()
 
 
 def submit_folder(folder: Path, *, arena_url: str | None, wait: bool) -> int:
