@@ -37,6 +37,7 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 COMMANDS = {
+    "arena": "tournaments.cli.arena:arena",
     "bot": "tournaments.cli.bots:bot",
     "log": "tournaments.cli.logs:log",
     "match": "tournaments.cli.match:match_command",

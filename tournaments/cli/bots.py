@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from referee.rules import DEFAULT_PROFILE
+from tournaments.arena.client import URL_VARIABLE, ClientError, normalize_url
 from tournaments.cli.app import (
     build_sandbox,
     console,
@@ -24,6 +25,7 @@ from tournaments.cli.app import (
     secret_seed,
     seed_option,
 )
+from tournaments.cli.arena import submit_folder
 from tournaments.cli.progress import tournament_progress
 from tournaments.errors import RunnerError
 from tournaments.plan.entries import BUILTIN_BOTS
@@ -37,6 +39,10 @@ from tournaments.store.database import Store
 if TYPE_CHECKING:
     from referee.rules import Profile
     from tournaments.plan.isolation import BotLimits
+
+
+CONFIGURED_ARENA = ""
+"""``--arena`` given without a URL: the configured arena's."""
 
 
 @click.group()
@@ -120,6 +126,23 @@ def bot_check(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
 
 @bot.command("submit")
 @click.argument("folder", type=click.Path(path_type=Path))
+@click.option(
+    "--arena",
+    "arena_url",
+    metavar="[URL]",
+    is_flag=False,
+    flag_value=CONFIGURED_ARENA,
+    default=None,
+    callback=lambda ctx, param, value: _arena_address(value, param, ctx),
+    help="Upload the bot to an arena instead, which builds, checks and places it on its ladder itself. "
+    f"URL: the arena's address (without it: ${URL_VARIABLE}, else the one nap arena login saved).",
+)
+@click.option(
+    "--wait",
+    is_flag=True,
+    help="With --arena: follow the submission until placed (exit 0) or refused (exit 1), as "
+    "nap arena status ID --wait does.",
+)
 @db_option
 @click.option(
     "--sessions",
@@ -131,12 +154,37 @@ def bot_check(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
 )
 @isolation_options
 @friendly
-def bot_submit(folder: Path, db_path: Path, sessions: int, sandbox: str, bot_limits: BotLimits) -> None:
+def bot_submit(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
+    folder: Path,
+    arena_url: str | None,
+    wait: bool,  # noqa: FBT001 - a click flag
+    db_path: Path,
+    sessions: int,
+    sandbox: str,
+    bot_limits: BotLimits,
+) -> None:
     """Validate, check, and keep a bot folder's content as a new version (by content hash).
 
     The version plays exactly as it was checked, whatever happens to the folder: --bot NAME
     plays the latest version, --bot NAME@VERSION or NAME@HASH an older one.
+
+    With --arena, the folder's content is uploaded to an arena instead (the same pack, its
+    manifest read here first): the command prints the submission's number and how to
+    follow it, nap arena status ID --wait. Give --arena last, or with its URL: a word after
+    it is read as the URL.
     """
+    local = _local_options_given(click.get_current_context())
+    if arena_url is not None:
+        if local:
+            msg = f"{', '.join(local)}: for a submission to this machine's database, not to an arena"
+            raise click.UsageError(msg)
+        code = submit_folder(folder, arena_url=arena_url or None, wait=wait)
+        if code:
+            raise SystemExit(code)
+        return
+    if wait:
+        msg = "--wait follows a submission to an arena: give --arena too"
+        raise click.UsageError(msg)
     manifest = read_manifest(folder)
     report = _check(
         folder,
@@ -171,6 +219,28 @@ def bot_submit(folder: Path, db_path: Path, sessions: int, sandbox: str, bot_lim
         f"{manifest.name} {manifest.version} {state} bot {row.id} (hash {row.content_hash[:12]})",
         markup=False,
     )
+
+
+def _arena_address(value: str | None, param: click.Parameter, ctx: click.Context) -> str | None:
+    """``--arena``'s value, refused at once if it is no address (``--arena mybot``: a folder read as one)."""
+    if value:
+        try:
+            normalize_url(value)
+        except ClientError:
+            msg = (
+                f"{value!r} is not an arena's address (http://HOST:PORT): give --arena last, or with its URL"
+            )
+            raise click.BadParameter(msg, ctx=ctx, param=param) from None
+    return value
+
+
+def _local_options_given(ctx: click.Context) -> list[str]:
+    """The options of a local submission given on the command line (not their defaults), as ``--db``."""
+    return [
+        f"--{name.replace('_', '-')}".replace("--db-path", "--db")
+        for name in ("db_path", "sessions", "sandbox", "bot_memory", "bot_processes", "bot_files")
+        if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
+    ]
 
 
 def _check(  # noqa: PLR0913 - the options of `nap bot check`
