@@ -24,7 +24,7 @@ from tournaments.cli.app import (
     secret_seed,
     seed_option,
 )
-from tournaments.cli.progress import tournament_progress
+from tournaments.cli.progress import ConsoleObserver, tournament_progress
 from tournaments.errors import RunnerError
 from tournaments.plan.entries import BUILTIN_BOTS
 from tournaments.plan.manifest import content_hash, read_manifest, scaffold
@@ -198,7 +198,7 @@ def _check(  # noqa: PLR0913 - the options of `nap bot check`
             profile=profile,
             decision_ms=decision_ms,
             baseline=baseline,
-            progress=progress,
+            observers=(ConsoleObserver(progress),),
             seed=seed,
             sandbox=sandbox,
             bot_limits=limits,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any
@@ -27,30 +28,26 @@ from tournaments.cli.app import (
     table_size_option,
     workers_option,
 )
-from tournaments.cli.progress import tournament_progress
-from tournaments.cli.reports import (
-    session_pages,
-    tournament_facts,
-)
+from tournaments.cli.progress import ConsoleObserver, tournament_progress
 from tournaments.errors import RunnerError
 from tournaments.plan.config import TournamentConfig
 from tournaments.plan.match import MatchPlan, MatchSummary, summarize
 from tournaments.plan.scheduler import check_table_size
 from tournaments.play.entrants import resolve, resolve_all
-from tournaments.play.runner import RunOptions, RunStart, run_tournament
-from tournaments.report.outfolder import logs_root, point_latest, tournament_folder, write_index
-from tournaments.report.publish import match_lines, publish
+from tournaments.play.runner import RunOptions, run_tournament
+from tournaments.report.outfolder import logs_root
+from tournaments.report.publish import match_lines
+from tournaments.report.standings_files import StandingsWriter
 from tournaments.stats.sprt import DEFAULT_MIN_BLOCKS, Sprt
-from tournaments.stats.standings import standings_of
 from tournaments.store.database import Store
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from pathlib import Path
 
     from referee.rules import Profile
     from tournaments.plan.entries import BotEntry
     from tournaments.plan.isolation import BotLimits
+    from tournaments.play.observers import RunStart
 
 FIXED_SESSIONS = 200
 """Sessions a match plays without ``--sprt``."""
@@ -235,26 +232,17 @@ def match_command(  # noqa: PLR0913, PLR0917 - one parameter per command-line op
             bot_limits=bot_limits,
         )
         screen = Console(stderr=True) if as_json else console
+        files = StandingsWriter(store=store, out=out)
         with tournament_progress(screen) as progress:
+            display = ConsoleObserver(progress, announce=functools.partial(_start_line, test=test))
             tournament = run_tournament(
                 config,
                 store=store,
                 logs_root=logs_root(out),
-                options=RunOptions(progress=progress, on_start=_announcer(screen, test)),
+                options=RunOptions(observers=(display, files)),
             )
         summary = summarize(store.session_results(tournament), MatchPlan(candidate=entry.name, sprt=test))
-        standings = standings_of(store.tally([tournament]), has_pool=config.profile.has_pool)
-        paths = publish(
-            standings,
-            tournament_folder(out, tournament),
-            title=f"Match {tournament}: {config.name}",
-            match=summary,
-            about=tournament_facts(store, store.tournament(tournament)),
-            **session_pages(store, tournament, standings.sessions),
-            db=store.path,
-        )
-        point_latest(out, tournament)
-        write_index(out)
+        paths = files.written
     if as_json:
         data: dict[str, Any] = {
             "tournament": tournament,
@@ -290,15 +278,8 @@ def _name(candidate: str, against: str, rules: Profile, size: int, test: Sprt | 
     return f"{candidate} vs {against} ({rules.name}, {size} seats{sprt})"
 
 
-def _announcer(screen: Console, test: Sprt | None) -> Callable[[RunStart], None]:
-    def announce(start: RunStart) -> None:
-        left = start.sessions - start.recorded
-        most = "at most " if test is not None else ""
-        screen.print(
-            f"match {start.tournament}: {start.name}, {most}{left} sessions (if it stops: {start.resume})",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
-        )
-
-    return announce
+def _start_line(start: RunStart, *, test: Sprt | None) -> str:
+    """The match's id and what is left to play (at most, with a test), with the command that resumes it."""
+    left = start.progress.sessions - start.progress.recorded
+    most = "at most " if test is not None else ""
+    return f"match {start.tournament}: {start.name}, {most}{left} sessions (if it stops: {start.resume})"
