@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, Final, cast
 
 from referee.rules.cards import Card, pack_of
+from referee.rules.errors import RulesError
 
 PACK_SIZES: Final = (28, 32, 36, 40, 52)
 """The packs a profile may use: the whole pack, or a short pack of seed 001 (28 to 40 cards)."""
@@ -279,7 +280,7 @@ POOL_PARAMETERS: Final = (
 _POOL_DEFAULTS: Final = {f.name: f.default for f in fields(Profile) if f.name in POOL_PARAMETERS}
 
 
-class ProfileError(ValueError):
+class ProfileError(RulesError):
     """A profile (usually a house-rules file) is invalid; the message names the field."""
 
 

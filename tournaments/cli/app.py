@@ -23,7 +23,7 @@ import click
 import structlog
 from rich.console import Console
 
-from referee.rules import DEFAULT_PROFILE, Profile, ProfileError, get_profile
+from referee.rules import DEFAULT_PROFILE, Profile, ProfileError, RulesError, get_profile
 from tournaments.errors import ArenaError, BuildError, StoreError
 from tournaments.plan.isolation import SANDBOX_MODES, BotLimits
 from tournaments.play.commands import DB_VARIABLE, DEFAULT_DB, DEFAULT_OUT
@@ -50,18 +50,21 @@ COMMANDS = {
 so that ``nap log list`` does not import the referee, gRPC and the runner."""
 
 
-KNOWN_ERRORS: tuple[type[Exception], ...] = (ArenaError, ValueError, OSError)
-"""Errors whose message is meant for the user: the library's own (:class:`ArenaError`), the
-referee's (ProfileError, RecordError are ValueErrors), and the system's (a file, a port)."""
+KNOWN_ERRORS: tuple[type[Exception], ...] = (ArenaError, RulesError)
+"""Errors whose message is meant for the user: the library's own (:class:`ArenaError`, into
+which a file or a port the user named is mapped where it fails) and the rules engine's
+(:class:`~referee.rules.RulesError`: a profile, a house-rules file, a record). Anything else,
+a plain ValueError, KeyError or OSError included, is a bug: its traceback is shown."""
 
 
 console = Console()
 
 
 def friendly(command: Callable[P, R]) -> Callable[P, R]:
-    """Turn the library's errors into a one-line message and exit status 1.
+    """Turn the errors meant for the user (:data:`KNOWN_ERRORS`) into a one-line message and exit status 1.
 
     A failed build is the exception: its message is followed by everything the build wrote.
+    Any other exception is raised as it is, with its traceback: it is a bug.
     """
 
     @functools.wraps(command)

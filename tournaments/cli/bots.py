@@ -25,7 +25,7 @@ from tournaments.cli.app import (
     seed_option,
 )
 from tournaments.cli.progress import ConsoleObserver, tournament_progress
-from tournaments.errors import RunnerError
+from tournaments.errors import RunnerError, writing
 from tournaments.plan.entries import BUILTIN_BOTS
 from tournaments.plan.manifest import content_hash, read_manifest, scaffold
 from tournaments.plan.versions import pack
@@ -55,7 +55,8 @@ def bot() -> None:
 @friendly
 def bot_new(name: str, parent: Path) -> None:
     """Create folder NAME with a manifest and a working Python bot to edit."""
-    folder = scaffold(parent, name)
+    with writing(parent / name):
+        folder = scaffold(parent, name)
     console.print(f"created {folder}/ (nap-bot.toml, bot.py)\nnext: nap bot check {folder}")
 
 

@@ -29,7 +29,7 @@ from tournaments.cli.app import (
     workers_option,
 )
 from tournaments.cli.progress import ConsoleObserver, tournament_progress
-from tournaments.errors import RunnerError
+from tournaments.errors import RunnerError, mapped
 from tournaments.plan.config import TournamentConfig
 from tournaments.plan.match import MatchPlan, MatchSummary, summarize
 from tournaments.plan.scheduler import check_table_size
@@ -197,9 +197,12 @@ def match_command(  # noqa: PLR0913, PLR0917 - one parameter per command-line op
     if (baseline is None) == (not pool):
         msg = "give a BASELINE, or an opponent pool with --against (not both)"
         raise click.UsageError(msg)
-    test = (
-        None if sprt is None else Sprt(d0=sprt[0], d1=sprt[1], alpha=alpha, beta=beta, min_blocks=min_blocks)
-    )
+    with mapped(ValueError):  # the test's parameters, as given
+        test = (
+            None
+            if sprt is None
+            else Sprt(d0=sprt[0], d1=sprt[1], alpha=alpha, beta=beta, min_blocks=min_blocks)
+        )
     size = _table_size(table_size, profile)
     builds = build_sandbox(sandbox, bot_limits, hidden=(db_path, out))
     with Store.open(db_path) as store:
@@ -263,7 +266,8 @@ def match_command(  # noqa: PLR0913, PLR0917 - one parameter per command-line op
 def _table_size(table_size: int | None, rules: Profile) -> int:
     """The table size asked for, or 4 within what the profile allows."""
     size = table_size or max(rules.min_players, min(4, rules.max_players))
-    check_table_size(size, rules)
+    with mapped(ValueError):
+        check_table_size(size, rules)
     return size
 
 

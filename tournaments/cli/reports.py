@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from referee.server import tune_collector
 from tournaments.cli.app import console
 from tournaments.cli.progress import ConsoleObserver, show_standings, tournament_progress
-from tournaments.errors import RunnerError, StoreError
+from tournaments.errors import RunnerError, StoreError, mapped
 from tournaments.plan.scheduler import MIN_TABLE_SIZE, check_table_size
 from tournaments.play.runner import RunOptions, run_tournament, run_tournament_async
 from tournaments.report.outfolder import logs_root, tournament_folder
@@ -155,10 +155,8 @@ def seats_for(entrants: Sequence[BotEntry], table_size: int | None, profile: Pro
     if profile is not None:
         if table_size is None:
             size = max(profile.min_players, min(size, profile.max_players))
-        try:
+        with mapped(ValueError):
             check_table_size(size, profile)
-        except ValueError as exc:
-            raise RunnerError(str(exc)) from None
     if len(entrants) < size:
         msg = f"{len(entrants)} entrants cannot fill a table of {size}; add bots or lower --table-size"
         raise RunnerError(msg)

@@ -43,6 +43,7 @@ from tournaments.cli.reports import (
     start_line,
 )
 from tournaments.cli.watch import WatchRequest, play_watched, watch_options
+from tournaments.errors import mapped
 from tournaments.plan.config import TournamentConfig
 from tournaments.plan.isolation import SANDBOX_MODES
 from tournaments.plan.scheduler import check_table_size
@@ -184,7 +185,8 @@ def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line o
     """
     chosen = chosen_executor(executor, ray_address)  # before anything is stored
     if table_size is not None:  # refused before the database is opened, so nothing is stored
-        check_table_size(table_size, profile)
+        with mapped(ValueError):
+            check_table_size(table_size, profile)
     builds = build_sandbox(sandbox, bot_limits, hidden=(db_path, out))
     with Store.open(db_path) as store:
         entrants = resolve_all(bots or DEFAULT_ENTRANTS, store=store, sandbox=builds)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from referee.rules import DEFAULT_PROFILE
-from tournaments.errors import RunnerError
+from tournaments.errors import RunnerError, writing
 from tournaments.plan.config import TournamentConfig, stored_profile
 from tournaments.plan.match import MatchSummary, summarize
 from tournaments.play.executors.record import recorded_usage
@@ -95,21 +95,24 @@ def standings_title(row: TournamentRow) -> str:
 def write_standings(store: Store, tournament_id: int, out: Path) -> tuple[Path, Path, Path]:
     """Write a tournament's standings files into ``<out>/t<N>``, point ``<out>/latest`` at it.
 
-    Returns the paths of ``standings.md``, ``.json`` and ``.html``.
+    Returns the paths of ``standings.md``, ``.json`` and ``.html``; OutputError (one line,
+    naming the file) when one cannot be written.
     """
     row = store.tournament(tournament_id)
     standings = stored_standings(store, row)
-    paths = publish(
-        standings,
-        tournament_folder(out, row.id),
-        title=standings_title(row),
-        match=stored_match(store, row),
-        about=tournament_facts(store, row),
-        **session_pages(store, row.id, standings.sessions),
-        db=store.path,
-    )
-    point_latest(out, row.id)
-    write_index(out)
+    folder = tournament_folder(out, row.id)
+    with writing(folder):
+        paths = publish(
+            standings,
+            folder,
+            title=standings_title(row),
+            match=stored_match(store, row),
+            about=tournament_facts(store, row),
+            **session_pages(store, row.id, standings.sessions),
+            db=store.path,
+        )
+        point_latest(out, row.id)
+        write_index(out)
     return paths
 
 
