@@ -12,12 +12,14 @@ from rich.console import Console
 
 from referee.match import TimeLimits
 from tournaments.cli.app import (
+    DEFAULT_TABLE_SIZE,
     bank_option,
     build_sandbox,
     connect_timeout_option,
     console,
     db_option,
     decision_option,
+    field_default,
     friendly,
     isolation_options,
     margin_option,
@@ -38,7 +40,7 @@ from tournaments.play.runner import RunOptions, run_tournament
 from tournaments.report.outfolder import logs_root
 from tournaments.report.publish import match_lines
 from tournaments.report.standings_files import StandingsWriter
-from tournaments.stats.sprt import DEFAULT_MIN_BLOCKS, Sprt
+from tournaments.stats.sprt import Sprt
 from tournaments.store.database import Store
 
 if TYPE_CHECKING:
@@ -57,7 +59,8 @@ SPRT_MAX_SESSIONS = 20_000
 
 MATCH_CONCURRENCY = 4
 """Blocks in flight on each worker: enough to keep a slow candidate busy, and few to
-finish for nothing once the test has decided (a tournament's default is 512)."""
+finish for nothing once the test has decided (a tournament's default,
+:data:`~tournaments.plan.config.DEFAULT_CONCURRENCY`, is far more)."""
 
 
 class MatchExit(IntEnum):
@@ -107,25 +110,25 @@ def exit_status(summary: MatchSummary) -> MatchExit:
 @click.option(
     "--alpha",
     type=float,
-    default=0.05,
+    default=field_default(Sprt, "alpha"),
     show_default=True,
     help="With --sprt: chance of accepting H1 under H0.",
 )
 @click.option(
     "--beta",
     type=float,
-    default=0.05,
+    default=field_default(Sprt, "beta"),
     show_default=True,
     help="With --sprt: chance of accepting H0 under H1.",
 )
 @click.option(
     "--min-blocks",
     type=click.IntRange(2),
-    default=DEFAULT_MIN_BLOCKS,
+    default=field_default(Sprt, "min_blocks"),
     show_default=True,
     help="With --sprt: blocks read before the test's first look.",
 )
-@table_size_option("4")
+@table_size_option(str(DEFAULT_TABLE_SIZE))
 @click.option(
     "--sessions",
     "-n",
@@ -264,8 +267,8 @@ def match_command(  # noqa: PLR0913, PLR0917 - one parameter per command-line op
 
 
 def _table_size(table_size: int | None, rules: Profile) -> int:
-    """The table size asked for, or 4 within what the profile allows."""
-    size = table_size or max(rules.min_players, min(4, rules.max_players))
+    """The table size asked for, or :data:`DEFAULT_TABLE_SIZE` within what the profile allows."""
+    size = table_size or max(rules.min_players, min(DEFAULT_TABLE_SIZE, rules.max_players))
     with mapped(ValueError):
         check_table_size(size, rules)
     return size

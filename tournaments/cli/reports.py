@@ -10,7 +10,7 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from referee.server import tune_collector
-from tournaments.cli.app import console
+from tournaments.cli.app import DEFAULT_TABLE_SIZE, console
 from tournaments.cli.progress import ConsoleObserver, show_standings, tournament_progress
 from tournaments.errors import RunnerError, StoreError, mapped
 from tournaments.plan.scheduler import MIN_TABLE_SIZE, check_table_size
@@ -135,11 +135,12 @@ def latest_ranked(store: Store) -> TournamentRow:
 
 
 def seats_for(entrants: Sequence[BotEntry], table_size: int | None, profile: Profile | None = None) -> int:
-    """The table size asked for, or 4 (fewer with fewer entrants); RunnerError when they cannot fill it.
+    """The table size asked for, or the default; RunnerError when the entrants cannot fill it.
 
-    Fewer entrants than the smallest table are refused with how to enter a bot twice.
-    The default keeps within ``profile``'s table sizes (``min_players`` to
-    ``max_players``); a size asked for that the profile does not allow is a RunnerError.
+    Fewer entrants than the smallest table are refused with how to enter a bot twice. The
+    default is :data:`~tournaments.cli.app.DEFAULT_TABLE_SIZE`, fewer with fewer entrants,
+    within ``profile``'s table sizes (``min_players`` to ``max_players``); a size asked for
+    that the profile does not allow is a RunnerError.
     """
     fewest = MIN_TABLE_SIZE if profile is None else profile.min_players
     if len(entrants) < fewest:
@@ -151,7 +152,7 @@ def seats_for(entrants: Sequence[BotEntry], table_size: int | None, profile: Pro
             f"ALIAS=BOT enters a bot again under another name: add {more}"
         )
         raise RunnerError(msg)
-    size = table_size or min(4, len(entrants))
+    size = table_size or min(DEFAULT_TABLE_SIZE, len(entrants))
     if profile is not None:
         if table_size is None:
             size = max(profile.min_players, min(size, profile.max_players))
