@@ -23,7 +23,7 @@ from tournaments.play.botlogs import bot_output
 from tournaments.report.audit import audit_session, open_log
 from tournaments.report.outfolder import tournament_folder
 from tournaments.report.replay_page import render_replay_html, write_replay
-from tournaments.report.show import render_session
+from tournaments.report.session_text import render_session
 from tournaments.store.logs import write_encoded_log
 
 if TYPE_CHECKING:

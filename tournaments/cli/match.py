@@ -32,8 +32,8 @@ from tournaments.cli.app import (
 )
 from tournaments.cli.progress import ConsoleObserver, tournament_progress
 from tournaments.errors import RunnerError, mapped
+from tournaments.plan.candidate_match import MatchPlan, MatchSummary, summarize
 from tournaments.plan.config import TournamentConfig
-from tournaments.plan.match import MatchPlan, MatchSummary, summarize
 from tournaments.plan.scheduler import check_table_size
 from tournaments.play.entrants import resolve, resolve_all
 from tournaments.play.runner import RunOptions, run_tournament

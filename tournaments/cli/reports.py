@@ -32,9 +32,9 @@ if TYPE_CHECKING:
 
     from referee.rules import Profile
     from tournaments.cli.watch import WatchRequest
+    from tournaments.plan.candidate_match import MatchSummary
     from tournaments.plan.config import TournamentConfig
     from tournaments.plan.entries import BotEntry
-    from tournaments.plan.match import MatchSummary
     from tournaments.play.observers import RunStart
     from tournaments.stats.standings import Standings
     from tournaments.store.database import Store, TournamentRow

@@ -38,8 +38,8 @@ import structlog
 
 from referee.server import ServerLimits
 from tournaments.errors import ArenaError, LogError, RunnerError, StoreError, TournamentInterrupted
+from tournaments.plan.candidate_match import MatchMonitor
 from tournaments.plan.config import TournamentConfig
-from tournaments.plan.match import MatchMonitor
 from tournaments.plan.scheduler import BlockSpec, check_table_size, match_schedule, schedule
 from tournaments.play.blocks import BlockRun
 from tournaments.play.commands import resume_command

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from referee.rules import DEFAULT_PROFILE
 from tournaments.errors import RunnerError, writing
+from tournaments.plan.candidate_match import MatchSummary, summarize
 from tournaments.plan.config import TournamentConfig, stored_profile
-from tournaments.plan.match import MatchSummary, summarize
 from tournaments.play.executors.record import recorded_usage
 from tournaments.play.observers import RunEnd, RunObserver
 from tournaments.report.outfolder import point_latest, tournament_folder, write_index
