@@ -1,7 +1,7 @@
 """Benchmark of the match's sequential test: false positives, power and sessions, by simulation.
 
 Each run is one ``nap match CANDIDATE BASELINE --sprt D0 D1`` played in process
-(:func:`tournaments.play.simulate.simulate_match`: the library's schedule, block player,
+(:func:`tournaments.play.sprt_simulation.simulate_match`: the library's schedule, block player,
 edges and test; no gRPC, no store), with its own match seed, until the test decides.
 Three pairs:
 
@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING
 from clients.bots.peel import PeelBot
 from clients.bots.pimc import Batch, Budget, PimcBot
 from clients.bots.random_bot import RandomBot
-from tournaments.play.simulate import SimulatedMatch, play_edges, simulate_match
+from tournaments.play.sprt_simulation import SimulatedMatch, play_edges, simulate_match
 from tournaments.stats.sprt import SequentialTest, Sprt, SprtState, fixed_sample_blocks
 
 if TYPE_CHECKING:

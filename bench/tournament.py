@@ -53,6 +53,7 @@ from rich.progress import Progress
 from referee.match import TimeLimits
 from referee.rules import DEFAULT_PROFILE
 from referee.server import tune_collector
+from tournaments.cli.progress import ConsoleObserver
 from tournaments.plan.config import DEFAULT_CONCURRENCY, TournamentConfig
 from tournaments.plan.entries import example_bot
 from tournaments.plan.scheduler import schedule
@@ -226,7 +227,7 @@ def over_grpc(  # noqa: PLR0913 - the options
                     config,
                     store=cast("Store", store),
                     logs_root=root / "logs",
-                    options=RunOptions(progress=progress, executor=executor),
+                    options=RunOptions(observers=(ConsoleObserver(progress),), executor=executor),
                 )
                 if profiler is not None:
                     profiler.disable()

@@ -12,11 +12,15 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from referee.match import FaultKind
+from referee.match import FaultKind, TimeLimits
 from referee.rules import PROFILES
 from tournaments.cli import main
+from tournaments.cli.app import field_default
 from tournaments.cli.logs import log_list
+from tournaments.cli.match import match_command
+from tournaments.cli.play import play
 from tournaments.cli.reports import seats_for
+from tournaments.cli.tournament import tournament_run
 from tournaments.errors import ManifestError, RunnerError
 from tournaments.plan.config import TournamentConfig
 from tournaments.plan.entries import BUILTIN_BOTS
@@ -25,7 +29,9 @@ from tournaments.play.commands import resume_command
 from tournaments.play.practice import BaselineScore, CheckReport
 from tournaments.results import SeatResult, SessionResult
 from tournaments.stats.estimates import Estimate
+from tournaments.stats.sprt import Sprt
 from tournaments.store.database import Store
+from tournaments.web.play import TableSpec
 
 
 def run(*args: str) -> tuple[int, str]:
@@ -363,3 +369,29 @@ def test_the_default_table_size_keeps_within_the_profile() -> None:
     assert seats_for(eight, 7, PROFILES["seven-card"]) == 7
     with pytest.raises(RunnerError, match="table size 7 is not allowed by the rules profile two-to-five"):
         seats_for(eight, 7, PROFILES["two-to-five"])
+
+
+def test_option_defaults_are_read_from_the_values_they_describe() -> None:
+    """--decision-ms, --connect-timeout, --alpha, --wait and the like: the defaults of what they fill."""
+
+    def defaults(command: click.Command) -> dict[str | None, object]:
+        return {param.name: param.default for param in command.params}
+
+    limits, config = TimeLimits(), TournamentConfig(name="t", bots=(), table_size=4, sessions=1, seed=1)
+    run_options = defaults(tournament_run)
+    assert (run_options["decision_ms"], run_options["bank_ms"], run_options["margin_ms"]) == (
+        limits.decision_ms,
+        limits.session_bank_ms,
+        limits.margin_ms,
+    )
+    assert run_options["connect_timeout"] == config.connect_timeout_s
+    test = Sprt(d0=0, d1=3)
+    match_options = defaults(match_command)
+    assert (match_options["alpha"], match_options["beta"], match_options["min_blocks"]) == (
+        test.alpha,
+        test.beta,
+        test.min_blocks,
+    )
+    assert defaults(play)["wait"] == field_default(TableSpec, "wait_s")
+    with pytest.raises(LookupError, match="TournamentConfig has no field 'seed' with a default"):
+        field_default(TournamentConfig, "seed")

@@ -34,7 +34,7 @@ from tournaments.cli import main
 from tournaments.cli.progress import standings_table
 from tournaments.play.blocks import BlockRun, play_block_in_process
 from tournaments.report.publish import POOL_HEADER, from_json, render_html, render_markdown, to_json
-from tournaments.report.show import walk
+from tournaments.report.session_text import walk
 from tournaments.results import Declaration, SeatResult, SessionResult
 from tournaments.stats.standings import Standings, compute_standings
 from tournaments.stats.tally import PoolRecord

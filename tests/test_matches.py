@@ -15,9 +15,9 @@ from referee.server import TimeLimits
 from tournaments.cli import main
 from tournaments.cli.match import SPRT_MAX_SESSIONS, exit_status
 from tournaments.errors import StoreError, TournamentInterrupted
+from tournaments.plan.candidate_match import MatchMonitor, MatchPlan, block_edge, block_edges, summarize
 from tournaments.plan.config import TournamentConfig
 from tournaments.plan.entries import example_bot
-from tournaments.plan.match import MatchMonitor, MatchPlan, block_edge, block_edges, summarize
 from tournaments.play.runner import resume_tournament, run_tournament
 from tournaments.report.publish import match_lines
 from tournaments.results import SeatResult, SessionResult

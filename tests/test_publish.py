@@ -18,7 +18,7 @@ from referee.rules import PROFILES, Session, SessionRecord, record_of
 from tests.rotation_helpers import synthetic
 from tournaments.cli import reports
 from tournaments.cli.progress import show_standings, standings_printer, standings_table
-from tournaments.plan.match import MatchPlan, MatchSummary, summarize
+from tournaments.plan.candidate_match import MatchPlan, MatchSummary, summarize
 from tournaments.report.publish import _cross_cell, from_json, publish, render_html, render_markdown, to_json
 from tournaments.report.session_pages import (
     SessionLink,

@@ -21,7 +21,7 @@ from referee.rules import (
     replay,
 )
 from tests.rules_helpers import contract_session
-from tournaments.report.show import bot_names, render_session, walk
+from tournaments.report.session_text import bot_names, render_session, walk
 
 BOTS = ["greedy", "pimc", "random", "cautious"]
 CARD_TEXT = re.compile(r"(?<![0-9])(?:10|[2-9JQKA])[♣♦♥♠]")

@@ -33,7 +33,7 @@ from referee.rules import (
 from tests.test_replay_page import cards_within, dump_dom, embedded
 from tournaments.cli import main
 from tournaments.report.replay_page import render_replay_html, replay_data
-from tournaments.report.show import render_session, walk
+from tournaments.report.session_text import render_session, walk
 
 if TYPE_CHECKING:
     from pathlib import Path

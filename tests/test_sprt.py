@@ -9,7 +9,7 @@ import pytest
 
 from clients.bots.peel import PeelBot
 from clients.bots.random_bot import RandomBot
-from tournaments.play.simulate import SimulatedMatch, play_edges, simulate_match
+from tournaments.play.sprt_simulation import SimulatedMatch, play_edges, simulate_match
 from tournaments.stats.sprt import SequentialTest, Sprt, fixed_sample_blocks, llr, run_sprt
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from referee.match.faults import Fault, FaultKind
 from referee.rules import DEFAULT_PROFILE, Card, CardPlayed, DealStarted, Session, record_of
-from tournaments.play.runner import RunOptions, RunStart
+from tournaments.play.observers import RunProgress, RunStart
 from tournaments.play.tables import NoTables, TableFollower, TableInPlay, public_events
 from tournaments.results import SeatResult, SessionResult
 from tournaments.stats.standings import compute_standings
@@ -151,7 +151,9 @@ def result(block: int, rotation: int, chips: dict[str, int], faults: tuple[Fault
     )
 
 
-START = RunStart(tournament=1, name="t", sessions=12, recorded=3, resume="nap tournament resume 1")
+START = RunStart(
+    tournament=1, name="t", resume="nap tournament resume 1", progress=RunProgress(recorded=3, sessions=12)
+)
 
 
 class TestPayloads:
@@ -253,16 +255,15 @@ class TestServer:
         finally:
             asyncio.run(_close(first))
 
-    def test_the_options_keep_the_runs_own_start_callback(self) -> None:
-        told: list[RunStart] = []
-        watch = Watch(store=cast("Store", _NoStore()))
-        options = watch.options(RunOptions(on_start=told.append))
-        assert options.on_start is not None
-        assert options.on_session is not None
-        assert options.on_tables is not None
-        options.on_start(START)
-        assert told == [START]
-        assert watch.feed.start == START
+    def test_as_an_observer_it_shows_the_start_the_sessions_and_the_tables(self) -> None:
+        watch = Watch(store=cast("Store", _NoStore()), clock=lambda: 5.0)
+        watch.started(START)
+        watch.committed(result(0, 0, {"a": 1, "b": -1}), RunProgress(recorded=4, sessions=12))
+        source = NoTables("not here")
+        watch.tables(source)
+        status = watch._status(5.0)  # noqa: SLF001 - what the page is sent
+        assert (status["tournament"], status["done"], status["total"]) == (1, 4, 12)
+        assert status["tables_unavailable"] == "not here"
 
 
 async def _close(watch: Watch) -> None:

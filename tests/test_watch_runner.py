@@ -17,12 +17,14 @@ from referee.rules import SessionRecord
 from tournaments.plan.config import TournamentConfig
 from tournaments.plan.entries import example_bot
 from tournaments.play.executors.workers import PoolTables, WorkerPool
+from tournaments.play.observers import RunObserver
 from tournaments.play.runner import RunOptions, run_tournament, run_tournament_async
 from tournaments.play.tables import TableEvents, TableFollower, TableSource, public_events
 from tournaments.store.database import Store
 from tournaments.store.logs import decode_log
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
 pytestmark = pytest.mark.slow
@@ -68,6 +70,16 @@ def test_a_run_without_a_watcher_asks_nothing(
     )
 
 
+class _Spectator(RunObserver):
+    """Hands the tables in play on to ``hand``."""
+
+    def __init__(self, hand: Callable[[TableSource], None]) -> None:
+        self.hand = hand
+
+    def tables(self, source: TableSource) -> None:
+        self.hand(source)
+
+
 def test_a_watched_run_forwards_public_events_from_its_workers(tmp_path: Path) -> None:
     """Events asked for over the workers' pipes are those the stored log replays to, in order."""
     sources: list[TableSource] = []
@@ -94,7 +106,7 @@ def test_a_watched_run_forwards_public_events_from_its_workers(tmp_path: Path) -
     async def play(store: Store) -> int:
         watcher = asyncio.create_task(watch())
         try:
-            options = RunOptions(on_tables=hand)
+            options = RunOptions(observers=(_Spectator(hand),))
             return await run_tournament_async(
                 config(workers=2, sessions=12), store=store, logs_root=tmp_path / "logs", options=options
             )

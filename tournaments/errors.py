@@ -1,11 +1,24 @@
 """The errors the tournaments library raises for its user: each ``str()`` is one clear line.
 
-Every one derives from :class:`ArenaError`, which the command line catches (one line and
-exit status 1; a failed build also shows what it wrote). Anything else that escapes is
-a bug, shown with its traceback.
+Every one derives from :class:`ArenaError`, which the command line catches with the rules
+engine's :class:`~referee.rules.RulesError` (one line and exit status 1; a failed build
+also shows what it wrote). Anything else that escapes is a bug, shown with its traceback:
+a plain ValueError, KeyError or OSError included.
+
+So a user's error is mapped into one of these where it happens, as httpx maps its
+transports' errors: :func:`mapped` around a narrow call whose errors of a kind are all
+about what the user asked (a test's parameters, a table size), :func:`writing` around the
+writes of a file or folder the user named (a folder that is not writable, a full disk).
 """
 
 from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
 
 __all__ = [
     "ArenaError",
@@ -13,12 +26,15 @@ __all__ = [
     "LogError",
     "ManifestError",
     "MissingLogError",
+    "OutputError",
     "PlayError",
     "RunnerError",
     "StoreError",
     "TournamentBusyError",
     "TournamentInterrupted",
     "WatchError",
+    "mapped",
+    "writing",
 ]
 
 
@@ -90,3 +106,31 @@ class TournamentInterrupted(RunnerError):  # noqa: N818 - a stop, not a bug
 
 class WatchError(ArenaError):
     """The watch page cannot be served as asked (its port is taken, say); ``str()`` is one clear line."""
+
+
+class OutputError(ArenaError):
+    """A file or folder a command writes cannot be written (a full disk, say); ``str()`` names it."""
+
+
+@contextlib.contextmanager
+def mapped(*kinds: type[Exception], into: type[ArenaError] = RunnerError) -> Iterator[None]:
+    """Within, an exception of ``kinds`` is the user's doing: raised again as ``into``, its message kept.
+
+    Only around a call whose errors of those kinds all say what is wrong with what the user
+    asked: wider, it would turn a bug into one line.
+    """
+    try:
+        yield
+    except kinds as exc:
+        raise into(str(exc)) from exc
+
+
+@contextlib.contextmanager
+def writing(what: Path) -> Iterator[None]:
+    """Within, an OSError is an :class:`OutputError` naming the file: the system's, else ``what``."""
+    try:
+        yield
+    except OSError as exc:
+        name = what if exc.filename is None else exc.filename
+        msg = f"cannot write {name}: {exc.strerror or exc}"
+        raise OutputError(msg) from exc

@@ -21,6 +21,9 @@ The public API, for the referee and for bot authors who want to search:
   and :func:`view_fields` (a view's fields as a named tuple, for the referee's encoder);
   :class:`SeatEvent` and :func:`seat_events` (an event as one seat is told it)
 - records: :class:`SessionRecord`, :func:`record_of`, :func:`replay`, :func:`verify`
+- errors: :class:`RulesError`, the base of what the engine raises for what its user asked
+  (:class:`ProfileError`, :class:`IllegalActionError`, :class:`RecordError`, text that
+  names no card or action, a table the rules do not seat); any other ValueError is a bug
 
 Nothing here does IO, reads a clock or uses the global random generator: chance comes
 in as a seed or a deck order. See ``docs/rules.md``.
@@ -44,6 +47,7 @@ from referee.rules.actions import (
 )
 from referee.rules.cards import CARDS, Card, Rank, Suit, pack_of, parse_card, parse_cards, shuffled_deck
 from referee.rules.deal import Deal, IllegalActionError, Phase
+from referee.rules.errors import RulesError
 from referee.rules.events import (
     AllPassed,
     AuctionWon,
@@ -138,6 +142,7 @@ __all__ = [
     "ProfileError",
     "Rank",
     "RecordError",
+    "RulesError",
     "SeatEliminated",
     "SeatEvent",
     "SeatRebought",

@@ -20,6 +20,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Final, final
 
 from referee.rules.cards import Card, parse_card
+from referee.rules.errors import RulesError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -58,7 +59,7 @@ class Bid:
             return _BIDS[name]
         except KeyError:
             msg = f"not a bid: {name!r} (bids are {', '.join(BID_NAMES)})"
-            raise ValueError(msg) from None
+            raise RulesError(msg) from None
 
     @property
     def is_pass(self) -> bool:
@@ -198,14 +199,14 @@ def parse_action(text: str) -> Action:
         f"not an action: {text!r} (a bid such as 'pass' or 'nap', a card such as 'QH', "
         "'exchange:2C,9H' or 'exchange:none', 'peep', 'widow:2C' or 'widow:none')"
     )
-    raise ValueError(msg)
+    raise RulesError(msg)
 
 
 def _cards_of(text: str) -> tuple[Card, ...]:
     parts = text.split(",")
     if not all(part.strip() for part in parts):
         msg = f"not a list of cards: {text!r}"
-        raise ValueError(msg)
+        raise RulesError(msg)
     return tuple(parse_card(part) for part in parts)
 
 

@@ -15,6 +15,8 @@ import random
 from enum import IntEnum
 from typing import Final, final
 
+from referee.rules.errors import RulesError
+
 
 class Suit(IntEnum):
     """A suit; ``str()`` is its letter, ``symbol`` its sign."""
@@ -52,7 +54,7 @@ class Suit(IntEnum):
             return cls[key]
         except KeyError:
             msg = f"not a suit: {text!r}"
-            raise ValueError(msg) from None
+            raise RulesError(msg) from None
 
 
 class Rank(IntEnum):
@@ -181,7 +183,7 @@ def pack_of(size: int) -> tuple[Card, ...]:
 
 
 def parse_card(text: str) -> Card:
-    """Read a card from its text (``"QH"``, ``"10s"``, ``"q♥"``); raise ValueError if it is none."""
+    """Read a card from its text (``"QH"``, ``"10s"``, ``"q♥"``); RulesError if it is none."""
     key = text.strip().upper()
     card = _CARD_OF_TEXT.get(key)
     if card is not None:
@@ -192,7 +194,7 @@ def parse_card(text: str) -> Card:
         if card is not None:
             return card
     msg = f"not a card: {text!r} (write rank then suit, e.g. QH, 10S, 2C)"
-    raise ValueError(msg)
+    raise RulesError(msg)
 
 
 def shuffled_deck(seed: int | str, pack: tuple[Card, ...] = CARDS) -> tuple[Card, ...]:

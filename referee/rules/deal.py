@@ -42,6 +42,7 @@ from referee.rules.actions import (
     TakeWidow,
 )
 from referee.rules.cards import CARDS, Card, Suit, pack_of
+from referee.rules.errors import RulesError
 from referee.rules.events import (
     AllPassed,
     AuctionWon,
@@ -105,7 +106,7 @@ _TRUMP_CHOSEN: Final = tuple((TrumpChosen(suit),) for suit in Suit)
 _BID_MADE: Final = tuple({Bid(name): (BidMade(seat, Bid(name)),) for name in BID_NAMES} for seat in range(10))
 
 
-class IllegalActionError(ValueError):
+class IllegalActionError(RulesError):
     """An action that the rules forbid here; the message says exactly why."""
 
 
@@ -203,9 +204,9 @@ def _taker(spots: list[int]) -> _Taker:
 def _refuse_table(profile: Profile, table_size: int) -> NoReturn:
     if table_size < 2:
         msg = f"table size {table_size}: a deal needs at least 2 seats"
-        raise ValueError(msg)
+        raise RulesError(msg)
     msg = f"{profile.name}: {pack_shortfall(profile, table_size)}"
-    raise ValueError(msg)
+    raise RulesError(msg)
 
 
 def _refuse_deck(profile: Profile, deck: Sequence[Card]) -> NoReturn:

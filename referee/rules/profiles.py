@@ -38,6 +38,7 @@ from types import UnionType
 from typing import Any, Final, get_args, get_type_hints
 
 from referee.rules.cards import Card, pack_of
+from referee.rules.errors import RulesError
 
 PACK_SIZES: Final = (28, 32, 36, 40, 52)
 """The packs a profile may use: the whole pack, or a short pack of seed 001 (28 to 40 cards)."""
@@ -314,7 +315,7 @@ class Profile:
         return cls(contracts=contracts, **_read_fields(given, _PROFILE_FIELDS, where=where))
 
 
-class ProfileError(ValueError):
+class ProfileError(RulesError):
     """A profile (usually a house-rules file) is invalid; the message names the field."""
 
 

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from referee.rules.actions import Action, parse_action
 from referee.rules.cards import Card, cards_text, parse_cards
+from referee.rules.errors import RulesError
 from referee.rules.profiles import PROFILES, Profile, ProfileError
 from referee.rules.session import Session
 
@@ -42,7 +43,7 @@ FORMAT = "nap-session-record"
 VERSION = 1
 
 
-class RecordError(ValueError):
+class RecordError(RulesError):
     """A record that is malformed or does not replay to what it says."""
 
 

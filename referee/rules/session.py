@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from referee.rules.actions import Exchange, Peep
 from referee.rules.cards import CARDS, Card, shuffled_deck
 from referee.rules.deal import Deal
+from referee.rules.errors import RulesError
 from referee.rules.events import (
     ChipsPaid,
     DealSettled,
@@ -81,7 +82,7 @@ class Session:
                 f"{profile.name} is for {profile.min_players} to {profile.max_players} "
                 f"players, not {table_size}"
             )
-            raise ValueError(msg)
+            raise RulesError(msg)
         self.profile = profile = profile.at_table(table_size)
         """The rules this table plays: the profile given, with this table's pack (``pack_sizes``)."""
         self.table_size = table_size

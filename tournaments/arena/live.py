@@ -30,7 +30,7 @@ from referee.rules import (
     TrumpChosen,
 )
 from tournaments.report.replay_page import deal_result
-from tournaments.report.show import bid_label, contract_label
+from tournaments.report.session_text import bid_label, contract_label
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -6,6 +6,7 @@ error becomes a one-line message and a non-zero exit.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import json
@@ -23,15 +24,20 @@ import click
 import structlog
 from rich.console import Console
 
-from referee.rules import DEFAULT_PROFILE, Profile, ProfileError, get_profile
+from referee.match import TimeLimits
+from referee.rules import DEFAULT_PROFILE, Profile, ProfileError, RulesError, get_profile
 from tournaments.errors import ArenaError, BuildError, StoreError
+from tournaments.plan.config import TournamentConfig
 from tournaments.plan.isolation import SANDBOX_MODES, BotLimits
+from tournaments.plan.scheduler import MAX_TABLE_SIZE, MIN_TABLE_SIZE
 from tournaments.play.commands import DB_VARIABLE, DEFAULT_DB, DEFAULT_OUT
 from tournaments.play.sandbox import Sandbox, SandboxSpec, sandbox_for
 from tournaments.store.database import Store
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
+
+    from _typeshed import DataclassInstance
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -51,18 +57,21 @@ COMMANDS = {
 so that ``nap log list`` does not import the referee, gRPC and the runner."""
 
 
-KNOWN_ERRORS: tuple[type[Exception], ...] = (ArenaError, ValueError, OSError)
-"""Errors whose message is meant for the user: the library's own (:class:`ArenaError`), the
-referee's (ProfileError, RecordError are ValueErrors), and the system's (a file, a port)."""
+KNOWN_ERRORS: tuple[type[Exception], ...] = (ArenaError, RulesError)
+"""Errors whose message is meant for the user: the library's own (:class:`ArenaError`, into
+which a file or a port the user named is mapped where it fails) and the rules engine's
+(:class:`~referee.rules.RulesError`: a profile, a house-rules file, a record). Anything else,
+a plain ValueError, KeyError or OSError included, is a bug: its traceback is shown."""
 
 
 console = Console()
 
 
 def friendly(command: Callable[P, R]) -> Callable[P, R]:
-    """Turn the library's errors into a one-line message and exit status 1.
+    """Turn the errors meant for the user (:data:`KNOWN_ERRORS`) into a one-line message and exit status 1.
 
     A failed build is the exception: its message is followed by everything the build wrote.
+    Any other exception is raised as it is, with its traceback: it is a bug.
     """
 
     @functools.wraps(command)
@@ -192,8 +201,13 @@ profile_option = click.option(
 )
 
 
+DEFAULT_TABLE_SIZE = 4
+"""Seats per table when ``--table-size`` is not given (fewer with fewer entrants, and within
+what the rules profile allows)."""
+
+
 def table_size_option(
-    default: str = "4, or fewer with fewer entrants",
+    default: str = f"{DEFAULT_TABLE_SIZE}, or fewer with fewer entrants",
 ) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """``--table-size``/``-k``: seats per table, checked against the rules profile once it is known."""
     return click.option(
@@ -201,8 +215,23 @@ def table_size_option(
         "-k",
         type=click.IntRange(2),
         default=None,
-        help=f"Seats per table, as the profile allows (3-7 in Nap; default: {default}).",
+        help=f"Seats per table, as the profile allows ({MIN_TABLE_SIZE}-{MAX_TABLE_SIZE} in Nap; "
+        f"default: {default}).",
     )
+
+
+def field_default(cls: type[DataclassInstance], name: str) -> object:
+    """The default of field ``name`` of dataclass ``cls``: an option's, read from the value it describes."""
+    for found in dataclasses.fields(cls):
+        if found.name != name:
+            continue
+        if found.default is not dataclasses.MISSING:
+            return found.default
+        if found.default_factory is not dataclasses.MISSING:
+            return found.default_factory()
+        break
+    msg = f"{cls.__name__} has no field {name!r} with a default"
+    raise LookupError(msg)
 
 
 def bots_option(help_text: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
@@ -223,28 +252,28 @@ workers_option = click.option(
 decision_option = click.option(
     "--decision-ms",
     type=click.IntRange(1),
-    default=1000,
+    default=TimeLimits().decision_ms,
     show_default=True,
     help="Time limit per decision, in milliseconds.",
 )
 connect_timeout_option = click.option(
     "--connect-timeout",
     type=click.FloatRange(0.1),
-    default=30.0,
+    default=field_default(TournamentConfig, "connect_timeout_s"),
     show_default=True,
     help="Seconds each bot process has to connect to the referee.",
 )
 bank_option = click.option(
     "--bank-ms",
     type=click.IntRange(0),
-    default=0,
+    default=TimeLimits().session_bank_ms,
     show_default=True,
     help="Time bank per seat and session, in ms, drawn on by decisions that run past --decision-ms.",
 )
 margin_option = click.option(
     "--margin-ms",
     type=click.IntRange(0),
-    default=0,
+    default=TimeLimits().margin_ms,
     show_default=True,
     help="Tolerance past each deadline, in ms, before a decision is late; bots are not told of it.",
 )

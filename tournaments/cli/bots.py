@@ -9,6 +9,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from referee.match import TimeLimits
 from referee.rules import DEFAULT_PROFILE
 from tournaments.arena.client import URL_VARIABLE, ClientError, normalize_url
 from tournaments.cli.app import (
@@ -26,10 +27,11 @@ from tournaments.cli.app import (
     seed_option,
 )
 from tournaments.cli.arena import submit_folder
-from tournaments.cli.progress import tournament_progress
-from tournaments.errors import RunnerError
+from tournaments.cli.progress import ConsoleObserver, tournament_progress
+from tournaments.errors import RunnerError, writing
 from tournaments.plan.entries import BUILTIN_BOTS
 from tournaments.plan.manifest import content_hash, read_manifest, scaffold
+from tournaments.plan.scheduler import MAX_TABLE_SIZE, MIN_TABLE_SIZE
 from tournaments.plan.versions import pack
 from tournaments.play.entrants import build, entry_from_manifest
 from tournaments.play.practice import BASELINE, CheckReport, check_bot
@@ -39,6 +41,9 @@ from tournaments.store.database import Store
 if TYPE_CHECKING:
     from referee.rules import Profile
     from tournaments.plan.isolation import BotLimits
+
+CHECK_SESSIONS = 6
+"""Practice sessions ``nap bot check`` and ``nap bot submit`` play by default."""
 
 
 CONFIGURED_ARENA = ""
@@ -62,14 +67,17 @@ def bot() -> None:
 @friendly
 def bot_new(name: str, parent: Path) -> None:
     """Create folder NAME with a manifest and a working Python bot to edit."""
-    folder = scaffold(parent, name)
+    with writing(parent / name):
+        folder = scaffold(parent, name)
     console.print(f"created {folder}/ (nap-bot.toml, bot.py)\nnext: nap bot check {folder}")
 
 
 @bot.command("check")
 @click.argument("folder", type=click.Path(path_type=Path))
-@click.option("--sessions", "-n", type=click.IntRange(1), default=6, show_default=True)
-@click.option("--table-size", "-k", type=click.IntRange(3, 7), default=3, show_default=True)
+@click.option("--sessions", "-n", type=click.IntRange(1), default=CHECK_SESSIONS, show_default=True)
+@click.option(
+    "--table-size", "-k", type=click.IntRange(MIN_TABLE_SIZE, MAX_TABLE_SIZE), default=3, show_default=True
+)
 @profile_option
 @decision_option
 @click.option(
@@ -148,7 +156,7 @@ def bot_check(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
     "--sessions",
     "-n",
     type=click.IntRange(1),
-    default=6,
+    default=CHECK_SESSIONS,
     show_default=True,
     help="Practice sessions to play before registering.",
 )
@@ -191,7 +199,7 @@ def bot_submit(  # noqa: PLR0913, PLR0917 - one parameter per command-line optio
         sessions=sessions,
         table_size=3,
         profile=DEFAULT_PROFILE,
-        decision_ms=1000,
+        decision_ms=TimeLimits().decision_ms,
         baseline=None,
         screen=console,
         seed=secret_seed(),
@@ -269,7 +277,7 @@ def _check(  # noqa: PLR0913 - the options of `nap bot check`
             profile=profile,
             decision_ms=decision_ms,
             baseline=baseline,
-            progress=progress,
+            observers=(ConsoleObserver(progress),),
             seed=seed,
             sandbox=sandbox,
             bot_limits=limits,

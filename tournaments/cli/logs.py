@@ -18,13 +18,13 @@ from tournaments.cli.app import (
     open_store,
     out_option,
 )
-from tournaments.errors import MissingLogError, StoreError
+from tournaments.errors import ArenaError, MissingLogError, StoreError, writing
 from tournaments.play.botlogs import bot_output
 from tournaments.report.audit import audit_session, open_log
 from tournaments.report.outfolder import tournament_folder
 from tournaments.report.replay_page import render_replay_html, write_replay
 from tournaments.report.session_pages import fault_place
-from tournaments.report.show import render_session
+from tournaments.report.session_text import render_session
 from tournaments.store.logs import write_encoded_log
 
 if TYPE_CHECKING:
@@ -150,6 +150,10 @@ def log_show(session_id: int, db_path: Path, out: Path, seat: int | None) -> Non
     with open_store(db_path) as store:
         row = store.session(session_id)
         session_log = open_log(store.log(session_id), name=f"the log of session {session_id}")
+    size = session_log.record.table_size
+    if seat is not None and not 0 <= seat < size:
+        msg = f"--seat must be 0 to {size - 1} at a table of {size}, not {seat}"
+        raise ArenaError(msg)
     text = render_session(
         session_log.record, bots=session_log.bots, seat=seat, decisions=session_log.decisions
     )
@@ -224,7 +228,9 @@ def log_html(session_id: int, db_path: Path, output: Path | None) -> None:
         decisions=session_log.decisions,
         faults=session_log.faults,
     )
-    path = write_replay(output or Path(f"session-{session_id}.html"), page)
+    path = output or Path(f"session-{session_id}.html")
+    with writing(path):
+        write_replay(path, page)
     console.print(f"wrote {path} (open it in a browser; no network needed)")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any
@@ -11,12 +12,14 @@ from rich.console import Console
 
 from referee.match import TimeLimits
 from tournaments.cli.app import (
+    DEFAULT_TABLE_SIZE,
     bank_option,
     build_sandbox,
     connect_timeout_option,
     console,
     db_option,
     decision_option,
+    field_default,
     friendly,
     isolation_options,
     margin_option,
@@ -27,30 +30,26 @@ from tournaments.cli.app import (
     table_size_option,
     workers_option,
 )
-from tournaments.cli.progress import tournament_progress
-from tournaments.cli.reports import (
-    session_pages,
-    tournament_facts,
-)
-from tournaments.errors import RunnerError
+from tournaments.cli.progress import ConsoleObserver, tournament_progress
+from tournaments.errors import RunnerError, mapped
+from tournaments.plan.candidate_match import MatchPlan, MatchSummary, summarize
 from tournaments.plan.config import TournamentConfig
-from tournaments.plan.match import MatchPlan, MatchSummary, summarize
 from tournaments.plan.scheduler import check_table_size
 from tournaments.play.entrants import resolve, resolve_all
-from tournaments.play.runner import RunOptions, RunStart, run_tournament
-from tournaments.report.outfolder import logs_root, point_latest, tournament_folder, write_index
-from tournaments.report.publish import match_lines, publish
-from tournaments.stats.sprt import DEFAULT_MIN_BLOCKS, Sprt
-from tournaments.stats.standings import standings_of
+from tournaments.play.runner import RunOptions, run_tournament
+from tournaments.report.outfolder import logs_root
+from tournaments.report.publish import match_lines
+from tournaments.report.standings_files import StandingsWriter
+from tournaments.stats.sprt import Sprt
 from tournaments.store.database import Store
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from pathlib import Path
 
     from referee.rules import Profile
     from tournaments.plan.entries import BotEntry
     from tournaments.plan.isolation import BotLimits
+    from tournaments.play.observers import RunStart
 
 FIXED_SESSIONS = 200
 """Sessions a match plays without ``--sprt``."""
@@ -60,7 +59,8 @@ SPRT_MAX_SESSIONS = 20_000
 
 MATCH_CONCURRENCY = 4
 """Blocks in flight on each worker: enough to keep a slow candidate busy, and few to
-finish for nothing once the test has decided (a tournament's default is 512)."""
+finish for nothing once the test has decided (a tournament's default,
+:data:`~tournaments.plan.config.DEFAULT_CONCURRENCY`, is far more)."""
 
 
 class MatchExit(IntEnum):
@@ -110,25 +110,25 @@ def exit_status(summary: MatchSummary) -> MatchExit:
 @click.option(
     "--alpha",
     type=float,
-    default=0.05,
+    default=field_default(Sprt, "alpha"),
     show_default=True,
     help="With --sprt: chance of accepting H1 under H0.",
 )
 @click.option(
     "--beta",
     type=float,
-    default=0.05,
+    default=field_default(Sprt, "beta"),
     show_default=True,
     help="With --sprt: chance of accepting H0 under H1.",
 )
 @click.option(
     "--min-blocks",
     type=click.IntRange(2),
-    default=DEFAULT_MIN_BLOCKS,
+    default=field_default(Sprt, "min_blocks"),
     show_default=True,
     help="With --sprt: blocks read before the test's first look.",
 )
-@table_size_option("4")
+@table_size_option(str(DEFAULT_TABLE_SIZE))
 @click.option(
     "--sessions",
     "-n",
@@ -200,9 +200,12 @@ def match_command(  # noqa: PLR0913, PLR0917 - one parameter per command-line op
     if (baseline is None) == (not pool):
         msg = "give a BASELINE, or an opponent pool with --against (not both)"
         raise click.UsageError(msg)
-    test = (
-        None if sprt is None else Sprt(d0=sprt[0], d1=sprt[1], alpha=alpha, beta=beta, min_blocks=min_blocks)
-    )
+    with mapped(ValueError):  # the test's parameters, as given
+        test = (
+            None
+            if sprt is None
+            else Sprt(d0=sprt[0], d1=sprt[1], alpha=alpha, beta=beta, min_blocks=min_blocks)
+        )
     size = _table_size(table_size, profile)
     builds = build_sandbox(sandbox, bot_limits, hidden=(db_path, out))
     with Store.open(db_path) as store:
@@ -235,26 +238,17 @@ def match_command(  # noqa: PLR0913, PLR0917 - one parameter per command-line op
             bot_limits=bot_limits,
         )
         screen = Console(stderr=True) if as_json else console
+        files = StandingsWriter(store=store, out=out)
         with tournament_progress(screen) as progress:
+            display = ConsoleObserver(progress, announce=functools.partial(_start_line, test=test))
             tournament = run_tournament(
                 config,
                 store=store,
                 logs_root=logs_root(out),
-                options=RunOptions(progress=progress, on_start=_announcer(screen, test)),
+                options=RunOptions(observers=(display, files)),
             )
         summary = summarize(store.session_results(tournament), MatchPlan(candidate=entry.name, sprt=test))
-        standings = standings_of(store.tally([tournament]), has_pool=config.profile.has_pool)
-        paths = publish(
-            standings,
-            tournament_folder(out, tournament),
-            title=f"Match {tournament}: {config.name}",
-            match=summary,
-            about=tournament_facts(store, store.tournament(tournament)),
-            **session_pages(store, tournament, standings.sessions),
-            db=store.path,
-        )
-        point_latest(out, tournament)
-        write_index(out)
+        paths = files.written
     if as_json:
         data: dict[str, Any] = {
             "tournament": tournament,
@@ -273,9 +267,10 @@ def match_command(  # noqa: PLR0913, PLR0917 - one parameter per command-line op
 
 
 def _table_size(table_size: int | None, rules: Profile) -> int:
-    """The table size asked for, or 4 within what the profile allows."""
-    size = table_size or max(rules.min_players, min(4, rules.max_players))
-    check_table_size(size, rules)
+    """The table size asked for, or :data:`DEFAULT_TABLE_SIZE` within what the profile allows."""
+    size = table_size or max(rules.min_players, min(DEFAULT_TABLE_SIZE, rules.max_players))
+    with mapped(ValueError):
+        check_table_size(size, rules)
     return size
 
 
@@ -290,15 +285,8 @@ def _name(candidate: str, against: str, rules: Profile, size: int, test: Sprt | 
     return f"{candidate} vs {against} ({rules.name}, {size} seats{sprt})"
 
 
-def _announcer(screen: Console, test: Sprt | None) -> Callable[[RunStart], None]:
-    def announce(start: RunStart) -> None:
-        left = start.sessions - start.recorded
-        most = "at most " if test is not None else ""
-        screen.print(
-            f"match {start.tournament}: {start.name}, {most}{left} sessions (if it stops: {start.resume})",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
-        )
-
-    return announce
+def _start_line(start: RunStart, *, test: Sprt | None) -> str:
+    """The match's id and what is left to play (at most, with a test), with the command that resumes it."""
+    left = start.progress.sessions - start.progress.recorded
+    most = "at most " if test is not None else ""
+    return f"match {start.tournament}: {start.name}, {most}{left} sessions (if it stops: {start.resume})"

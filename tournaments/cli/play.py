@@ -14,6 +14,7 @@ from tournaments.cli.app import (
     build_sandbox,
     console,
     db_option,
+    field_default,
     friendly,
     isolation_options,
     open_browser,
@@ -42,14 +43,14 @@ if TYPE_CHECKING:
     "--sessions",
     "-n",
     type=click.IntRange(1),
-    default=1,
+    default=field_default(TableSpec, "sessions"),
     show_default=True,
     help="Sessions, one after another.",
 )
 @click.option(
     "--seat",
     type=click.IntRange(0),
-    default=0,
+    default=field_default(TableSpec, "seat"),
     show_default=True,
     help="Your seat, from 0 (the bots take the others in the order given).",
 )
@@ -67,7 +68,7 @@ if TYPE_CHECKING:
 @click.option(
     "--wait",
     type=click.FloatRange(0.1),
-    default=300.0,
+    default=field_default(TableSpec, "wait_s"),
     show_default=True,
     help="Seconds to wait for the page to be opened before giving up.",
 )

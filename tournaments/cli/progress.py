@@ -1,8 +1,8 @@
 """The tournament's console display: a progress bar (or plain lines) and a live standings table.
 
 Everything a running tournament prints is built here; the runner prints nothing: the
-command line hands it a progress display and :func:`standings_printer`'s result in its
-:class:`~tournaments.play.runner.RunOptions`, and the runner decides when to call them. On a
+command line gives it a :class:`ConsoleObserver` among its observers
+(:mod:`tournaments.play.observers`), and the runner tells it how the run goes. On a
 terminal progress is a bar; elsewhere (a pipe, a file, a CI log) it is one plain line every few seconds
 (:class:`PlainProgress`), since a bar redrawn in place turns into debris there.
 """
@@ -27,6 +27,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from tournaments.play.observers import RunObserver
 from tournaments.report.publish import POOL_HEADER, flag_warnings, percent, pool_cell, rank_label, rank_notes
 
 if TYPE_CHECKING:
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 
     from rich.progress import TaskID
 
+    from tournaments.play.observers import RunProgress, RunStart
+    from tournaments.results import SessionResult
     from tournaments.stats.standings import Estimate, Standings
 
 PLAIN_EVERY_S = 5.0
@@ -46,6 +49,10 @@ RATING_NOTE = (
     "session with more chips than whom, not by how much, so it may order bots differently."
 )
 """What the rating is, in the caption of the standings printed on the console."""
+BUSY_MARK = " [busy machine: bots late together]"
+"""Added to the progress line once the late faults say the machine is too busy.
+
+See :mod:`tournaments.stats.load_check`."""
 
 
 class SpeedColumn(ProgressColumn):
@@ -255,3 +262,58 @@ def standings_printer(progress: Progress | None) -> Callable[[Standings], None]:
             console.print(warning, markup=False, highlight=False, soft_wrap=True)
 
     return show
+
+
+class ConsoleObserver(RunObserver):
+    """A run on the console: a line as it starts, a progress line, and live standings.
+
+    ``announce`` makes the line printed as a run starts (None: none). The progress line,
+    a task of ``progress`` for each run, names the tournament, or a match's test so far,
+    marked while the machine is too busy (:data:`BUSY_MARK`). Every ``standings_every``
+    seconds (None: never) the standings so far are printed above it
+    (:func:`standings_printer`). One observer may follow several runs, one after the other.
+    """
+
+    def __init__(
+        self,
+        progress: Progress,
+        *,
+        announce: Callable[[RunStart], str] | None = None,
+        standings_every: float | None = None,
+    ) -> None:
+        self.progress = progress
+        self.standings_every = standings_every
+        self._announce = announce
+        self._show = standings_printer(progress)
+        self._name = ""
+        self._task: TaskID | None = None
+        self._line = ""
+
+    def started(self, start: RunStart) -> None:
+        """Print the announcement, and start the run's progress line where it stands."""
+        if self._announce is not None:
+            text = self._announce(start)
+            self.progress.console.print(text, markup=False, highlight=False, soft_wrap=True)
+        self._name = start.name
+        self._line = self._line_of(start.progress)
+        self._task = self.progress.add_task(
+            self._line, total=start.progress.sessions, completed=start.progress.recorded
+        )
+
+    def committed(self, result: SessionResult, progress: RunProgress) -> None:  # noqa: ARG002 - only counted
+        """Advance the progress line, renamed first if what it says has changed."""
+        task = self._task
+        if task is None:
+            return
+        line = self._line_of(progress)
+        if line != self._line:
+            self._line = line
+            self.progress.update(task, description=line)
+        self.progress.advance(task)
+
+    def standings(self, standings: Standings) -> None:
+        """Print the standings so far (unless they are those printed last)."""
+        self._show(standings)
+
+    def _line_of(self, progress: RunProgress) -> str:
+        return (progress.test or self._name) + (BUSY_MARK if progress.busy else "")

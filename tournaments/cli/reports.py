@@ -7,23 +7,22 @@ list``) start without importing the runner and the referee.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from referee.rules import DEFAULT_PROFILE
 from referee.server import tune_collector
-from tournaments.cli.app import console
-from tournaments.cli.progress import show_standings, standings_printer, tournament_progress
-from tournaments.errors import RunnerError, StoreError
-from tournaments.plan.config import TournamentConfig, stored_profile
-from tournaments.plan.match import MatchSummary, summarize
+from tournaments.cli.app import DEFAULT_TABLE_SIZE, console
+from tournaments.cli.progress import ConsoleObserver, show_standings, tournament_progress
+from tournaments.errors import RunnerError, StoreError, mapped
 from tournaments.plan.scheduler import MIN_TABLE_SIZE, check_table_size
-from tournaments.play.executors.record import recorded_usage
-from tournaments.play.runner import RunOptions, RunStart, run_tournament, run_tournament_async
-from tournaments.report.outfolder import logs_root, point_latest, tournament_folder, write_index
-from tournaments.report.provenance import describe_tournament
-from tournaments.report.publish import flag_warnings, match_lines, publish
-from tournaments.report.session_pages import LISTED_LIMIT, session_links
-from tournaments.stats.standings import standings_of
+from tournaments.play.runner import RunOptions, run_tournament, run_tournament_async
+from tournaments.report.outfolder import logs_root, tournament_folder
+from tournaments.report.publish import flag_warnings, match_lines
+from tournaments.report.standings_files import (
+    StandingsWriter,
+    stored_match,
+    stored_standings,
+    write_standings,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -33,55 +32,12 @@ if TYPE_CHECKING:
 
     from referee.rules import Profile
     from tournaments.cli.watch import WatchRequest
+    from tournaments.plan.candidate_match import MatchSummary
+    from tournaments.plan.config import TournamentConfig
     from tournaments.plan.entries import BotEntry
+    from tournaments.play.observers import RunStart
     from tournaments.stats.standings import Standings
     from tournaments.store.database import Store, TournamentRow
-
-
-def stored_match(store: Store, row: TournamentRow) -> MatchSummary | None:
-    """The summary of a stored match (None when the tournament is not a match)."""
-    plan = TournamentConfig.from_json(row.config).match
-    return None if plan is None else summarize(store.session_results(row.id), plan)
-
-
-def stored_standings(store: Store, row: TournamentRow) -> Standings:
-    """The standings of ``row``'s sessions (from the store's totals), told whether its profile has a pool.
-
-    Rules that cannot be read back (an older tournament naming a house-rules file gone
-    since) count as rules without a pool: the declarers' pool records then show only where
-    they are not all zeros.
-    """
-    try:
-        has_pool = stored_profile(row.config.get("profile", DEFAULT_PROFILE.name)).has_pool
-    except RunnerError:
-        has_pool = False
-    return standings_of(store.tally([row.id]), has_pool=has_pool)
-
-
-def tournament_facts(store: Store, row: TournamentRow) -> dict[str, Any]:
-    """What ``row``'s tournament measured, for standings.json and ``status --json``."""
-    tally = store.tally([row.id])
-    blocks, planned = store.planned(row.id)
-    return describe_tournament(
-        row,
-        played=tally.sessions,
-        planned=planned,
-        blocks=blocks,
-        faults=tally.faults,
-        usage=recorded_usage(store.path, row.id),
-        late=store.late_faults(row.id),
-    )
-
-
-def session_pages(store: Store, tournament_id: int, total: int) -> dict[str, Any]:
-    """What :func:`~tournaments.report.publish.publish` needs to list sessions and replays (of ``total``)."""
-    rows = store.sessions_to_list(tournament_id, limit=LISTED_LIMIT)
-    results = store.results_of(row.id for row in rows)
-    return {
-        "sessions": session_links(rows, list(results.values())),
-        "log": store.log,
-        "sessions_total": total,
-    }
 
 
 def print_standings(standings: Standings, *, title: str, match: MatchSummary | None) -> None:
@@ -107,26 +63,28 @@ def publish_standings(
     With ``show`` the standings table is printed first; what was written is said on
     ``screen``. Returns the tournament's folder.
     """
-    row = store.tournament(tournament_id)
-    standings = stored_standings(store, row)
-    match = stored_match(store, row)
-    title = f"Tournament {row.id}: {row.name}"
     if show:
-        print_standings(standings, title=title, match=match)
-    folder = tournament_folder(out, row.id)
-    publish(
-        standings,
-        folder,
-        title=title,
-        match=match,
-        about=tournament_facts(store, row),
-        **session_pages(store, row.id, standings.sessions),
-        db=store.path,
+        show_published(store, tournament_id, out, said=False)
+    write_standings(store, tournament_id, out)
+    return say_published(store, tournament_id, out, screen=screen)
+
+
+def show_published(store: Store, tournament_id: int, out: Path, *, said: bool = True) -> None:
+    """Print a tournament's standings (and a match's summary); ``said``: then where they are written."""
+    row = store.tournament(tournament_id)
+    print_standings(
+        stored_standings(store, row), title=f"Tournament {row.id}: {row.name}", match=stored_match(store, row)
     )
-    point_latest(out, row.id)
-    write_index(out)
+    if said:
+        say_published(store, tournament_id, out)
+
+
+def say_published(store: Store, tournament_id: int, out: Path, *, screen: Console = console) -> Path:
+    """Say on ``screen`` that the tournament's standings are written in its folder; the folder."""
+    row = store.tournament(tournament_id)
+    folder = tournament_folder(out, row.id)
     screen.print(
-        f"tournament {row.id} {row.status}, {standings.sessions} sessions: "
+        f"tournament {row.id} {row.status}, {store.tally([row.id]).sessions} sessions: "
         f"standings.md, .json and .html written to {folder}/",
         markup=False,
         highlight=False,
@@ -135,16 +93,15 @@ def publish_standings(
     return folder
 
 
-def announce_start(start: RunStart) -> None:
-    """Print the tournament's id and what is left to play, with the command that resumes it."""
-    left = start.sessions - start.recorded
-    sessions = f"{left} of {start.sessions} sessions left" if start.recorded else f"{left} sessions"
-    console.print(
-        f"tournament {start.tournament}: {start.name}, {sessions} (if it stops: {start.resume})",
-        markup=False,
-        highlight=False,
-        soft_wrap=True,
+def start_line(start: RunStart) -> str:
+    """The tournament's id and what is left to play, with the command that resumes it."""
+    left = start.progress.sessions - start.progress.recorded
+    sessions = (
+        f"{left} of {start.progress.sessions} sessions left"
+        if start.progress.recorded
+        else f"{left} sessions"
     )
+    return f"tournament {start.tournament}: {start.name}, {sessions} (if it stops: {start.resume})"
 
 
 def latest_tournament(store: Store) -> TournamentRow:
@@ -178,11 +135,12 @@ def latest_ranked(store: Store) -> TournamentRow:
 
 
 def seats_for(entrants: Sequence[BotEntry], table_size: int | None, profile: Profile | None = None) -> int:
-    """The table size asked for, or 4 (fewer with fewer entrants); RunnerError when they cannot fill it.
+    """The table size asked for, or the default; RunnerError when the entrants cannot fill it.
 
-    Fewer entrants than the smallest table are refused with how to enter a bot twice.
-    The default keeps within ``profile``'s table sizes (``min_players`` to
-    ``max_players``); a size asked for that the profile does not allow is a RunnerError.
+    Fewer entrants than the smallest table are refused with how to enter a bot twice. The
+    default is :data:`~tournaments.cli.app.DEFAULT_TABLE_SIZE`, fewer with fewer entrants,
+    within ``profile``'s table sizes (``min_players`` to ``max_players``); a size asked for
+    that the profile does not allow is a RunnerError.
     """
     fewest = MIN_TABLE_SIZE if profile is None else profile.min_players
     if len(entrants) < fewest:
@@ -194,44 +152,48 @@ def seats_for(entrants: Sequence[BotEntry], table_size: int | None, profile: Pro
             f"ALIAS=BOT enters a bot again under another name: add {more}"
         )
         raise RunnerError(msg)
-    size = table_size or min(4, len(entrants))
+    size = table_size or min(DEFAULT_TABLE_SIZE, len(entrants))
     if profile is not None:
         if table_size is None:
             size = max(profile.min_players, min(size, profile.max_players))
-        try:
+        with mapped(ValueError):
             check_table_size(size, profile)
-        except ValueError as exc:
-            raise RunnerError(str(exc)) from None
     if len(entrants) < size:
         msg = f"{len(entrants)} entrants cannot fill a table of {size}; add bots or lower --table-size"
         raise RunnerError(msg)
     return size
 
 
-def play_and_publish(
+def play_and_publish(  # noqa: PLR0913 - keywords, each a part of the run
     config: TournamentConfig,
     *,
     store: Store,
     out: Path,
     options: RunOptions | None = None,
+    live: float | None = None,
     watch: WatchRequest | None = None,
 ) -> None:
-    """Run a tournament with a progress display, then print and publish its standings.
+    """Run a tournament on the console, then print its standings, written to its folder meanwhile.
 
-    The progress display (a bar, or plain lines where there is no terminal) is this
-    command's own: it takes the place of any in ``options``. ``watch``: serve the run's
-    live page meanwhile (``--watch``).
+    The console (:class:`~tournaments.cli.progress.ConsoleObserver`: a bar, or plain
+    lines where there is no terminal; live standings every ``live`` seconds) and the
+    standings files (:class:`~tournaments.report.standings_files.StandingsWriter`) follow
+    the run beside any observers ``options`` has. ``watch``: serve the run's live page
+    meanwhile (``--watch``).
     """
     tune_collector()  # for the referee, when it plays here (one worker, or remote bots)
+    chosen = options or RunOptions()
     with tournament_progress(console) as progress:
-        chosen = dataclasses.replace(
-            options or RunOptions(),
-            progress=progress,
-            on_start=announce_start,
-            on_standings=standings_printer(progress),
+        followed = dataclasses.replace(
+            chosen,
+            observers=(
+                *chosen.observers,
+                ConsoleObserver(progress, announce=start_line, standings_every=live),
+                StandingsWriter(store=store, out=out),
+            ),
         )
         if watch is None:
-            tournament_id = run_tournament(config, store=store, logs_root=logs_root(out), options=chosen)
+            tournament_id = run_tournament(config, store=store, logs_root=logs_root(out), options=followed)
         else:
             from tournaments.cli.watch import play_watched  # noqa: PLC0415 - the web server only when asked
 
@@ -239,8 +201,8 @@ def play_and_publish(
                 lambda watched: run_tournament_async(
                     config, store=store, logs_root=logs_root(out), options=watched
                 ),
-                chosen,
+                followed,
                 store=store,
                 request=watch,
             )
-    publish_standings(store, tournament_id, out)
+    show_published(store, tournament_id, out)

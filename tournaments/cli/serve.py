@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from referee.server import TimeLimits, port_in_use
+from tournaments.errors import RunnerError, mapped
 from tournaments.plan.config import TournamentConfig
 from tournaments.plan.scheduler import check_table_size
 from tournaments.play.entrants import resolve_all
@@ -104,11 +105,12 @@ def serve(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
     """
     if port_in_use(host, port):
         msg = f"cannot listen on {host}:{port}: the port is in use"
-        raise OSError(msg)
+        raise RunnerError(msg)
     port = port or free_port(host)  # the tournament's name and the bots' address need the real one
     tokens = dict(_name_token(spec) for spec in remotes)
     if table_size is not None:  # refused before the database is opened, so nothing is stored
-        check_table_size(table_size, profile)
+        with mapped(ValueError):
+            check_table_size(table_size, profile)
     with Store.open(db_path) as store:
         builds = build_sandbox(sandbox, bot_limits, hidden=(db_path, out))
         entrants = (*(remote_bot(name) for name in tokens), *resolve_all(bots, store=store, sandbox=builds))
@@ -135,9 +137,16 @@ def serve(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
 
 
 def free_port(host: str) -> int:
-    """A port free on ``host`` now, as the system picks for port 0 (free until someone else takes it)."""
+    """A port free on ``host`` now, as the system picks for port 0 (free until someone else takes it).
+
+    RunnerError (one line) when nothing can listen on ``host`` (not an address of this machine).
+    """
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
-        probe.bind((host, 0))
+        try:
+            probe.bind((host, 0))
+        except OSError as exc:
+            msg = f"cannot listen on {host}: {exc.strerror or exc}"
+            raise RunnerError(msg) from exc
         return int(probe.getsockname()[1])
 
 

@@ -31,20 +31,19 @@ from tournaments.cli.app import (
     table_size_option,
     workers_option,
 )
-from tournaments.cli.progress import tournament_progress
+from tournaments.cli.progress import ConsoleObserver, tournament_progress
 from tournaments.cli.reports import (
-    announce_start,
     latest_ranked,
     latest_tournament,
     play_and_publish,
     print_standings,
     publish_standings,
     seats_for,
-    stored_match,
-    stored_standings,
-    tournament_facts,
+    show_published,
+    start_line,
 )
 from tournaments.cli.watch import WatchRequest, play_watched, watch_options
+from tournaments.errors import mapped
 from tournaments.plan.config import TournamentConfig
 from tournaments.plan.isolation import SANDBOX_MODES
 from tournaments.plan.scheduler import check_table_size
@@ -57,6 +56,12 @@ from tournaments.play.runner import RunOptions, resume_tournament, resume_tourna
 from tournaments.report.outfolder import logs_root
 from tournaments.report.provenance import shown_seed
 from tournaments.report.publish import to_json
+from tournaments.report.standings_files import (
+    StandingsWriter,
+    stored_match,
+    stored_standings,
+    tournament_facts,
+)
 from tournaments.store.database import Store
 
 if TYPE_CHECKING:
@@ -180,7 +185,8 @@ def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line o
     """
     chosen = chosen_executor(executor, ray_address)  # before anything is stored
     if table_size is not None:  # refused before the database is opened, so nothing is stored
-        check_table_size(table_size, profile)
+        with mapped(ValueError):
+            check_table_size(table_size, profile)
     builds = build_sandbox(sandbox, bot_limits, hidden=(db_path, out))
     with Store.open(db_path) as store:
         entrants = resolve_all(bots or DEFAULT_ENTRANTS, store=store, sandbox=builds)
@@ -201,11 +207,7 @@ def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line o
             **options,
         )
         play_and_publish(
-            config,
-            store=store,
-            out=out,
-            options=RunOptions(standings_every=live, executor=chosen),
-            watch=watch,
+            config, store=store, out=out, options=RunOptions(executor=chosen), live=live, watch=watch
         )
 
 
@@ -240,7 +242,13 @@ def tournament_resume(  # noqa: PLR0913 - one parameter per command-line option
     with open_store(db_path, writing=True) as store:
         store.tournament(tournament_id)
         with tournament_progress(console) as progress:
-            options = RunOptions(progress=progress, on_start=announce_start, executor=chosen)
+            options = RunOptions(
+                observers=(
+                    ConsoleObserver(progress, announce=start_line),
+                    StandingsWriter(store=store, out=out),
+                ),
+                executor=chosen,
+            )
             if watch is None:
                 resume_tournament(
                     tournament_id, store=store, logs_root=logs_root(out), options=options, sandbox=sandbox
@@ -254,7 +262,7 @@ def tournament_resume(  # noqa: PLR0913 - one parameter per command-line option
                     store=store,
                     request=watch,
                 )
-        publish_standings(store, tournament_id, out)
+        show_published(store, tournament_id, out)
 
 
 @tournament.command("list")

@@ -8,6 +8,7 @@ it prints the page's address, with its secret token, and opens a browser unless
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
@@ -80,8 +81,9 @@ def play_watched(
 ) -> int:
     """Run ``play`` (a run or a resume, given its options) with its watch page served; the tournament's id.
 
-    The page's port is bound before the run starts (WatchError, one line, when it cannot
-    be), its address printed and, unless asked not to, opened in a browser.
+    The page follows the run as one more of ``options``' observers. Its port is bound
+    before the run starts (WatchError, one line, when it cannot be), its address printed
+    and, unless asked not to, opened in a browser.
     """
     from tournaments.web.watch import Watch  # noqa: PLC0415 - aiohttp only for a watched run
 
@@ -93,6 +95,6 @@ def play_watched(
 
     async def main() -> int:
         async with watch:
-            return await play(watch.options(options))
+            return await play(dataclasses.replace(options, observers=(*options.observers, watch)))
 
     return asyncio.run(main())

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any, Final
 from referee.match import TimeLimits
 from referee.rules import DEFAULT_PROFILE, PROFILES, FaultPolicy, Profile, ProfileError, get_profile
 from tournaments.errors import RunnerError
+from tournaments.plan.candidate_match import MatchPlan
 from tournaments.plan.entries import BotEntry
 from tournaments.plan.isolation import SANDBOX_MODES, BotLimits
-from tournaments.plan.match import MatchPlan
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -43,7 +43,7 @@ class TournamentConfig:
     ``workers`` is the number of processes that play blocks, each with its own referee and
     bot processes (:mod:`tournaments.play.executors.workers`); None means one per two cores. With one worker,
     or with remote bots, the referee runs in the runner's own process.
-    ``match`` makes the tournament a match (:mod:`tournaments.plan.match`): every block seats
+    ``match`` makes the tournament a match (:mod:`tournaments.plan.candidate_match`): every block seats
     the candidate with ``table_size - 1`` of the other entrants, and a sequential test,
     if it has one, ends the tournament as soon as it decides; ``sessions`` is then the
     most it may play.

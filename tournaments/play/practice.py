@@ -33,9 +33,8 @@ from tournaments.store.logs import decode_log
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from rich.progress import Progress
-
     from tournaments.plan.entries import BotEntry
+    from tournaments.play.observers import RunObserver
     from tournaments.results import SessionResult
 
 OPPONENTS = ("peel", "random")
@@ -129,7 +128,7 @@ async def check_bot_async(  # noqa: PLR0913 - keyword options of `nap bot check`
     seed: int = 1,
     decision_ms: int = 1000,
     baseline: str | None = BASELINE,
-    progress: Any = None,  # noqa: ANN401 - a rich Progress, owned by the CLI
+    observers: tuple[RunObserver, ...] = (),
     sandbox: str = "auto",
     bot_limits: BotLimits | None = None,
 ) -> CheckReport:
@@ -138,9 +137,10 @@ async def check_bot_async(  # noqa: PLR0913 - keyword options of `nap bot check`
     With ``baseline`` (a built-in bot), the same sessions are played again with that bot
     in ``entry``'s seat, against the same opponents on the same deals, and the report
     gives both scores and their difference. ``sandbox`` and ``bot_limits`` isolate the bots
-    as in a tournament (:class:`~tournaments.plan.config.TournamentConfig`). On the
-    caller's event loop (an arena admits submissions while its ladder plays); :func:`check_bot`
-    runs it in a fresh one.
+    as in a tournament (:class:`~tournaments.plan.config.TournamentConfig`). ``observers``
+    follow both runs (:mod:`tournaments.play.observers`: the command line's progress line).
+    On the caller's event loop (an arena admits submissions while its ladder plays);
+    :func:`check_bot` runs it in a fresh one.
     """
     opponents = [BUILTIN_BOTS[name] for name in OPPONENTS if name != entry.name]
     while len(opponents) < table_size - 1:
@@ -162,7 +162,7 @@ async def check_bot_async(  # noqa: PLR0913 - keyword options of `nap bot check`
     )
     with tempfile.TemporaryDirectory(prefix="nap-check-") as scratch:
         root = Path(scratch)
-        report, results = await _practice(config, entry.name, root / "bot", progress)
+        report, results = await _practice(config, entry.name, root / "bot", observers)
         if baseline is None or report.error is not None or not results:
             return report
         reference = replace(
@@ -170,7 +170,7 @@ async def check_bot_async(  # noqa: PLR0913 - keyword options of `nap bot check`
             name=f"check {entry.name}: {baseline} in its seat",
             bots=(BUILTIN_BOTS[baseline].renamed(entry.name), *entrants[1:]),
         )
-        again, reference_results = await _practice(reference, entry.name, root / "baseline", progress)
+        again, reference_results = await _practice(reference, entry.name, root / "baseline", observers)
         return replace(report, baseline=_compare(baseline, entry.name, results, again, reference_results))
 
 
@@ -183,7 +183,7 @@ def check_bot(  # noqa: PLR0913 - keyword options of `nap bot check`
     seed: int = 1,
     decision_ms: int = 1000,
     baseline: str | None = BASELINE,
-    progress: Any = None,  # noqa: ANN401 - a rich Progress, owned by the CLI
+    observers: tuple[RunObserver, ...] = (),
     sandbox: str = "auto",
     bot_limits: BotLimits | None = None,
 ) -> CheckReport:
@@ -197,7 +197,7 @@ def check_bot(  # noqa: PLR0913 - keyword options of `nap bot check`
             seed=seed,
             decision_ms=decision_ms,
             baseline=baseline,
-            progress=progress,
+            observers=observers,
             sandbox=sandbox,
             bot_limits=bot_limits,
         )
@@ -205,7 +205,7 @@ def check_bot(  # noqa: PLR0913 - keyword options of `nap bot check`
 
 
 async def _practice(
-    config: TournamentConfig, bot: str, root: Path, progress: Progress | None
+    config: TournamentConfig, bot: str, root: Path, observers: tuple[RunObserver, ...]
 ) -> tuple[CheckReport, list[SessionResult]]:
     """Play ``config`` in a throw-away database under ``root``; the report on ``bot`` and the results."""
     opponents = tuple(entry.name for entry in config.bots if entry.name != bot)
@@ -214,7 +214,7 @@ async def _practice(
     with Store.open(root / "check.db") as store:
         try:
             tournament = await run_tournament_async(
-                config, store=store, logs_root=logs, options=RunOptions(progress=progress)
+                config, store=store, logs_root=logs, options=RunOptions(observers=observers)
             )
         except RunnerError as exc:
             # what stopped it, without the resume hint: the practice database is thrown away

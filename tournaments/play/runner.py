@@ -1,23 +1,25 @@
 """Running tournaments: blocks of sessions on referees, committed one session at a time.
 
 The unit of work is one duplicate block (:mod:`tournaments.play.blocks`);
-:func:`run_tournament` / :func:`resume_tournament` own the schedule, the store and the
-progress bar. What a tournament is comes in as a :class:`~tournaments.plan.config.TournamentConfig`
-(stored with it); how this run goes (progress bar, live standings, server limits, where
-the referee listens, where the blocks are played) as one :class:`RunOptions`, which is not
-stored. The blocks are played by an executor (:mod:`tournaments.play.executors`): by default
-worker processes, one per two cores, each with its own referee on ``127.0.0.1:0`` and one
-process per bot entry, each serving many tables (:mod:`tournaments.play.executors.workers`), or with one
-worker, or with remote bots, a referee in this process (:mod:`tournaments.play.host`); or Ray
-workers on a cluster, each the same referee and bot processes. Blocks run concurrently
-(``concurrency`` in flight on each referee); each finished session is committed by this
-process with its log in one transaction, so a tournament killed at any moment resumes
-with nothing lost,
-nothing played twice and the same deals (the board seeds come from the stored blocks).
-One process plays a tournament at a time (:mod:`tournaments.play.locks`). Whatever stops a run
-(a signal, a bot, a worker, the store, a log) ends it with one line that says how far it
-got and ends with the command that plays the rest (:func:`~tournaments.play.commands.resume_command`).
-What is printed meanwhile is built in :mod:`tournaments.cli.progress`.
+:func:`run_tournament` / :func:`resume_tournament` own the schedule and the store. What a
+tournament is comes in as a :class:`~tournaments.plan.config.TournamentConfig` (stored with
+it); how this run goes (who follows it, server limits, where the referee listens, where
+the blocks are played) as one :class:`RunOptions`, which is not stored. The blocks are
+played by an executor (:mod:`tournaments.play.executors`): by default worker processes,
+one per two cores, each with its own referee on ``127.0.0.1:0`` and one process per bot
+entry, each serving many tables (:mod:`tournaments.play.executors.workers`), or with one
+worker, or with remote bots, a referee in this process (:mod:`tournaments.play.host`); or
+Ray workers on a cluster, each the same referee and bot processes. Blocks run
+concurrently (``concurrency`` in flight on each referee); each finished session is
+committed by this process with its log in one transaction, so a tournament killed at any
+moment resumes with nothing lost, nothing played twice and the same deals (the board
+seeds come from the stored blocks). One process plays a tournament at a time
+(:mod:`tournaments.play.locks`). Whatever stops a run (a signal, a bot, a worker, the
+store, a log) ends it with one line that says how far it got and ends with the command
+that plays the rest (:func:`~tournaments.play.commands.resume_command`).
+
+The runner prints nothing: it tells its observers (:mod:`tournaments.play.observers`) how
+the run goes, and they print, serve or write what they will.
 """
 
 from __future__ import annotations
@@ -35,9 +37,9 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from referee.server import ServerLimits
-from tournaments.errors import LogError, RunnerError, StoreError, TournamentInterrupted
+from tournaments.errors import ArenaError, LogError, RunnerError, StoreError, TournamentInterrupted
+from tournaments.plan.candidate_match import MatchMonitor
 from tournaments.plan.config import TournamentConfig
-from tournaments.plan.match import MatchMonitor
 from tournaments.plan.scheduler import BlockSpec, check_table_size, match_schedule, schedule
 from tournaments.play.blocks import BlockRun
 from tournaments.play.commands import resume_command
@@ -47,17 +49,13 @@ from tournaments.play.executors.local import LocalExecutor, default_workers
 from tournaments.play.executors.record import record_usage
 from tournaments.play.host import Hosting, WorkerSetup
 from tournaments.play.locks import tournament_lock
+from tournaments.play.observers import RunEnd, RunObserver, RunProgress, RunStart
 from tournaments.play.sandbox import INSTALL_BWRAP, SandboxSpec, choose_sandbox
 from tournaments.stats.load_check import LateFaults
-from tournaments.stats.standings import Standings, standings_of
+from tournaments.stats.standings import standings_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Iterator, Sequence
-
-    from rich.progress import (
-        Progress,
-        TaskID,
-    )
 
     from referee.rules import Profile
     from tournaments.plan.entries import BotEntry
@@ -67,7 +65,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RunOptions",
-    "RunStart",
     "TournamentInterrupted",
     "default_workers",
     "resume_tournament",
@@ -80,46 +77,37 @@ _log = structlog.get_logger("nap.runner")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RunStart:
-    """What a run is about to play: told to ``RunOptions.on_start`` before its first session."""
-
-    tournament: int
-    name: str
-    sessions: int
-    """All the tournament's sessions."""
-    recorded: int
-    """Sessions already recorded by earlier runs (a resume)."""
-    resume: str
-    """The command that plays the rest, should this run stop."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class RunOptions:
     """How one run of a tournament goes, as opposed to what the tournament is (not stored).
 
-    ``progress`` gets a task named after the tournament, advanced once per session.
-    Every ``standings_every`` seconds (None: never) the standings so far go to
-    ``on_standings`` (the command line prints them: the runner prints nothing itself).
-    ``limits`` are the referee's limits
-    on each bot connection; ``hosting`` says where it listens and gives remote bots' tokens.
-    ``on_start`` is told the tournament's id and what is left once it is stored and locked
-    for this run, before anything is played. ``executor`` plays the blocks: local worker
-    processes by default, or Ray workers (:class:`~tournaments.play.executors.RayExecutor`).
-    For a spectator (``nap tournament run --watch``): ``on_session`` is told each session
-    once it is committed, and ``on_tables`` is handed the source of the tables in play
-    (:mod:`tournaments.play.tables`), which it asks only while someone watches. Both None
-    (the default): the run does nothing for a spectator.
+    ``observers`` are told how the run goes (:mod:`tournaments.play.observers`): the
+    console, a watch page, the standings files; none by default, and the runner prints
+    nothing itself. ``limits`` are the referee's limits on each bot connection;
+    ``hosting`` says where it listens and gives remote bots' tokens. ``executor`` plays the
+    blocks: local worker processes by default, or Ray workers
+    (:class:`~tournaments.play.executors.RayExecutor`).
     """
 
-    progress: Progress | None = None
-    standings_every: float | None = None
-    on_standings: Callable[[Standings], None] | None = None
+    observers: tuple[RunObserver, ...] = ()
     limits: ServerLimits = field(default_factory=ServerLimits)
     hosting: Hosting = field(default_factory=Hosting)
-    on_start: Callable[[RunStart], None] | None = None
     executor: Executor = field(default_factory=LocalExecutor)
-    on_session: Callable[[SessionResult], None] | None = None
-    on_tables: Callable[[TableSource], None] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Run:
+    """One run of a stored tournament: what it plays, where it keeps it, and how it goes."""
+
+    tournament: int
+    config: TournamentConfig
+    store: Store
+    logs_root: Path
+    options: RunOptions
+
+    def tables(self, source: TableSource) -> None:
+        """Hand the source of the tables in play to every observer."""
+        for observer in self.options.observers:
+            observer.tables(source)
 
 
 # ---------------------------------------------------------------------------- tournaments
@@ -208,15 +196,14 @@ async def run_tournament_async(
         blocks=[(block.index, block.board_seed, block.bots) for block in blocks],
     )
     with tournament_lock(store.path, tournament):
-        await _play(
-            tournament,
-            config,
-            blocks,
-            set(),
+        run = _Run(
+            tournament=tournament,
+            config=config,
             store=store,
             logs_root=logs_root,
             options=options or RunOptions(),
         )
+        await _play(run, blocks, set())
     return tournament
 
 
@@ -263,15 +250,14 @@ async def resume_tournament_async(  # noqa: PLR0913 - keywords, each a part of t
             BlockSpec(index=b.index, board_seed=b.board_seed, bots=b.bots) for b in store.blocks(tournament)
         ]
         finished = store.finished_keys(tournament)
-        await _play(
-            tournament,
-            config,
-            blocks,
-            finished,
+        run = _Run(
+            tournament=tournament,
+            config=config,
             store=store,
             logs_root=logs_root,
             options=options or RunOptions(),
         )
+        await _play(run, blocks, finished)
     return tournament
 
 
@@ -299,13 +285,12 @@ def resume_tournament(  # noqa: PLR0913 - as resume_tournament_async
     )
 
 
-def _runs_left(
-    tournament: int, config: TournamentConfig, blocks: Sequence[BlockSpec], finished: set[tuple[int, int]]
-) -> list[BlockRun]:
+def _runs_left(run: _Run, blocks: Sequence[BlockSpec], finished: set[tuple[int, int]]) -> list[BlockRun]:
     """The blocks with rotations still to play, each with only those rotations."""
+    config = run.config
     runs = (
         BlockRun(
-            tournament=tournament,
+            tournament=run.tournament,
             index=block.index,
             board_seed=block.board_seed,
             bots=block.bots,
@@ -317,7 +302,7 @@ def _runs_left(
         )
         for block in blocks
     )
-    return [run for run in runs if run.rotations]
+    return [block for block in runs if block.rotations]
 
 
 def _starts(store: Store, tournament: int, *, runs: bool) -> bool:
@@ -333,62 +318,75 @@ def _starts(store: Store, tournament: int, *, runs: bool) -> bool:
     return runs or status != "finished"
 
 
-async def _play(  # noqa: PLR0913 - the pieces of one run
-    tournament: int,
-    config: TournamentConfig,
-    blocks: Sequence[BlockSpec],
-    finished: set[tuple[int, int]],
-    *,
-    store: Store,
-    logs_root: Path,
-    options: RunOptions,
-) -> None:
-    """Start the referee and the bots, play what is left, and leave the status right.
+async def _play(run: _Run, blocks: Sequence[BlockSpec], finished: set[tuple[int, int]]) -> None:
+    """Start the referee and the bots, play what is left, leave the status right, and tell the observers.
 
     Anything that stops the run once it has started becomes :class:`TournamentInterrupted`
-    (one line), except a bug's own exception, which is raised as it is.
+    (one line), except a bug's own exception, which is raised as it is; either way the
+    observers are told the run ended, and why.
     """
-    runs = _runs_left(tournament, config, blocks, finished)
+    tournament, config, store = run.tournament, run.config, run.store
+    runs = _runs_left(run, blocks, finished)
     monitor = None
     if config.match is not None:  # a match stops once its test decides, also on a resume
         monitor = MatchMonitor(config.match, store.session_results(tournament) if finished else ())
         runs = [] if monitor.decided else runs
     total = sum(block.table_size for block in blocks)
-    done = total - sum(len(run.rotations) for run in runs)
-    log = _log.bind(tournament=tournament)
-    resume = resume_command(
-        tournament, db=store.path, logs_root=logs_root, flags=options.executor.resume_flags()
+    commit = _Committer(
+        run,
+        total=total,
+        recorded=total - sum(len(block.rotations) for block in runs),
+        monitor=monitor,
+        late=store.late_faults(tournament) if finished else None,
     )
-    if options.on_start is not None:
-        options.on_start(
-            RunStart(tournament=tournament, name=config.name, sessions=total, recorded=done, resume=resume)
-        )
-    if not _starts(store, tournament, runs=bool(runs)):
-        return
+    resume = resume_command(
+        tournament, db=store.path, logs_root=run.logs_root, flags=run.options.executor.resume_flags()
+    )
+    start = RunStart(tournament=tournament, name=config.name, resume=resume, progress=commit.progress())
+    for observer in run.options.observers:
+        observer.started(start)
+    try:
+        if _starts(store, tournament, runs=bool(runs)):
+            await _play_to_the_end(run, runs, commit, resume=resume)
+    except BaseException as exc:
+        _ended(run, commit, stopped=_why(exc))
+        raise
+    _ended(run, commit, stopped=None)
+
+
+def _why(exc: BaseException) -> str:
+    """Why ``exc`` stopped the run, in one line: an ArenaError's own, else its kind and its first line."""
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    if isinstance(exc, ArenaError) and text:
+        return text
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _ended(run: _Run, commit: _Committer, *, stopped: str | None) -> None:
+    """Tell every observer that the run is over (``stopped``: why, in one line; None: it finished)."""
+    end = RunEnd(tournament=run.tournament, progress=commit.progress(), stopped=stopped)
+    for observer in run.options.observers:
+        observer.ended(end)
+
+
+async def _play_to_the_end(run: _Run, runs: Sequence[BlockRun], commit: _Committer, *, resume: str) -> None:
+    """Play ``runs`` and mark the tournament ``finished``; what stops it marks it ``interrupted``.
+
+    What stops the run becomes :class:`TournamentInterrupted` (one line ending with
+    ``resume``), except a bug's own exception, which is raised as it is.
+    """
+    tournament, store = run.tournament, run.store
     main = asyncio.current_task()
     with _sigterm_cancels(main) as signalled:
-        progress = options.progress
-        commit = _Committer(
-            store,
-            progress,
-            None if progress is None else progress.add_task(config.name, total=total, completed=done),
-            monitor=monitor,
-            name=config.name,
-            late=store.late_faults(tournament) if finished else None,
-            on_session=options.on_session,
-        )
-        commit.count = done
         try:
             if runs:
-                await _play_watched(
-                    tournament, config, runs, commit, store=store, logs_root=logs_root, options=options
-                )
+                await _play_watched(run, runs, commit)
             store.set_status(tournament, "finished")
-            log.info("tournament finished", sessions=commit.count)
+            _log.info("tournament finished", tournament=tournament, sessions=commit.count)
         except BaseException as exc:
             with contextlib.suppress(Exception):  # a full or damaged store may refuse even this
                 store.set_status(tournament, "interrupted")
-            so_far = f"after {commit.count} of {total} sessions; to play the rest: {resume}"
+            so_far = f"after {commit.count} of {commit.total} sessions; to play the rest: {resume}"
             if isinstance(exc, asyncio.CancelledError) and signalled:
                 if main is not None:
                     main.uncancel()
@@ -404,81 +402,60 @@ async def _play(  # noqa: PLR0913 - the pieces of one run
             raise
 
 
-async def _play_watched(  # noqa: PLR0913 - the pieces of one run
-    tournament: int,
-    config: TournamentConfig,
-    runs: Sequence[BlockRun],
-    commit: _Committer,
-    *,
-    store: Store,
-    logs_root: Path,
-    options: RunOptions,
-) -> None:
-    """Play ``runs`` until done (or a match decides), reporting live standings if asked."""
-    watcher = (
-        asyncio.create_task(_report_standings(store, tournament, options, has_pool=config.profile.has_pool))
-        if options.standings_every and options.on_standings
-        else None
-    )
+async def _play_watched(run: _Run, runs: Sequence[BlockRun], commit: _Committer) -> None:
+    """Play ``runs`` until done (or a match decides), handing live standings to the observers that ask."""
+    reporters = [
+        asyncio.create_task(_report_standings(run, observer))
+        for observer in run.options.observers
+        if observer.standings_every
+    ]
     try:
-        playing = _run_blocks(
-            tournament, config, runs, commit, store=store, logs_root=logs_root, options=options
-        )
-        await _until_decided(playing, commit)
+        await _until_decided(_run_blocks(run, runs, commit), commit)
     finally:
-        if watcher is not None:
-            watcher.cancel()
+        for reporter in reporters:
+            reporter.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await watcher
+                await reporter
 
 
-async def _run_blocks(  # noqa: PLR0913 - the pieces of one run
-    tournament: int,
-    config: TournamentConfig,
-    runs: Sequence[BlockRun],
-    commit: _Committer,
-    *,
-    store: Store,
-    logs_root: Path,
-    options: RunOptions,
-) -> None:
+async def _run_blocks(run: _Run, runs: Sequence[BlockRun], commit: _Committer) -> None:
     """Play ``runs`` with the run's executor; who plays is recorded beside the database (for status).
 
     An executor that returns with sessions unplayed (a bug: a match's test that decided
     stops a run early on purpose) is a RunnerError, so that the run ends resumable rather
     than ``finished`` with sessions missing.
     """
+    options, store, tournament = run.options, run.store, run.tournament
     context = PlayContext(
         setup=WorkerSetup(
-            config,
+            run.config,
             tournament,
-            logs_root,
+            run.logs_root,
             options.limits,
             log_level=_log.bind().get_effective_level(),
-            sandbox=_isolate(tournament, config, store=store, logs_root=logs_root),
+            sandbox=_isolate(run),
         ),
         hosting=options.hosting,
         report=lambda usage: record_usage(store.path, tournament, usage),
-        tables=options.on_tables,
+        tables=run.tables,
     )
     recorded = commit.count
     try:
         await options.executor.play(runs, commit, context=context)
     finally:
         commit.warn_if_busy()  # at the end of the run too, under what it printed meanwhile
-    unplayed = sum(len(run.rotations) for run in runs) - (commit.count - recorded)
+    unplayed = sum(len(block.rotations) for block in runs) - (commit.count - recorded)
     if unplayed > 0 and (commit.monitor is None or not commit.monitor.decided):
         msg = f"the {options.executor.name} executor returned with {unplayed} sessions unplayed"
         raise RunnerError(msg)
 
 
-def _isolate(
-    tournament: int, config: TournamentConfig, *, store: Store, logs_root: Path
-) -> SandboxSpec | None:
+def _isolate(run: _Run) -> SandboxSpec | None:
     """How this run isolates the bots (None: it does not); a run that does not says so, and the store why.
 
     Remote bots run elsewhere: they are never isolated, whatever the mode.
     """
+    config, store = run.config, run.store
     problem = choose_sandbox(config.sandbox)
     remote = [bot.name for bot in config.bots if not bot.command]
     reasons = [
@@ -486,12 +463,12 @@ def _isolate(
         *([f"remote bots cannot be isolated: {', '.join(remote)}"] if remote else []),
     ]
     if reasons:
-        store.mark_unisolated(tournament, "; ".join(reasons))
+        store.mark_unisolated(run.tournament, "; ".join(reasons))
     if problem is not None and problem != "--sandbox off":
         _log.warning(f"bots not isolated: {problem}; {INSTALL_BWRAP} (docs/security.md)")
     if problem is not None:
         return None
-    return SandboxSpec(limits=config.bot_limits, hidden=(store.path, logs_root))
+    return SandboxSpec(limits=config.bot_limits, hidden=(store.path, run.logs_root))
 
 
 async def _until_decided(play: Coroutine[Any, Any, None], commit: _Committer) -> None:
@@ -519,80 +496,62 @@ def machine_load() -> str:
     return f"load {load:.1f} on {os.cpu_count() or 1} cores"
 
 
-BUSY_MARK = " [busy machine: bots late together]"
-"""Added to the progress line's name once the late faults say the machine is too busy.
-
-See :mod:`tournaments.stats.load_check`."""
-
-
 class _Committer:
-    """Commits each finished session with its log and advances the progress bar.
+    """Commits each finished session with its log and tells the observers.
 
-    In a match, each session also goes to the match's ``monitor``; the progress bar shows
-    its test's LLR and bounds, and ``on_decided`` is called once the test has decided.
-    ``late`` counts the late faults (those of earlier runs to begin with): once two bots
-    are late in one session it warns, and the progress line says so from then on.
-    ``on_session`` is told each session once it is committed.
+    In a match, each session also goes to the match's ``monitor``, and ``on_decided`` is
+    called once its test has decided. ``late`` counts the late faults (those of earlier
+    runs to begin with): once two bots are late in one session it warns, and the progress
+    told to the observers says so from then on.
     """
 
-    def __init__(  # noqa: PLR0913 - the pieces of one run
+    def __init__(
         self,
-        store: Store,
-        progress: Progress | None,
-        task_id: TaskID | None,
+        run: _Run,
         *,
+        total: int,
+        recorded: int,
         monitor: MatchMonitor | None = None,
-        name: str = "",
         late: LateFaults | None = None,
-        on_session: Callable[[SessionResult], None] | None = None,
     ) -> None:
-        self.store = store
-        self.on_session = on_session
-        self.progress = progress
-        self.task_id = task_id
+        self.store = run.store
+        self.observers = run.options.observers
+        self.total = total
+        """All the tournament's sessions."""
         self.monitor = monitor
-        self.name = name
         self.late = LateFaults() if late is None else late
         self.on_decided: Callable[[], object] | None = None
-        self.count = 0
+        self.count = recorded
         """Sessions of the tournament recorded so far (including earlier runs)."""
-        if self.late.busy:
-            self._describe()
 
     def __call__(self, result: SessionResult, log: bytes) -> None:
         self.store.record_session(result, log=log)
         self.count += 1
-        if self.on_session is not None:
-            self.on_session(result)
         if self.late.add(result):
             self.warn_if_busy()
-            self._describe()
-        if self.progress is not None and self.task_id is not None:
-            self.progress.advance(self.task_id)
         monitor = self.monitor
-        if monitor is None or monitor.plan.sprt is None:
-            return
-        was_decided = monitor.decided
-        monitor.add(result)
-        self._describe()
-        if monitor.decided and not was_decided and self.on_decided is not None:
+        was_decided = monitor is not None and monitor.decided
+        if monitor is not None:
+            monitor.add(result)
+        progress = self.progress()
+        for observer in self.observers:
+            observer.committed(result, progress)
+        if monitor is not None and monitor.decided and not was_decided and self.on_decided is not None:
             self.on_decided()
+
+    def progress(self) -> RunProgress:
+        """How far the tournament is now."""
+        monitor = self.monitor
+        test = None
+        if monitor is not None and monitor.plan.sprt is not None:
+            test = f"{monitor.plan.candidate}: {monitor.describe()}"
+        return RunProgress(recorded=self.count, sessions=self.total, test=test, busy=self.late.busy)
 
     def warn_if_busy(self) -> None:
         """Warn (with the machine's load now) if the late faults so far say the machine is too busy."""
         warning = self.late.warning(load=machine_load())
         if warning is not None:
             _log.warning(warning)
-
-    def _describe(self) -> None:
-        """The progress line's name (the tournament's, or a match's test), marked if the machine is busy."""
-        if self.progress is None or self.task_id is None:
-            return
-        monitor = self.monitor
-        name = self.name
-        if monitor is not None and monitor.plan.sprt is not None:
-            name = f"{monitor.plan.candidate}: {monitor.describe()}"
-        self.progress.update(self.task_id, description=name + (BUSY_MARK if self.late.busy else ""))
 
 
 @contextlib.contextmanager
@@ -618,15 +577,12 @@ def _sigterm_cancels(task: asyncio.Task[Any] | None) -> Iterator[list[str]]:
             loop.remove_signal_handler(signal.SIGTERM)
 
 
-async def _report_standings(store: Store, tournament: int, options: RunOptions, *, has_pool: bool) -> None:
-    """Every ``options.standings_every`` seconds, hand the standings so far to their reporter.
-
-    ``has_pool``: the tournament's profile has a pool (so the declarers' pool records show).
-    """
-    every = options.standings_every or 0.0
-    report = options.on_standings
-    while report is not None:
+async def _report_standings(run: _Run, observer: RunObserver) -> None:
+    """Every ``observer.standings_every`` seconds, hand it the standings so far (once there are any)."""
+    every = observer.standings_every or 0.0
+    has_pool = run.config.profile.has_pool  # the declarers' pool records show
+    while True:
         await asyncio.sleep(every)
-        tally = store.tally([tournament])
+        tally = run.store.tally([run.tournament])
         if tally.sessions:
-            report(standings_of(tally, has_pool=has_pool))
+            observer.standings(standings_of(tally, has_pool=has_pool))

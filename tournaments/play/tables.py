@@ -1,8 +1,9 @@
 """Tables in play as a spectator sees them: which are playing, and their public events so far.
 
-A run hands whoever watches it (``RunOptions.on_tables``) a :class:`TableSource`: it lists
-the tables in flight and gives the events of one since a point. Nothing is computed until
-a spectator asks, so a run that nobody watches pays nothing for it.
+A run hands its observers (:meth:`~tournaments.play.observers.RunObserver.tables`) a
+:class:`TableSource`: it lists the tables in flight and gives the events of one since a
+point. Nothing is computed until a spectator asks, so a run that nobody watches pays
+nothing for it.
 
 Only the engine's events leave a host: every one of them may be shown to every seat
 (:mod:`referee.rules.events`: an exchange is a count, a peep says who looked, a new deal

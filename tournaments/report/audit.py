@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from referee.match.faults import Fault
 from referee.rules import RecordError, SessionRecord, verify
 from tournaments.errors import LogError
-from tournaments.report.show import bot_names
+from tournaments.report.session_text import bot_names
 from tournaments.store.logs import decode_log
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ alone and can be mailed as one file. An interval that is undefined (a single blo
 blocks that never varied) is shown as the mean and the reason, never as ``± 0.00``, and
 stored as ``null`` with a ``warning``; an interval from only a few blocks is shown with
 that warning. A match
-(:mod:`tournaments.plan.match`) adds its summary: the edge, its interval, the likelihood of
+(:mod:`tournaments.plan.candidate_match`) adds its summary: the edge, its interval, the likelihood of
 superiority, the blocks and sessions read and the test's verdict. Each file ends with a
 "Fair play" section: every bot's edge on boards played before, and a warning for a bot the
 rotation check flags (:mod:`tournaments.stats.rotation_check`).
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Mapping, Sequence
     from pathlib import Path
 
-    from tournaments.plan.match import MatchSummary
+    from tournaments.plan.candidate_match import MatchSummary
 
 JSON_FORMAT = "nap-arena-standings/3"
 """Identifies the JSON layout; bumped whenever a key changes meaning or disappears.

@@ -2,7 +2,7 @@
 
 The page embeds, as JSON, every step of the session (each deal as dealt, then after each
 action), built here in Python by replaying the record through the rules engine
-(:func:`tournaments.report.show.walk`). A step holds the table's state (every seat's unplayed
+(:func:`tournaments.report.session_text.walk`). A step holds the table's state (every seat's unplayed
 cards), each seat's own part of its view (its hand and legal actions; never another seat's
 cards) and the public part that every seat's view shares. The page's script only draws
 that data: it never works out a rule. The HTML, CSS and script are ``replay.html``,
@@ -37,7 +37,7 @@ from referee.rules import (
     TrickWon,
     TrumpChosen,
 )
-from tournaments.report.show import (
+from tournaments.report.session_text import (
     Step,
     bid_label,
     contract_label,

@@ -7,13 +7,13 @@ without it is refused (403). The page gets everything over one WebSocket (``ws``
 progress, the faults and the standings as sessions are committed, the tables in play,
 and the public events of the table it follows.
 
-What it shows comes only from what the runner publishes (:class:`Watch.options` hands it
-the callbacks: the run's start, each session committed, the source of the tables in
-play, :mod:`tournaments.play.tables`) and from the store the runner commits to (the
-standings' running totals). A bot cannot reach it: bots run isolated, without network.
-The tables are asked for only while a page is open; a page that follows a table makes
-its host replay that table's record into public events twice a second: no hand of a
-seat ever reaches the page.
+What it shows comes only from what the runner tells it (a :class:`Watch` is one of the
+run's observers, :mod:`tournaments.play.observers`: the run's start, each session
+committed, the source of the tables in play, :mod:`tournaments.play.tables`) and from the
+store the runner commits to (the standings' running totals). A bot cannot reach it: bots
+run isolated, without network. The tables are asked for only while a page is open; a
+page that follows a table makes its host replay that table's record into public events
+twice a second: no hand of a seat ever reaches the page.
 
 Nothing here changes the run: a page closed, a server that fails, or a tournament killed
 leaves the store as the runner leaves it (every committed session, an exact resume).
@@ -33,6 +33,7 @@ from aiohttp import WSMsgType, web
 
 from tournaments.errors import WatchError
 from tournaments.plan.config import TournamentConfig
+from tournaments.play.observers import RunObserver
 from tournaments.stats.standings import standings_of
 from tournaments.web.server import HOST, PageServer, static_folder
 from tournaments.web.watch_feed import RunFeed, event_json, standings_json, table_json
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from types import TracebackType
 
-    from tournaments.play.runner import RunOptions, RunStart
+    from tournaments.play.observers import RunProgress, RunStart
     from tournaments.play.tables import TableSource
     from tournaments.results import SessionResult
     from tournaments.store.database import Store
@@ -69,8 +70,10 @@ class _Page:
     since: int = 0
 
 
-class Watch:
+class Watch(RunObserver):
     """The watch page of one run: bind it (:meth:`bind`), open it around the run (``async with``).
+
+    It follows the run as one of its observers (``RunOptions.observers``).
 
     ``store`` is the run's store (the standings are read from its totals, in this process,
     on the event loop). ``clock`` gives seconds (monotonic), for the rate.
@@ -130,32 +133,20 @@ class Watch:
         """The secret first part of every path."""
         return self._server.token
 
-    def options(self, options: RunOptions) -> RunOptions:
-        """``options`` with this page's callbacks added (those ``options`` had are still called)."""
-        told, committed, tables = options.on_start, options.on_session, options.on_tables
-
-        def on_start(start: RunStart) -> None:
-            self._started(start)
-            if told is not None:
-                told(start)
-
-        def on_session(result: SessionResult) -> None:
-            self.feed.session(result, self._clock())
-            if committed is not None:
-                committed(result)
-
-        def on_tables(source: TableSource) -> None:
-            self._tables = source
-            if tables is not None:
-                tables(source)
-
-        return dataclasses.replace(options, on_start=on_start, on_session=on_session, on_tables=on_tables)
-
-    def _started(self, start: RunStart) -> None:
+    def started(self, start: RunStart) -> None:
+        """The run starts: the page shows it, with the pool records if its profile has a pool."""
         self.feed.started(start)
         with contextlib.suppress(Exception):  # the standings then show without the pool records
             config = TournamentConfig.from_json(self.store.tournament(start.tournament).config)
             self._has_pool = config.profile.has_pool
+
+    def committed(self, result: SessionResult, progress: RunProgress) -> None:  # noqa: ARG002 - the feed counts
+        """A session is committed: the page counts it, with its faults."""
+        self.feed.session(result, self._clock())
+
+    def tables(self, source: TableSource) -> None:
+        """The tables in play: asked while a page is open."""
+        self._tables = source
 
     # -- serving -----------------------------------------------------------------------------
 

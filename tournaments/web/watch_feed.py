@@ -20,7 +20,7 @@ from tournaments.report.publish import interval, percent, rank_label
 
 if TYPE_CHECKING:
     from referee.rules import Event
-    from tournaments.play.runner import RunStart
+    from tournaments.play.observers import RunStart
     from tournaments.play.tables import TableInPlay
     from tournaments.results import SessionResult
     from tournaments.stats.standings import Standings
@@ -141,8 +141,8 @@ class RunFeed:
     def status_json(self, now: float) -> dict[str, Any]:
         """The progress and the faults."""
         start = self.start
-        total = 0 if start is None else start.sessions
-        done = (0 if start is None else start.recorded) + self.committed
+        total = 0 if start is None else start.progress.sessions
+        done = (0 if start is None else start.progress.recorded) + self.committed
         return {
             "state": self.state,
             "tournament": None if start is None else start.tournament,

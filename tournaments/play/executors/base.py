@@ -9,9 +9,10 @@ alone writes the store, whichever executor played it.
 An executor is a frozen value, chosen for one run (``--executor``); :meth:`Executor.play`
 starts whatever it needs (processes, a Ray instance) and stops it again before it returns,
 however it ends. It tells the runner which workers are playing, and whenever that changes,
-through :attr:`PlayContext.report` (``nap tournament status`` shows it). When someone
-watches the run, it hands :attr:`PlayContext.tables` a source of the tables in play
-(:mod:`tournaments.play.tables`), or says why there is none.
+through :attr:`PlayContext.report` (``nap tournament status`` shows it). It hands
+:attr:`PlayContext.tables` a source of the tables in play (:mod:`tournaments.play.tables`),
+or one that says why there is none: the runner passes it on to the run's observers
+(:meth:`~tournaments.play.observers.RunObserver.tables`), who ask it only while someone watches.
 """
 
 from __future__ import annotations
@@ -59,8 +60,8 @@ class PlayContext:
 
     ``setup`` is sent to every worker; ``hosting`` says where a referee in the runner's own
     process listens (and the remote bots' tokens); ``report`` is told the :class:`Usage`
-    whenever the workers in play change. ``tables``, when someone watches the run, is
-    handed the source of the tables in play once they can be asked (None: nobody watches).
+    whenever the workers in play change. ``tables`` is handed the source of the tables in
+    play once they can be asked (None: nobody is told).
     """
 
     setup: WorkerSetup

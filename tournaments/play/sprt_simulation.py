@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from referee.match import TimeLimits
 from referee.rules import DEFAULT_PROFILE
-from tournaments.plan.match import block_edge
+from tournaments.plan.candidate_match import block_edge
 from tournaments.plan.scheduler import match_schedule
 from tournaments.play.blocks import BlockRun, play_block_in_process
 from tournaments.stats.sprt import SequentialTest, Sprt, SprtState
