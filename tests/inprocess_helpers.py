@@ -8,6 +8,7 @@ marked slow can run, stop and resume a whole tournament.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -19,11 +20,11 @@ from tournaments.play.tables import NoTables
 from tournaments.store.logs import encode_log
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import AsyncIterator, Callable, Sequence
 
+    from tournaments.plan.entries import BotEntry
     from tournaments.play.blocks import BlockRun
-    from tournaments.play.executors.base import PlayContext
-    from tournaments.results import SessionResult
+    from tournaments.play.executors.base import Deliver, PlayContext
 
 BOTS = (example_bot("peel", name="a"), example_bot("peel", name="b"), example_bot("peel", name="c"))
 CONFIG = TournamentConfig(name="observed", bots=BOTS, table_size=3, sessions=6, seed=3, sandbox="off")
@@ -33,7 +34,7 @@ NOT_HERE = NoTables("played in the test's process")
 
 @dataclass(frozen=True, slots=True)
 class InProcess:
-    """An executor that plays the blocks here, on the match core, peel in every seat.
+    """An executor that plays the blocks here, on the match core, peel in every seat, one at a time.
 
     ``between`` is awaited after each block; ``fails`` is raised once ``after`` blocks are played.
     """
@@ -49,25 +50,40 @@ class InProcess:
     def resume_flags(self) -> tuple[str, ...]:
         return ()
 
-    async def play(
-        self,
-        runs: Sequence[BlockRun],
-        deliver: Callable[[SessionResult, bytes], None],
-        *,
-        context: PlayContext,
-    ) -> None:
+    @contextlib.asynccontextmanager
+    async def open(self, context: PlayContext, *, blocks: int | None) -> AsyncIterator[Here]:
+        del blocks
         if context.tables is not None:
             context.tables(NOT_HERE)
-        for number, run in enumerate(runs):
-            if self.fails is not None and number == self.after:
-                raise self.fails
-            for done in play_block_in_process(run, dict.fromkeys(run.bots, PeelBot)):
-                key = done.result
-                deliver(
-                    key,
-                    encode_log(done.log, tournament=run.tournament, block=key.block, rotation=key.rotation),
-                )
-            if self.between is not None:
-                waited = self.between()
-                if asyncio.iscoroutine(waited):
-                    await waited
+        yield Here(self)
+
+
+@dataclass(slots=True)
+class Here:
+    """:class:`InProcess`'s players: one block at a time, in this process."""
+
+    executor: InProcess
+    played: int = 0
+    capacity: int = 1
+
+    def tables(self) -> NoTables:
+        return NOT_HERE
+
+    async def play(self, run: BlockRun, deliver: Deliver, *, entries: Sequence[BotEntry] = ()) -> None:
+        del entries
+        executor = self.executor
+        if executor.fails is not None and self.played == executor.after:
+            raise executor.fails
+        for done in play_block_in_process(run, dict.fromkeys(run.bots, PeelBot)):
+            key = done.result
+            deliver(
+                key, encode_log(done.log, tournament=run.tournament, block=key.block, rotation=key.rotation)
+            )
+        self.played += 1
+        if executor.between is not None:
+            waited = executor.between()
+            if asyncio.iscoroutine(waited):
+                await waited
+
+    async def retire(self, names: Sequence[str]) -> None:
+        del names

@@ -33,7 +33,7 @@ from tournaments.plan.manifest import read_manifest
 from tournaments.play.blocks import BlockRun
 from tournaments.play.entrants import entry_from_manifest
 from tournaments.play.executors.local import LocalExecutor
-from tournaments.play.executors.ray import RayExecutor, _Blocks
+from tournaments.play.executors.ray import RayExecutor, _Blocks, _Job
 from tournaments.play.executors.record import recorded_usage
 from tournaments.play.executors.shipping import portable_bots, shipped_proto
 from tournaments.play.runner import RunOptions, resume_tournament, run_tournament, run_tournament_async
@@ -42,10 +42,10 @@ from tournaments.store.database import Store
 from tournaments.store.logs import decode_log
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, MutableMapping, Sequence
+    from collections.abc import AsyncIterator, Iterator, MutableMapping, Sequence
 
-    from tournaments.play.executors.base import Executor, PlayContext
-    from tournaments.results import SessionResult
+    from tournaments.play.executors.base import Deliver, Executor, PlayContext, Players
+    from tournaments.play.tables import TableSource
 
 # One pytest-xdist worker plays every test of this module, so that two Ray instances never
 # start at once on the same machine (tox runs the suite on two workers).
@@ -296,14 +296,34 @@ class _LosingExecutor:
     def resume_flags(self) -> tuple[str, ...]:
         return ()
 
-    async def play(
-        self,
-        runs: Sequence[BlockRun],
-        deliver: Callable[[SessionResult, bytes], None],
-        *,
-        context: PlayContext,
-    ) -> None:
-        await LocalExecutor().play(runs[:-1], deliver, context=context)
+    @contextlib.asynccontextmanager
+    async def open(self, context: PlayContext, *, blocks: int | None) -> AsyncIterator[Players]:
+        async with LocalExecutor().open(context, blocks=blocks) as players:
+            yield _Losing(players, last=(blocks or 1) - 1)
+
+
+@dataclass
+class _Losing:
+    """Players that skip the block they are handed ``last``-th, as if they had played it."""
+
+    players: Players
+    last: int
+    handed: int = 0
+
+    @property
+    def capacity(self) -> int:
+        return 1
+
+    def tables(self) -> TableSource:
+        return self.players.tables()
+
+    async def play(self, run: BlockRun, deliver: Deliver, *, entries: Sequence[BotEntry] = ()) -> None:
+        self.handed += 1
+        if self.handed <= self.last:
+            await self.players.play(run, deliver, entries=entries)
+
+    async def retire(self, names: Sequence[str]) -> None:
+        await self.players.retire(names)
 
 
 class TestExecutorContract:
@@ -343,48 +363,76 @@ def block(index: int, rotations: tuple[int, ...] = (0, 1, 2, 3)) -> BlockRun:
 class TestBlockQueue:
     """What the Ray executor does with the blocks of a lost worker (no Ray needed)."""
 
+    @staticmethod
+    def job(index: int) -> _Job:
+        return _Job(block(index), lambda _result, _log: None, (), asyncio.get_running_loop().create_future())
+
     def test_a_lost_block_goes_back_first_without_the_sessions_received(self) -> None:
         async def scenario() -> None:
-            blocks = _Blocks([block(0), block(1)])
+            blocks = _Blocks()
+            zero, one = self.job(0), self.job(1)
+            blocks.put(zero)
+            blocks.put(one)
             first = await blocks.take()
-            assert first is not None
             blocks.settle(first, [0, 1], lost="the actor died")
             again = await blocks.take()
-            assert again == block(0, (2, 3))  # first in line; rotations 0 and 1 are not played again
+            assert again is zero
+            assert again.run == block(0, (2, 3))  # first in line; rotations 0 and 1 are not played again
+            assert not zero.done.done()
             blocks.settle(again, [2, 3], lost=None)
+            assert zero.done.done()
             last = await blocks.take()
-            assert last == block(1)
+            assert last is one
             blocks.settle(last, [0, 1, 2, 3], lost=None)
-            assert blocks.done
-            assert await blocks.take() is None
+            await asyncio.gather(zero.done, one.done)
 
         asyncio.run(scenario())
 
-    def test_a_taker_waits_while_a_block_in_play_may_come_back(self) -> None:
+    def test_a_taker_waits_for_a_block_handed_over_or_given_back(self) -> None:
         async def scenario() -> None:
-            blocks = _Blocks([block(0)])
+            blocks = _Blocks()
+            zero = self.job(0)
+            blocks.put(zero)
             playing = await blocks.take()
-            assert playing is not None
             waiting = asyncio.create_task(blocks.take())
             await asyncio.sleep(0)
-            assert not waiting.done()  # nothing left to take, but block 0 is not played yet
+            assert not waiting.done()  # nothing to take, but block 0 is not played yet
             blocks.settle(playing, [0], lost="the node died")
-            assert await waiting == block(0, (1, 2, 3))
+            assert (await waiting).run == block(0, (1, 2, 3))
 
         asyncio.run(scenario())
 
-    def test_a_block_in_play_on_three_lost_workers_stops_the_run(self) -> None:
+    def test_a_block_in_play_on_three_lost_workers_fails_alone(self) -> None:
         async def scenario() -> None:
-            blocks = _Blocks([block(7)])
+            blocks = _Blocks()
+            seven, eight = self.job(7), self.job(8)
+            blocks.put(seven)
+            blocks.put(eight)
             for _ in range(3):
                 playing = await blocks.take()
-                assert playing is not None
+                assert playing is seven
                 blocks.settle(playing, [], lost="the actor died")
             with pytest.raises(RunnerError) as raised:
-                await blocks.take()
+                await seven.done
             assert str(raised.value) == (
                 "block 7 was in play on 3 Ray workers that were lost (last: the actor died)"
             )
+            assert await blocks.take() is eight
+
+        asyncio.run(scenario())
+
+    def test_once_the_players_fail_every_block_waiting_or_handed_later_fails(self) -> None:
+        async def scenario() -> None:
+            blocks = _Blocks()
+            waiting = self.job(1)
+            blocks.put(waiting)
+            blocks.fail(RunnerError("every Ray worker was lost"))
+            with pytest.raises(RunnerError, match="every Ray worker was lost"):
+                await waiting.done
+            with pytest.raises(RunnerError, match="every Ray worker was lost"):
+                blocks.put(self.job(2))
+            with pytest.raises(RunnerError, match="every Ray worker was lost"):
+                await blocks.take()
 
         asyncio.run(scenario())
 

@@ -23,7 +23,7 @@ import pytest
 from referee.match import TimeLimits
 from referee.rules import DEFAULT_PROFILE, Card, CardPlayed, Session, SessionRecord, get_profile, record_of
 from referee.server import ServerLimits
-from tournaments.errors import RunnerError
+from tournaments.errors import EntryStartError, RunnerError
 from tournaments.plan.config import TournamentConfig
 from tournaments.plan.entries import example_bot
 from tournaments.play.blocks import BlockRun
@@ -33,12 +33,14 @@ from tournaments.play.executors.worker_messages import (
     Answered,
     Asked,
     BlockPlayed,
+    EntryFailed,
     EventsAnswer,
     EventsQuestion,
     Failed,
     PlayBlock,
     Question,
     Ready,
+    Retire,
     SessionPlayed,
     Start,
     Stop,
@@ -58,7 +60,9 @@ from tournaments.play.tables import TableEvents, TableInPlay, public_events
 from tournaments.results import SeatResult, SessionResult
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Awaitable, Callable
+    from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+
+    from tournaments.play.executors.base import Deliver
 
 CONFIG = TournamentConfig(
     name="talk", bots=tuple(example_bot("random", name=n) for n in "abc"), table_size=3, sessions=6, seed=1
@@ -106,6 +110,8 @@ def played_record(seed: int) -> SessionRecord:
 TO_WORKER: tuple[ToWorker, ...] = (
     Start(setup=SETUP, bot_log_suffix="-w2"),
     PlayBlock(run=RUNS[0]),
+    PlayBlock(run=RUNS[1], entries=(example_bot("peel", name="newcomer"),)),
+    Retire(entries=("newcomer",)),
     Asked(key=1, question=TablesQuestion()),
     Asked(key=2, question=EventsQuestion(table="t1", since=4)),
     Stop(),
@@ -115,6 +121,7 @@ TO_RUNNER: tuple[ToRunner, ...] = (
     Failed(reason="bot a did not connect within 30 s"),
     played(RUNS[0], 1),
     BlockPlayed(block=0),
+    EntryFailed(block=1, entry="newcomer", reason="bot newcomer did not connect within 30 s"),
     Answered(key=1, answer=TablesAnswer(tables=(TABLE,))),
     Answered(
         key=2,
@@ -247,9 +254,13 @@ class TalkingWorker(BlockWorker):
         self.host.follower.started(TABLE)
         return READY
 
-    async def play(self, message: PlayBlock) -> AsyncIterator[SessionPlayed]:
+    async def play(self, message: PlayBlock) -> AsyncIterator[SessionPlayed | EntryFailed]:
         self.received.append(message)
         run = message.run
+        broken = [entry.name for entry in message.entries if entry.name.startswith("broken")]
+        if broken:
+            yield EntryFailed(block=run.index, entry=broken[0], reason=f"bot {broken[0]} exited at once")
+            return
         for rotation in run.rotations:
             yield played(run, rotation)
             if run.index == 0 and not self.release.is_set():
@@ -258,6 +269,9 @@ class TalkingWorker(BlockWorker):
             if run.index == 1 and self.fail == "play":
                 msg = "the log could not be encoded\nmore lines"
                 raise ValueError(msg)
+
+    async def retire(self, message: Retire) -> None:
+        self.received.append(message)
 
     async def stop(self) -> None:
         self.stopped = True
@@ -278,6 +292,24 @@ class Ends:
 
 async def gone() -> str:
     return "worker 1 stopped unexpectedly (exit status -9)"
+
+
+async def play_through(link: WorkerLink, runs: Sequence[BlockRun], deliver: Deliver, *, at_once: int) -> None:
+    """Play ``runs`` over the link, ``at_once`` at a time, its listener reading (as WorkerPool does)."""
+    listening = asyncio.ensure_future(link.listen())
+    queue = iter(runs)
+
+    async def lane() -> None:
+        for run in queue:
+            done = link.play(run, deliver, ())
+            await link.drain()
+            await done
+
+    try:
+        await asyncio.gather(*(lane() for _ in range(at_once)))
+    finally:
+        listening.cancel()
+        await asyncio.gather(listening, return_exceptions=True)
 
 
 def talk(worker: TalkingWorker, scenario: Callable[[Ends], Awaitable[None]]) -> None:
@@ -320,7 +352,7 @@ class TestConversation:
             await link.ready()
             assert await link.ask(TablesQuestion()) is None  # asked only while it plays
             playing = asyncio.create_task(
-                link.play(iter(RUNS), 1, lambda result, log: delivered.append((result, log)))
+                play_through(link, RUNS, lambda result, log: delivered.append((result, log)), at_once=1)
             )
             await worker.asking.wait()
             tables = await link.ask(TablesQuestion())
@@ -347,6 +379,35 @@ class TestConversation:
         ]
         assert worker.stopped
 
+    def test_a_block_whose_new_entry_cannot_start_fails_alone_and_an_entry_retires(self) -> None:
+        worker = TalkingWorker()
+        worker.release.set()
+        delivered: list[int] = []
+
+        async def scenario(ends: Ends) -> None:
+            link = ends.link
+            link.send(Start(setup=SETUP))
+            await link.ready()
+            listening = asyncio.ensure_future(link.listen())
+            broken = link.play(
+                RUNS[0], lambda r, _log: delivered.append(r.block), (example_bot("peel", name="broken"),)
+            )
+            fine = link.play(
+                RUNS[1], lambda r, _log: delivered.append(r.block), (example_bot("peel", name="fine"),)
+            )
+            link.send(Retire(entries=("fine",)))
+            await link.drain()
+            with pytest.raises(EntryStartError, match=r"^bot broken exited at once$") as raised:
+                await broken
+            assert raised.value.entry == "broken"
+            await fine
+            listening.cancel()
+            await asyncio.gather(listening, return_exceptions=True)
+
+        talk(worker, scenario)
+        assert delivered == [1] * len(RUNS[1].rotations)
+        assert Retire(entries=("fine",)) in worker.received
+
     def test_a_worker_that_cannot_start_says_why(self) -> None:
         worker = TalkingWorker(fail="start")
 
@@ -367,7 +428,7 @@ class TestConversation:
             ends.link.send(Start(setup=SETUP))
             await ends.link.ready()
             with pytest.raises(RunnerError, match=r"^the log could not be encoded$"):
-                await ends.link.play(iter(RUNS), 2, lambda _result, _log: None)
+                await play_through(ends.link, RUNS, lambda _result, _log: None, at_once=2)
             await ends.serving
 
         talk(worker, scenario)
@@ -398,7 +459,11 @@ class TestUnexpectedMessages:
                 await link.ready()
             ends.to_worker.write(frame)
             with pytest.raises(RunnerError) as raised:
-                await (link.ready() if when == "first" else link.play(iter(RUNS), 1, lambda _r, _l: None))
+                await (
+                    link.ready()
+                    if when == "first"
+                    else play_through(link, RUNS, lambda _r, _l: None, at_once=1)
+                )
             assert str(raised.value) == f"a worker was sent an unexpected message ({kind})"
             await ends.serving
 
@@ -413,7 +478,7 @@ class TestUnexpectedMessages:
             await ends.link.ready()
             ends.link.send(Start(setup=SETUP))
             with pytest.raises(RunnerError, match=r"^a worker was sent an unexpected message \(Start\)$"):
-                await ends.link.play(iter(RUNS), 1, lambda _r, _l: None)
+                await play_through(ends.link, RUNS, lambda _r, _l: None, at_once=1)
             await ends.serving
 
         talk(worker, scenario)
@@ -437,7 +502,7 @@ class TestUnexpectedMessages:
             else:
                 link.send(Start(setup=SETUP))
                 await link.ready()
-                reading = asyncio.ensure_future(link.play(iter(RUNS), 1, lambda _r, _l: None))
+                reading = asyncio.ensure_future(play_through(link, RUNS, lambda _r, _l: None, at_once=1))
                 await worker.asking.wait()
                 ends.to_runner.write(frame)
             with pytest.raises(RunnerError) as raised:

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ArenaError",
     "BuildError",
+    "EntryStartError",
     "LogError",
     "ManifestError",
     "MissingLogError",
@@ -44,6 +45,18 @@ class ArenaError(Exception):
 
 class RunnerError(ArenaError):
     """A tournament cannot run (or go on) as asked; ``str()`` is one clear line."""
+
+
+class EntryStartError(RunnerError):
+    """A bot entry whose processes could not start or connect for a block: ``entry`` names it.
+
+    Raised for a host whose bots come and go (an arena's ladder): the block that seated the
+    entry cannot be played, and the other blocks go on.
+    """
+
+    def __init__(self, message: str, *, entry: str) -> None:
+        super().__init__(message)
+        self.entry = entry
 
 
 class PlayError(ArenaError):

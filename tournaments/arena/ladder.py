@@ -24,13 +24,13 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import structlog
 
 from referee.match import TimeLimits
 from tournaments.arena.settings import ANCHORS
-from tournaments.errors import RunnerError
+from tournaments.errors import EntryStartError, RunnerError
 from tournaments.plan.entries import BUILTIN_BOTS, BotEntry
 from tournaments.plan.scheduler import derive_seed
 from tournaments.play.blocks import BlockRun
@@ -39,45 +39,16 @@ from tournaments.stats.ladder import LadderEntry, choose_tables, pair_meetings
 from tournaments.store.arena import BlockKind, LadderBlock
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
 
     from tournaments.arena.service import Arena
-    from tournaments.play.tables import TableSource
+    from tournaments.play.executors.base import Players
     from tournaments.results import SessionResult
     from tournaments.store.arena import Submission
 
-__all__ = ["EntryStartError", "Ladder", "Players"]
+__all__ = ["Ladder"]
 
 _log = structlog.get_logger("nap.arena")
-
-
-class EntryStartError(RunnerError):
-    """A block's entry whose processes could not start: the block cannot be played, the entry leaves."""
-
-    def __init__(self, message: str, *, entry: str) -> None:
-        super().__init__(message)
-        self.entry = entry
-
-
-class Players(Protocol):
-    """An executor, started: it plays one block at a time on one of its workers, many at once."""
-
-    @property
-    def capacity(self) -> int:
-        """How many blocks it plays at once, all its workers together."""
-
-    def tables(self) -> TableSource:
-        """The tables it is playing, for a spectator."""
-
-    async def play(
-        self, run: BlockRun, deliver: Callable[[SessionResult, bytes], None], *, entries: Sequence[BotEntry]
-    ) -> None:
-        """Play ``run``'s rotations in turn on one worker, delivering each session with its log.
-
-        ``entries`` are the bots it seats that the workers were not started with (each is
-        started, on the worker that plays it, if it is not there yet). Raises
-        :class:`EntryStartError` when one of them cannot start.
-        """
 
 
 @dataclass(slots=True)
@@ -98,6 +69,10 @@ class Ladder:
         self._players = players
         self._wake = asyncio.Event()
         self._playing: dict[int, asyncio.Task[None]] = {}
+        self._seated: dict[int, tuple[str, ...]] = {}
+        """The entries at each block in play."""
+        self._handed: set[str] = set()
+        """The submitted entries handed to the players so far (their processes may be running)."""
         self._state = _State()
 
     def wake(self) -> None:
@@ -131,7 +106,9 @@ class Ladder:
                 for index, task in list(self._playing.items()):
                     if task.done():
                         del self._playing[index]
+                        del self._seated[index]
                         task.result()  # a failure of the arena itself (the store, a worker) ends the loop
+                await self._retire_gone()
         finally:
             for task in self._playing.values():
                 task.cancel()
@@ -215,9 +192,20 @@ class Ladder:
         return entries
 
     def _start(self, block: LadderBlock) -> None:
+        self._seated[block.index] = block.bots
+        self._handed.update(name for name in block.bots if name not in ANCHORS)
         self._playing[block.index] = asyncio.create_task(
             self._play(block), name=f"ladder block {block.index}"
         )
+
+    async def _retire_gone(self) -> None:
+        """Stop the processes of the entries that left the ladder, once no block in play seats them."""
+        seated = {name for seats in self._seated.values() for name in seats}
+        on_ladder = {s.entry for s in self._arena.store.submissions(statuses=("placing", "placed"))}
+        gone = sorted(name for name in self._handed if name not in on_ladder and name not in seated)
+        if gone:
+            await self._players.retire(gone)
+            self._handed.difference_update(gone)
 
     async def _play(self, block: LadderBlock) -> None:
         """Play the block's rotations not yet stored; once complete, count it."""

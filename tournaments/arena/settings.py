@@ -44,7 +44,9 @@ class ArenaSettings:
     profile's); ``decision_ms`` each decision's time limit. ``keep`` is how many versions
     of one bot of one owner stay on the ladder (older ones retire, their results kept);
     ``quota`` how many submissions a person may make in 24 hours (refused ones count);
-    ``placement_blocks`` how many blocks against the anchors place a new entry.
+    ``placement_blocks`` how many blocks against the anchors place a new entry;
+    ``tables`` how many blocks each worker plays at once (more batch better; fewer finish
+    sooner, so a new entry is placed sooner).
     ``sandbox`` and ``bot_limits`` as a tournament's, but ``on`` by default: an arena runs
     anyone's code, so it refuses to start where it cannot isolate it, unless told
     ``off`` (for a trusted test on a machine without bubblewrap). ``build_network`` lets a
@@ -57,6 +59,7 @@ class ArenaSettings:
     keep: int = 2
     quota: int = 10
     placement_blocks: int = 4
+    tables: int = 16
     sandbox: str = "on"
     bot_limits: BotLimits = field(default_factory=BotLimits)
     build_network: bool = False
@@ -71,7 +74,13 @@ class ArenaSettings:
             if not low <= size <= high:
                 msg = f"{self.profile.name} is played by {low} to {high} players, not {size}"
                 raise RunnerError(msg)
-        for name, least in (("keep", 1), ("quota", 1), ("placement_blocks", 2), ("decision_ms", 1)):
+        for name, least in (
+            ("keep", 1),
+            ("quota", 1),
+            ("placement_blocks", 2),
+            ("decision_ms", 1),
+            ("tables", 1),
+        ):
             if getattr(self, name) < least:
                 msg = f"{name} must be at least {least}, got {getattr(self, name)}"
                 raise RunnerError(msg)
@@ -94,6 +103,7 @@ class ArenaSettings:
             seed=seed,
             profile=self.profile,
             time_limits=TimeLimits(decision_ms=self.decision_ms),
+            concurrency=self.tables,
             workers=workers,
             sandbox=self.sandbox,
             bot_limits=self.bot_limits,

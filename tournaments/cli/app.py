@@ -191,10 +191,13 @@ class _Rules(click.ParamType[Profile, object]):
             self.fail(str(exc), param, ctx)
 
 
+profile_rules = _Rules()
+"""The type of an option that names rules: a profile's name or a house-rules file, read once."""
+
 profile_option = click.option(
     "--profile",
     "-p",
-    type=_Rules(),
+    type=profile_rules,
     default=DEFAULT_PROFILE.name,
     show_default=True,
     help="Rules profile: a built-in name or a house-rules .toml file (read once, stored whole).",

@@ -489,3 +489,13 @@ def _when(at: str) -> str:
 def _elapsed(seconds: float) -> str:
     minutes, rest = divmod(int(seconds), 60)
     return f"{minutes}:{rest:02d}"
+
+
+def _serve() -> None:
+    """``nap arena serve`` joins the group (its module imports the server only when it runs)."""
+    from tournaments.cli.arena_serve import serve  # noqa: PLC0415 - a module of the group's own
+
+    arena.add_command(serve)
+
+
+_serve()

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from referee.server import Referee
-from tournaments.errors import RunnerError
+from tournaments.errors import EntryStartError, RunnerError
 from tournaments.plan.entries import BotEntry
 from tournaments.play.blocks import BlockRun, FinishedSession, finish_session
 from tournaments.play.bots import BotProcess, new_token
@@ -159,6 +159,13 @@ class BlockHost:
         self._laned: set[str] = set()
         """The bots with one process per rotation (every local bot)."""
         self.processes: list[BotProcess] = []
+        self._made_sandbox: Sandbox | None = None
+        self._starting = asyncio.Semaphore(_STARTING_AT_ONCE)
+        self._entering: dict[str, asyncio.Future[None]] = {}
+        """The entries being started for a block (:meth:`enter`), each once."""
+        self._entered: dict[str, int] = {}
+        self._base: dict[str, str] = {}
+        """Each local bot's identities' stem at the referee: its name, or ``name~2`` once entered again."""
         self.follower = TableFollower()
         """The tables in play here, for a spectator (:meth:`tables`)."""
 
@@ -169,20 +176,19 @@ class BlockHost:
         start or connect; whatever was started is stopped again.
         """
         referee, config, hosting = self.referee, self.config, self._hosting
-        sandbox = None if self._sandbox is None else Sandbox(self._sandbox)
+        self._made_sandbox = None if self._sandbox is None else Sandbox(self._sandbox)
         self._folder = Path(tempfile.mkdtemp(prefix="nap-referee-", dir=_short_temp()))
-        socket = self._folder / "referee.sock"
         try:
             port = await referee.start(
                 host=None if hosting is None else hosting.host,
                 port=0 if hosting is None else hosting.port,
-                unix_socket=socket,
+                unix_socket=self._folder / "referee.sock",
             )
         except BaseException:
             self._remove_folder()
             raise
         remote: dict[str, str] = {}
-        bots = self.logs_root / f"t{self.tournament}" / "bots"
+        local: list[BotProcess] = []
         for entry in config.bots:
             if not entry.command:
                 given = None if hosting is None else hosting.tokens.get(entry.name)
@@ -190,36 +196,12 @@ class BlockHost:
                 referee.add_bot(name=entry.name, token=remote[entry.name])
                 self._bots[entry.name] = entry.name
                 continue
-            self._laned.add(entry.name)
-            for lane in range(self._lanes):
-                identity = _identity(entry.name, lane)
-                token = new_token()
-                referee.add_bot(name=identity, token=token, shown_as=entry.name)
-                self._bots[identity] = entry.name
-                self.processes.append(
-                    BotProcess(
-                        entry,
-                        identity=identity,
-                        address=f"unix:{socket}",
-                        token=token,
-                        log_path=bots / f"{entry.name}{self._suffix}-r{lane}.log",
-                        max_restarts=config.max_restarts,
-                        sandbox=sandbox,
-                    )
-                )
+            local += self._lanes_of(entry)
         if hosting is not None and hosting.announce is not None:
             hosting.announce(port, remote)
         seconds = config.connect_timeout_s
-        starting = asyncio.Semaphore(_STARTING_AT_ONCE)
-
-        async def start(process: BotProcess) -> None:
-            async with (
-                starting
-            ):  # each start gets its share of the CPU: its timeout measures it, not the others
-                await process.start(referee, connect_timeout=seconds)
-
         results = await asyncio.gather(
-            *(start(p) for p in self.processes),
+            *(self._start_process(p) for p in local),
             *(self._await_remote(name, seconds) for name in remote),
             return_exceptions=True,
         )
@@ -231,6 +213,83 @@ class BlockHost:
                 raise first
             raise RunnerError(str(first)) from first
         return port
+
+    def _lanes_of(self, entry: BotEntry) -> list[BotProcess]:
+        """Register ``entry``'s processes, one per rotation, with the referee (not started yet)."""
+        if self._folder is None:
+            msg = "a BlockHost seats bots once it has started"
+            raise RuntimeError(msg)
+        socket = self._folder / "referee.sock"
+        bots = self.logs_root / f"t{self.tournament}" / "bots"
+        self._laned.add(entry.name)
+        entered = self._entered[entry.name] = self._entered.get(entry.name, 0) + 1
+        base = self._base[entry.name] = entry.name if entered == 1 else f"{entry.name}~{entered}"
+        processes = []
+        for lane in range(self._lanes):
+            identity = _identity(base, lane)
+            token = new_token()
+            self.referee.add_bot(name=identity, token=token, shown_as=entry.name)
+            self._bots[identity] = entry.name
+            processes.append(
+                BotProcess(
+                    entry,
+                    identity=identity,
+                    address=f"unix:{socket}",
+                    token=token,
+                    log_path=bots / f"{entry.name}{self._suffix}-r{lane}.log",
+                    max_restarts=self.config.max_restarts,
+                    sandbox=self._made_sandbox,
+                )
+            )
+        self.processes += processes
+        return processes
+
+    async def _start_process(self, process: BotProcess) -> None:
+        async with self._starting:  # each start gets its share of the CPU: its timeout measures it alone
+            await process.start(self.referee, connect_timeout=self.config.connect_timeout_s)
+
+    async def enter(self, entries: Sequence[BotEntry]) -> None:
+        """Start the processes of every entry in ``entries`` this host does not play yet, one per rotation.
+
+        For a host whose bots come and go (an arena's ladder): each entry is started once,
+        however many blocks ask for it at once. Raises :class:`~tournaments.errors.EntryStartError`
+        (one line, naming the entry) when one cannot start or connect: its processes are
+        stopped again, and the next block that asks for it tries again.
+        """
+        starting = []
+        for entry in entries:
+            task = self._entering.get(entry.name)
+            if task is None:
+                if entry.name in self._laned:
+                    continue
+                task = self._entering[entry.name] = asyncio.ensure_future(self._enter(entry))
+            starting.append(task)
+        for task in starting:
+            await asyncio.shield(task)
+
+    async def _enter(self, entry: BotEntry) -> None:
+        processes = self._lanes_of(entry)
+        try:
+            starts = (self._start_process(process) for process in processes)
+            results = await asyncio.gather(*starts, return_exceptions=True)
+            failed = next((r for r in results if isinstance(r, BaseException)), None)
+            if failed is not None:
+                await self._leave(entry.name)
+                line = str(failed).splitlines()[0] if str(failed) else type(failed).__name__
+                raise EntryStartError(line, entry=entry.name)
+        finally:
+            self._entering.pop(entry.name, None)
+
+    async def retire(self, names: Sequence[str]) -> None:
+        """Stop the processes of the entries ``names`` (no block may seat them any more)."""
+        for name in names:
+            await self._leave(name)
+
+    async def _leave(self, name: str) -> None:
+        leaving = [p for p in self.processes if self._bots.get(p.identity) == name]
+        self.processes = [p for p in self.processes if p not in leaving]
+        self._laned.discard(name)
+        await asyncio.gather(*(p.stop() for p in leaving), return_exceptions=True)
 
     async def _await_remote(self, name: str, seconds: float) -> None:
         try:
@@ -275,8 +334,8 @@ class BlockHost:
 
     def _seated(self, spec: SessionSpec, rotation: int) -> SessionSpec:
         """The session with each local bot's seat given to its process for ``rotation``."""
-        laned = self._laned
-        seats = tuple(_identity(bot, rotation) if bot in laned else bot for bot in spec.seats)
+        laned, base = self._laned, self._base
+        seats = tuple(_identity(base[bot], rotation) if bot in laned else bot for bot in spec.seats)
         return dataclasses.replace(spec, seats=seats)
 
     def _named(self, outcome: SessionOutcome) -> SessionOutcome:
@@ -297,27 +356,6 @@ class BlockHost:
 
         await self.play_block(run, finished)
 
-    async def play_all(
-        self, runs: Sequence[BlockRun], deliver: Callable[[SessionResult, bytes], None], *, concurrency: int
-    ) -> None:
-        """Play the blocks with at most ``concurrency`` in flight.
-
-        The first error (a bot's, a log's, or ``deliver``'s own, such as a full database)
-        stops them all and is raised as it is.
-        """
-        queue = iter(runs)
-
-        async def lane() -> None:
-            for run in queue:
-                await self.play(run, deliver)
-
-        try:
-            async with asyncio.TaskGroup() as group:
-                for _ in range(min(concurrency, len(runs))):
-                    group.create_task(lane())
-        except* Exception as failed:  # noqa: BLE001 - raised again, as itself
-            raise first_failure(failed) from None
-
     async def stop(self) -> None:
         """Stop the bots first (so none is restarted), then the referee; remove its socket."""
         await asyncio.gather(*(p.stop() for p in self.processes), return_exceptions=True)
@@ -331,9 +369,9 @@ class BlockHost:
             self._folder = None
 
 
-def _identity(bot: str, rotation: int) -> str:
-    """The referee's identity for ``bot``'s process that plays ``rotation`` (never shown to the bot)."""
-    return f"{bot}#{rotation}"
+def _identity(stem: str, rotation: int) -> str:
+    """The referee's identity for a bot's process that plays ``rotation`` (never shown to the bot)."""
+    return f"{stem}#{rotation}"
 
 
 _STARTING_AT_ONCE = max(2, os.cpu_count() or 1)

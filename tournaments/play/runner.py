@@ -44,7 +44,7 @@ from tournaments.plan.scheduler import BlockSpec, check_table_size, match_schedu
 from tournaments.play.blocks import BlockRun
 from tournaments.play.commands import resume_command
 from tournaments.play.entrants import recheck
-from tournaments.play.executors.base import Executor, PlayContext
+from tournaments.play.executors.base import Executor, PlayContext, play_blocks
 from tournaments.play.executors.local import LocalExecutor, default_workers
 from tournaments.play.executors.record import record_usage
 from tournaments.play.host import Hosting, WorkerSetup
@@ -441,7 +441,7 @@ async def _run_blocks(run: _Run, runs: Sequence[BlockRun], commit: _Committer) -
     )
     recorded = commit.count
     try:
-        await options.executor.play(runs, commit, context=context)
+        await play_blocks(options.executor, runs, commit, context=context)
     finally:
         commit.warn_if_busy()  # at the end of the run too, under what it printed meanwhile
     unplayed = sum(len(block.rotations) for block in runs) - (commit.count - recorded)

@@ -32,8 +32,10 @@ from typing import TYPE_CHECKING, assert_never
 import structlog
 
 from referee.server import tune_collector
+from tournaments.errors import EntryStartError
 from tournaments.play.executors.shipping import NAP_PROTO, local_bots, shipped_proto
 from tournaments.play.executors.worker_messages import (
+    EntryFailed,
     EventsAnswer,
     EventsQuestion,
     Ready,
@@ -51,7 +53,7 @@ if TYPE_CHECKING:
 
     from tournaments.plan.entries import BotEntry
     from tournaments.play.blocks import FinishedSession
-    from tournaments.play.executors.worker_messages import Answer, PlayBlock, Question, Start
+    from tournaments.play.executors.worker_messages import Answer, PlayBlock, Question, Retire, Start
     from tournaments.play.host import WorkerSetup
 
 __all__ = ["BlockWorker"]
@@ -100,9 +102,18 @@ class BlockWorker:
             )
         )
 
-    async def play(self, message: PlayBlock) -> AsyncIterator[SessionPlayed]:
-        """Play the block's rotations in turn; yield each session as it ends, with its encoded log."""
+    async def play(self, message: PlayBlock) -> AsyncIterator[SessionPlayed | EntryFailed]:
+        """Play the block's rotations in turn; yield each session as it ends, with its encoded log.
+
+        The entries it seats that this worker does not play yet are started first; when one
+        cannot be, the block is not played and the one thing yielded is :class:`EntryFailed`.
+        """
         host = self._started()
+        try:
+            await host.enter(message.entries)
+        except EntryStartError as exc:
+            yield EntryFailed(block=message.run.index, entry=exc.entry, reason=str(exc))
+            return
         sessions: asyncio.Queue[SessionPlayed | None] = asyncio.Queue()
 
         async def finished(session: FinishedSession) -> None:
@@ -127,6 +138,10 @@ class BlockWorker:
             await playing  # raises what stopped the block, if anything did
         finally:
             playing.cancel()
+
+    async def retire(self, message: Retire) -> None:
+        """Stop the processes of entries no block seats again."""
+        await self._started().retire(message.entries)
 
     async def answer(self, question: Question) -> Answer:
         """A spectator's question about the tables played here, answered (public events only)."""

@@ -42,34 +42,37 @@ import threading
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import structlog
 
-from tournaments.errors import RunnerError
-from tournaments.play.executors.base import PlayContext, Usage
+from tournaments.errors import EntryStartError, RunnerError
+from tournaments.play.executors.base import Usage
 from tournaments.play.executors.block_worker import BlockWorker
 from tournaments.play.executors.shipping import portable_bots
 from tournaments.play.executors.worker_messages import (
+    EntryFailed,
     PlayBlock,
     Ready,
+    Retire,
     SessionPlayed,
     Start,
     UnexpectedMessage,
     WorkerInfo,
     expected,
 )
-from tournaments.play.host import WorkerSetup, first_failure
 from tournaments.play.tables import NoTables
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import AsyncIterator, Callable, Sequence
     from types import ModuleType
 
+    from tournaments.plan.entries import BotEntry
     from tournaments.play.blocks import BlockRun
-    from tournaments.results import SessionResult
+    from tournaments.play.executors.base import Deliver, PlayContext, Players
+    from tournaments.play.host import WorkerSetup
 
-__all__ = ["INSTALL_RAY", "RayExecutor", "ray_installed"]
+__all__ = ["INSTALL_RAY", "RayExecutor", "RayPlayers", "ray_installed"]
 
 INSTALL_RAY = "the Ray executor needs Ray, which is not installed: pip install 'nap-arena[ray]'"
 _BLOCK_LOSSES = 3
@@ -118,16 +121,9 @@ class RayExecutor:
         """``--executor ray``, and the cluster's address when one was given."""
         return ("--executor", "ray", *(("--ray-address", self.address) if self.address else ()))
 
-    async def play(
-        self,
-        runs: Sequence[BlockRun],
-        deliver: Callable[[SessionResult, bytes], None],
-        *,
-        context: PlayContext,
-    ) -> None:
-        """Play ``runs`` on Ray workers; see the module's docstring."""
-        if not runs:
-            return
+    @contextlib.asynccontextmanager
+    async def open(self, context: PlayContext, *, blocks: int | None) -> AsyncIterator[Players]:
+        """Ray workers, one per CPU of the cluster (``--workers`` to choose); see the module's docstring."""
         if any(not bot.command for bot in context.setup.config.bots):
             msg = "remote bots connect to one referee: they cannot play on Ray workers"
             raise RunnerError(msg)
@@ -144,22 +140,23 @@ class RayExecutor:
             )
             try:
                 cpus = int(ray.cluster_resources().get("CPU", 0))
-                await _RayRun(
-                    ray,
-                    setup,
-                    runs,
-                    deliver,
-                    report=lambda workers, lost: context.report(
+                workers = setup.config.workers or max(1, cpus)
+                if blocks is not None:
+                    workers = min(workers, blocks)
+
+                def report(ready: int, lost: int) -> None:
+                    context.report(
                         Usage(
                             executor=self.name,
-                            workers=workers,
-                            description=f"{workers} Ray worker{'' if workers == 1 else 's'} on {where}",
+                            workers=ready,
+                            description=f"{ready} Ray worker{'' if ready == 1 else 's'} on {where}",
                             lost=lost,
                             resume_flags=self.resume_flags(),
                         )
-                    ),
-                    workers=min(setup.config.workers or max(1, cpus), len(runs)),
-                ).play()
+                    )
+
+                async with RayPlayers(ray, setup, workers=workers, blocks=blocks, report=report) as players:
+                    yield players
             finally:
                 if joined:
                     ray.shutdown()
@@ -208,74 +205,85 @@ class RayExecutor:
         return True, f"the Ray cluster at {self.address} ({_count(nodes, 'node')}, {_count(cpus, 'CPU')})"
 
 
-# ---------------------------------------------------------------------------- the queue of blocks
+# ---------------------------------------------------------------------------- the blocks handed over
+
+
+@dataclass(slots=True)
+class _Job:
+    """A block handed over: the rotations still to play, where its sessions go, what its player awaits."""
+
+    run: BlockRun
+    deliver: Deliver
+    entries: tuple[BotEntry, ...]
+    done: asyncio.Future[None]
+    losses: int = 0
+    """Lost workers it was in play on."""
 
 
 class _Blocks:
-    """The blocks still to play: taken by workers, given back (less what was played) when one is lost."""
+    """The blocks waiting for a Ray worker: taken by its lanes, given back (less what was played) if lost."""
 
-    def __init__(self, runs: Sequence[BlockRun]) -> None:
-        self._queue = deque(runs)
-        self._in_flight = 0
-        self._losses: dict[int, int] = {}
+    def __init__(self) -> None:
+        self._queue: deque[_Job] = deque()
         self._changed = asyncio.Event()
-        self._failure: RunnerError | None = None
+        self._failure: BaseException | None = None
 
-    @property
-    def done(self) -> bool:
-        """Whether every block is played (none waiting, none in play)."""
-        return not self._queue and not self._in_flight
+    def put(self, job: _Job) -> None:
+        """Hand a block to the workers (last in line); refused once the players have failed."""
+        if self._failure is not None:
+            raise self._failure
+        self._queue.append(job)
+        self._changed.set()
 
-    async def take(self) -> BlockRun | None:
-        """The next block to play, or None once all are played; waits while blocks in play may come back.
-
-        Raises RunnerError once a block has been in play on too many lost workers.
-        """
+    async def take(self) -> _Job:
+        """The next block to play, waiting for one; raises the players' failure once there is one."""
         while True:
             if self._failure is not None:
                 raise self._failure
             if self._queue:
-                self._in_flight += 1
                 return self._queue.popleft()
-            if not self._in_flight:
-                return None
-            await self._change()
+            self._changed.clear()  # nothing runs between the check above and this wait
+            await self._changed.wait()
 
-    async def wait_done(self) -> None:
-        """Return once every block is played."""
-        while not self.done:
-            await self._change()
-
-    async def _change(self) -> None:
-        self._changed.clear()  # nothing runs between the caller's check and this wait
-        await self._changed.wait()
-
-    def settle(self, run: BlockRun, received: Sequence[int], *, lost: str | None) -> None:
-        """A block taken is over: the rotations not ``received`` go back, first in line.
+    def settle(self, job: _Job, received: Sequence[int], *, lost: str | None) -> None:
+        """A block taken is over: done when every rotation came back, else the rest go back first in line.
 
         ``lost`` says why the worker that played it was lost, if it was: that counts
-        against the block, which stops the run at :data:`_BLOCK_LOSSES`.
+        against the block, which fails at :data:`_BLOCK_LOSSES`.
         """
-        self._in_flight -= 1
-        left = tuple(rotation for rotation in run.rotations if rotation not in received)
-        if left:
-            self._queue.appendleft(dataclasses.replace(run, rotations=left))
-            if lost is not None:
-                losses = self._losses[run.index] = self._losses.get(run.index, 0) + 1
-                if losses >= _BLOCK_LOSSES:
-                    msg = (
-                        f"block {run.index} was in play on {losses} Ray workers that were lost (last: {lost})"
-                    )
-                    self._failure = RunnerError(msg)
+        if job.done.done():
+            return
+        left = tuple(rotation for rotation in job.run.rotations if rotation not in received)
+        if not left:
+            job.done.set_result(None)
+            return
+        job.run = dataclasses.replace(job.run, rotations=left)
+        if lost is not None:
+            job.losses += 1
+            if job.losses >= _BLOCK_LOSSES:
+                msg = f"block {job.run.index} was in play on {job.losses} Ray workers that were lost"
+                msg += f" (last: {lost})"
+                job.done.set_exception(RunnerError(msg))
+                return
+        self._queue.appendleft(job)
+        self._changed.set()
+
+    def fail(self, failure: BaseException) -> None:
+        """The players cannot go on: every block waiting, and every one handed later, fails so."""
+        self._failure = failure
+        for job in self._queue:
+            if not job.done.done():
+                job.done.set_exception(failure)
+        self._queue.clear()
         self._changed.set()
 
 
-# ---------------------------------------------------------------------------- one run
+# ---------------------------------------------------------------------------- the players
 
 
 @dataclass(slots=True)
 class _Worker:
-    """One Ray worker (an actor) in one of the run's places."""
+    """One Ray worker (an actor) in one of the places."""
 
     place: int
     actor: Any
@@ -294,41 +302,41 @@ class _Worker:
         return f"Ray worker {self.place}{where}"
 
 
-class _RayRun:
-    """One run's Ray workers, the blocks they play and the sessions coming back (Ray is connected).
+class RayPlayers:
+    """Ray workers in ``workers`` places, playing the blocks handed to them (Ray is connected).
 
-    There are ``workers`` places, each holding one Ray worker at a time (a new one when
-    one is lost) with ``lanes`` blocks in play on it; a lane takes its next block when
-    one ends. Sessions are queued for the committer as they come back.
+    Used as an async context: entering starts the places, leaving stops every worker. Each
+    place holds one Ray worker at a time (a new one when one is lost) with ``lanes`` blocks
+    in play on it; a lane takes its next block when one ends.
     """
 
-    def __init__(  # noqa: PLR0913 - the pieces of one run
+    def __init__(
         self,
         ray: ModuleType,
         setup: WorkerSetup,
-        runs: Sequence[BlockRun],
-        deliver: Callable[[SessionResult, bytes], None],
         *,
-        report: Callable[[int, int], None],
         workers: int,
+        blocks: int | None,
+        report: Callable[[int, int], None],
     ) -> None:
         from ray import exceptions  # noqa: PLC0415 - optional
 
+        concurrency = setup.config.concurrency
         self._ray = ray
         self._setup = setup
-        self._blocks = _Blocks(runs)
-        self._deliver = deliver
+        self._blocks = _Blocks()
         self._report = report
         self._places = workers
-        self._lanes = max(1, min(setup.config.concurrency, math.ceil(len(runs) / workers)))
+        self._lanes = concurrency if blocks is None else max(1, min(concurrency, math.ceil(blocks / workers)))
         self._actor = ray.remote(BlockWorker).options(
-            num_cpus=1, max_concurrency=self._lanes + 2, max_restarts=0
+            num_cpus=1, max_concurrency=self._lanes + 3, max_restarts=0
         )
-        self._sessions: asyncio.Queue[SessionPlayed | None] = asyncio.Queue()
         self._ready = 0
         self._lost = 0
         self._given_up = 0
-        self._starting: set[asyncio.Task[Any]] = set()
+        self._workers: dict[int, _Worker] = {}
+        """The worker in each place now."""
+        self._running: list[asyncio.Task[None]] = []
         self._task_error: type[BaseException] = exceptions.RayTaskError
         self._setup_error: type[BaseException] = exceptions.RuntimeEnvSetupError
         self._lost_errors: tuple[type[BaseException], ...] = (
@@ -339,47 +347,58 @@ class _RayRun:
             exceptions.OutOfMemoryError,
         )
 
-    async def play(self) -> None:
-        """Play every block; commit each session as it comes back. The first failure stops the rest."""
+    @property
+    def capacity(self) -> int:
+        """Blocks in play at once: ``lanes`` on each place's worker."""
+        return self._places * self._lanes
+
+    def tables(self) -> NoTables:
+        """None: Ray workers do not forward the tables they play."""
+        return NoTables(NOT_WATCHED)
+
+    async def __aenter__(self) -> Self:
         self._report(0, 0)
-        try:
-            async with asyncio.TaskGroup() as group:
-                group.create_task(self._commit())
-                group.create_task(self._play_all())
-        except* Exception as failed:  # noqa: BLE001 - raised again, as itself
-            raise first_failure(failed) from None
+        self._running = [asyncio.create_task(self._place(place)) for place in range(1, self._places + 1)]
+        return self
 
-    async def _play_all(self) -> None:
-        try:
-            async with asyncio.TaskGroup() as group:
-                for place in range(1, self._places + 1):
-                    group.create_task(self._place(place))
-                group.create_task(self._stop_waiting_once_done())
-        finally:
-            self._sessions.put_nowait(None)  # the committer ends once it has what came before
-
-    async def _stop_waiting_once_done(self) -> None:
-        """Once every block is played, stop waiting for workers the cluster has not started."""
-        await self._blocks.wait_done()
-        for task in self._starting:
+    async def __aexit__(self, *exc_info: object) -> None:
+        for task in self._running:
             task.cancel()
+        await asyncio.gather(*self._running, return_exceptions=True)
+        self._running.clear()
 
-    async def _commit(self) -> None:
-        """Commit the sessions that came back, with their logs: the runner's part."""
-        while (played := await self._sessions.get()) is not None:
-            self._deliver(played.result, played.log)
+    async def play(self, run: BlockRun, deliver: Deliver, *, entries: Sequence[BotEntry] = ()) -> None:
+        """Hand the block to the workers; return once its last session is delivered (see :class:`Players`)."""
+        job = _Job(run, deliver, tuple(entries), asyncio.get_running_loop().create_future())
+        self._blocks.put(job)
+        await job.done
+
+    async def retire(self, names: Sequence[str]) -> None:
+        """Stop those entries' processes on every live worker."""
+        for worker in list(self._workers.values()):
+            if worker.lost is None and worker.info is not None:
+                with contextlib.suppress(Exception):
+                    await worker.actor.retire.remote(Retire(entries=tuple(names)))
 
     async def _place(self, place: int) -> None:
-        """Keep a Ray worker playing in this place until every block is played, replacing lost ones."""
+        """Keep a Ray worker playing in this place, replacing lost ones; a failure fails every block."""
+        try:
+            await self._keep_playing(place)
+        except Exception as exc:  # noqa: BLE001 - every block waiting gets it
+            self._blocks.fail(exc)
+
+    async def _keep_playing(self, place: int) -> None:
         in_a_row = 0
-        while not self._blocks.done:
+        while True:
             worker = _Worker(place, self._actor.remote())
+            self._workers[place] = worker
             try:
                 if await self._start(worker):
                     async with asyncio.TaskGroup() as lanes:
                         for _ in range(self._lanes):
                             lanes.create_task(self._lane(worker))
             finally:
+                self._workers.pop(place, None)
                 await self._retire(worker)
             if worker.lost is None:
                 return
@@ -400,17 +419,12 @@ class _RayRun:
 
     async def _start(self, worker: _Worker) -> bool:
         """Wait for the cluster to start the worker and for its bots to connect; False if it was lost."""
-        task = asyncio.current_task()
-        if task is not None:
-            self._starting.add(task)
         try:
             start = Start(setup=self._setup, bot_log_suffix=f"-ray{worker.place}", portable_bots=True)
             worker.info = expected(await worker.actor.start.remote(start), Ready).where
         except Exception as exc:  # noqa: BLE001 - sorted by _failed
             self._failed(worker, exc)
             return False
-        finally:
-            self._starting.discard(task)
         self._ready += 1
         self._report(self._ready, self._lost)
         info = worker.info
@@ -420,26 +434,43 @@ class _RayRun:
         return True
 
     async def _lane(self, worker: _Worker) -> None:
-        """Play blocks on the worker, one at a time, until none is left or the worker is lost."""
-        while worker.lost is None and (run := await self._blocks.take()) is not None:
+        """Play blocks on the worker, one at a time, until it is lost."""
+        while worker.lost is None:
+            job = await self._blocks.take()
             received: list[int] = []
             played = worker.lost is None  # else it was lost while this lane waited: the block goes back
             try:
                 if played:
-                    async for reference in worker.actor.play.remote(PlayBlock(run=run)):
-                        session = expected(await reference, SessionPlayed)
-                        received.append(session.result.rotation)
-                        worker.sent = True
-                        self._sessions.put_nowait(session)
+                    await self._play(worker, job, received)
             except Exception as exc:  # noqa: BLE001 - sorted by _failed
                 if worker.lost is None:
-                    self._failed(worker, exc)
+                    try:
+                        self._failed(worker, exc)
+                    except Exception as failure:  # noqa: BLE001 - the block's, not the place's
+                        if not job.done.done():
+                            job.done.set_exception(failure)
             finally:
                 lost = worker.lost if played else None
-                if lost is not None and len(received) < len(run.rotations):
+                if lost is not None and len(received) < len(job.run.rotations):
                     worker.given_back += 1
                     worker.kept += len(received)
-                self._blocks.settle(run, received, lost=lost)
+                self._blocks.settle(job, received, lost=lost)
+
+    async def _play(self, worker: _Worker, job: _Job, received: list[int]) -> None:
+        """Play one block on the worker, delivering its sessions as they come back."""
+        async for reference in worker.actor.play.remote(PlayBlock(run=job.run, entries=job.entries)):
+            played = await reference
+            if isinstance(played, EntryFailed):
+                job.done.set_exception(EntryStartError(played.reason, entry=played.entry))
+                return
+            session = expected(played, SessionPlayed)
+            received.append(session.result.rotation)
+            worker.sent = True
+            try:
+                job.deliver(session.result, session.log)
+            except Exception as exc:  # noqa: BLE001 - the block's player raises it
+                job.done.set_exception(exc)
+                return
 
     def _failed(self, worker: _Worker, exc: Exception) -> None:
         """Mark the worker lost (its actor killed) if ``exc`` says so; else raise what ``exc`` means."""

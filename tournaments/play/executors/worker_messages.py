@@ -7,9 +7,10 @@ writes :data:`ToRunner` to its stdout, each pickled behind a 4-byte length::
     runner                                  worker
     Start(setup, ...)                 ->
                                       <-    Ready(where) or Failed(reason)
-    PlayBlock(run)                    ->    (several in flight)
+    PlayBlock(run, entries)           ->    (several in flight)
                                       <-    SessionPlayed(result, log), each rotation
-                                      <-    BlockPlayed(block)
+                                      <-    BlockPlayed(block), or EntryFailed(block, ...)
+    Retire(entries)                   ->    (an arena's: entries no block seats again)
     Asked(key, question)              ->    (a spectator's, only when someone watches)
                                       <-    Answered(key, answer)
     Stop()                            ->    (or the pipe closes: the runner is gone)
@@ -17,7 +18,8 @@ writes :data:`ToRunner` to its stdout, each pickled behind a 4-byte length::
 
 A Ray worker is the same :class:`~tournaments.play.executors.block_worker.BlockWorker`,
 called through Ray: ``start(Start) -> Ready``, ``play(PlayBlock)`` streams
-:class:`SessionPlayed` (its end is the block's :class:`BlockPlayed`),
+:class:`SessionPlayed` (its end is the block's :class:`BlockPlayed`, or an
+:class:`EntryFailed` alone), ``retire(Retire)``,
 ``answer(Question) -> Answer`` (which the Ray executor does not call: its tables are not
 watched, :data:`~tournaments.play.executors.ray.NOT_WATCHED`). There each call gets its
 own reply, so nothing is keyed; the runner checks each reply's kind (:func:`expected`) as
@@ -45,6 +47,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 if TYPE_CHECKING:
+    from tournaments.plan.entries import BotEntry
     from tournaments.play.blocks import BlockRun
     from tournaments.play.host import WorkerSetup
     from tournaments.play.tables import TableEvents, TableInPlay
@@ -55,12 +58,14 @@ __all__ = [
     "Answered",
     "Asked",
     "BlockPlayed",
+    "EntryFailed",
     "EventsAnswer",
     "EventsQuestion",
     "Failed",
     "PlayBlock",
     "Question",
     "Ready",
+    "Retire",
     "SessionPlayed",
     "Start",
     "Stop",
@@ -138,9 +143,22 @@ class Start:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PlayBlock:
-    """Play the block's rotations in turn: a :class:`SessionPlayed` each, then :class:`BlockPlayed`."""
+    """Play the block's rotations in turn: a :class:`SessionPlayed` each, then :class:`BlockPlayed`.
+
+    ``entries`` are the bots it seats that the worker was not started with: it starts each
+    the first time (:meth:`~tournaments.play.host.BlockHost.enter`), or answers
+    :class:`EntryFailed` and plays nothing of the block.
+    """
 
     run: BlockRun
+    entries: tuple[BotEntry, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Retire:
+    """Stop the processes of these entries: no block seats them again."""
+
+    entries: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -156,7 +174,7 @@ class Stop:
     """Stop the blocks in play (nobody waits for them), then the bots and the referee."""
 
 
-ToWorker: TypeAlias = Start | PlayBlock | Asked | Stop
+ToWorker: TypeAlias = Start | PlayBlock | Retire | Asked | Stop
 
 
 # ---------------------------------------------------------------------------- worker -> runner
@@ -203,6 +221,15 @@ class BlockPlayed:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class EntryFailed:
+    """Block ``block`` was not played: its entry ``entry`` could not start, for ``reason`` (one line)."""
+
+    block: int
+    entry: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Answered:
     """The answer to the question :class:`Asked` with ``key``."""
 
@@ -210,7 +237,7 @@ class Answered:
     answer: Answer
 
 
-ToRunner: TypeAlias = Ready | Failed | SessionPlayed | BlockPlayed | Answered
+ToRunner: TypeAlias = Ready | Failed | SessionPlayed | BlockPlayed | EntryFailed | Answered
 
 
 # ---------------------------------------------------------------------------- on the pipes

@@ -33,24 +33,26 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import math
 import os
 import signal
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, assert_never
+from typing import TYPE_CHECKING, BinaryIO, Self, assert_never
 
-from tournaments.errors import RunnerError
+from tournaments.errors import EntryStartError, RunnerError
 from tournaments.play.executors.block_worker import BlockWorker
 from tournaments.play.executors.worker_messages import (
     Answered,
     Asked,
     BlockPlayed,
+    EntryFailed,
     EventsAnswer,
     EventsQuestion,
     Failed,
     PlayBlock,
     Ready,
+    Retire,
     SessionPlayed,
     Start,
     Stop,
@@ -65,11 +67,12 @@ from tournaments.play.host import WorkerSetup, first_failure
 from tournaments.play.tables import TableEvents, TableInPlay, merged
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Iterator, Sequence
+    from collections.abc import Awaitable, Callable, Sequence
 
+    from tournaments.plan.entries import BotEntry
     from tournaments.play.blocks import BlockRun
+    from tournaments.play.executors.base import Deliver
     from tournaments.play.executors.worker_messages import Answer, Question, ToRunner, ToWorker
-    from tournaments.results import SessionResult
 
 __all__ = ["WorkerLink", "WorkerPool", "WorkerSetup", "main", "serve"]
 
@@ -84,11 +87,20 @@ _ANSWER_WAIT_S = 5.0
 # ---------------------------------------------------------------------------- the runner's side
 
 
+@dataclass(slots=True)
+class _Pending:
+    """A block in play on a worker: where its sessions go, and what its player awaits."""
+
+    deliver: Deliver
+    done: asyncio.Future[None]
+
+
 class WorkerLink:
     """The runner's end of one worker's conversation: what it sends to ``writer`` and reads from ``reader``.
 
     ``gone()`` says, in one line, why the worker's end closed (``worker 2 stopped
-    unexpectedly (exit status -9)``).
+    unexpectedly (exit status -9)``). Blocks go out with :meth:`play`; :meth:`listen`
+    reads what comes back and routes each session to its block's ``deliver``.
     """
 
     def __init__(
@@ -103,14 +115,26 @@ class WorkerLink:
         self._reader = reader
         self._writer = writer
         self._gone = gone
+        self._blocks: dict[int, _Pending] = {}
         self._questions: dict[int, asyncio.Future[Answer]] = {}
         self._keys = itertools.count(1)
+        self.failure: RunnerError | None = None
+        """Why the worker cannot play any more (None: it can)."""
         self.playing = False
         """Whether its messages are read now (it plays blocks): only then is it asked questions."""
 
+    @property
+    def in_flight(self) -> int:
+        """Blocks in play on the worker now."""
+        return len(self._blocks)
+
     def send(self, message: ToWorker) -> None:
-        """Write the message to the worker (buffered: :meth:`play` drains it)."""
+        """Write the message to the worker (buffered: :meth:`drain` flushes it)."""
         self._writer.write(framed(message))
+
+    async def drain(self) -> None:
+        """Wait until what was sent is on its way (the pipe's buffer below its limit)."""
+        await self._writer.drain()
 
     async def ready(self) -> None:
         """Wait until the worker's bots are connected; raises RunnerError when they cannot be."""
@@ -120,49 +144,79 @@ class WorkerLink:
                 return
             case Failed(reason=reason):
                 raise RunnerError(reason)
-            case SessionPlayed() | BlockPlayed() | Answered():
+            case SessionPlayed() | BlockPlayed() | EntryFailed() | Answered():
                 raise self._unexpected(UnexpectedMessage.of(message))
             case _:
                 assert_never(message)
 
-    async def play(
-        self, queue: Iterator[BlockRun], share: int, deliver: Callable[[SessionResult, bytes], None]
-    ) -> None:
-        """Keep ``share`` blocks in flight on the worker until the shared queue is empty.
+    def play(self, run: BlockRun, deliver: Deliver, entries: Sequence[BotEntry]) -> asyncio.Future[None]:
+        """Send the block to the worker; the future is done once its last session is delivered.
 
-        Meanwhile the worker's answers to a spectator's questions are read here too.
-        Raises RunnerError when the worker fails, stops or says what it should not.
+        The future's error is the block's: :class:`~tournaments.errors.EntryStartError`,
+        ``deliver``'s own, or the worker's failure.
         """
-        in_flight = 0
-        for run in queue:
-            self.send(PlayBlock(run=run))
-            in_flight += 1
-            if in_flight == share:
-                break
+        if self.failure is not None:
+            raise self.failure
+        done = asyncio.get_running_loop().create_future()
+        self._blocks[run.index] = _Pending(deliver, done)
+        self.send(PlayBlock(run=run, entries=tuple(entries)))
+        return done
+
+    async def listen(self) -> None:
+        """Read the worker's messages until it closes: sessions to their blocks, answers to their askers.
+
+        Raises RunnerError when the worker fails, stops or says what it should not; every
+        block still in play on it then ends with that error.
+        """
         self.playing = True
         try:
-            while in_flight:
-                message = await self._receive()
-                match message:
-                    case SessionPlayed(result=result, log=log):
-                        deliver(result, log)
-                    case BlockPlayed():
-                        in_flight -= 1
-                        following = next(queue, None)
-                        if following is not None:
-                            self.send(PlayBlock(run=following))
-                            in_flight += 1
-                    case Answered(key=key, answer=answer):
-                        self._answered(key, answer)
-                    case Failed(reason=reason):
-                        raise RunnerError(reason)
-                    case Ready():
-                        raise self._unexpected(UnexpectedMessage.of(message))
-                    case _:
-                        assert_never(message)
-            await self._writer.drain()
+            while True:
+                self._route(await self._receive())
+        except RunnerError as exc:
+            self.failure = exc
+            raise
         finally:
             self.playing = False
+            failure = self.failure
+            for pending in self._blocks.values():
+                if not pending.done.done():
+                    if failure is None:
+                        pending.done.cancel()
+                    else:
+                        pending.done.set_exception(failure)
+            self._blocks.clear()
+
+    def _route(self, message: ToRunner) -> None:
+        match message:
+            case SessionPlayed(result=result, log=log):
+                pending = self._blocks.get(result.block)
+                if pending is not None:
+                    try:
+                        pending.deliver(result, log)
+                    except Exception as exc:  # noqa: BLE001 - the block's player raises it
+                        self._ended(result.block, exc)
+            case BlockPlayed(block=block):
+                self._ended(block, None)
+            case EntryFailed(block=block, entry=entry, reason=reason):
+                self._ended(block, EntryStartError(reason, entry=entry))
+            case Answered(key=key, answer=answer):
+                self._answered(key, answer)
+            case Failed(reason=reason):
+                raise RunnerError(reason)
+            case Ready():
+                raise self._unexpected(UnexpectedMessage.of(message))
+            case _:
+                assert_never(message)
+
+    def _ended(self, block: int, error: Exception | None) -> None:
+        """Block ``block`` is over: its player returns or raises ``error``; its later sessions are dropped."""
+        pending = self._blocks.pop(block, None)
+        if pending is None or pending.done.done():
+            return
+        if error is None:
+            pending.done.set_result(None)
+        else:
+            pending.done.set_exception(error)
 
     async def ask(self, question: Question) -> Answer | None:
         """The worker's answer to a spectator's question, or None when it gives none in time."""
@@ -204,14 +258,26 @@ class WorkerLink:
 
 
 class WorkerPool:
-    """``workers`` worker processes playing one tournament's blocks for the runner."""
+    """``workers`` worker processes playing blocks for the runner: the local executor's :class:`Players`.
 
-    def __init__(self, setup: WorkerSetup, *, workers: int) -> None:
+    Used as an async context: entering starts the workers and waits until every one's bots
+    are connected (RunnerError, one line, when one cannot); leaving stops them. Each plays
+    up to ``per_worker`` blocks at once; a block goes to the worker with the fewest in play.
+    """
+
+    def __init__(self, setup: WorkerSetup, *, workers: int, per_worker: int) -> None:
         self._setup = setup
         self._count = workers
+        self._per_worker = per_worker
         self._processes: list[asyncio.subprocess.Process] = []
         self._links: list[WorkerLink] = []
         """Each worker's conversation; worker ``n`` (numbered from 1) is ``_links[n - 1]``."""
+        self._listening: list[asyncio.Task[None]] = []
+
+    @property
+    def capacity(self) -> int:
+        """Blocks in play at once: ``per_worker`` on each worker."""
+        return self._per_worker * len(self._links)
 
     def tables(self) -> PoolTables:
         """The tables in play on the workers, for a spectator."""
@@ -228,33 +294,42 @@ class WorkerPool:
         """The workers playing blocks now."""
         return tuple(link.number for link in self._links if link.playing)
 
-    async def play(
-        self, runs: Sequence[BlockRun], deliver: Callable[[SessionResult, bytes], None], *, per_worker: int
-    ) -> None:
-        """Play ``runs`` with at most ``per_worker`` blocks in flight on each; deliver each session.
-
-        Raises RunnerError when a worker cannot start its bots or stops unexpectedly, and
-        whatever ``deliver`` raises (a StoreError: the database is full) as it is; the
-        workers are stopped in every case before this returns.
-        """
-        workers = min(self._count, len(runs))
-        if not workers:
-            return
+    async def __aenter__(self) -> Self:
         try:
-            for number in range(1, workers + 1):
+            for number in range(1, self._count + 1):
                 await self._spawn(number)
             async with asyncio.TaskGroup() as group:  # the first to fail stops the wait
                 for link in self._links:
                     group.create_task(link.ready())
-            queue = iter(runs)
-            share = max(1, min(per_worker, math.ceil(len(runs) / workers)))
-            async with asyncio.TaskGroup() as group:
-                for link in self._links:
-                    group.create_task(link.play(queue, share, deliver))
         except* Exception as failed:  # noqa: BLE001 - raised again, as itself
-            raise first_failure(failed) from None
-        finally:
             await self._close()
+            raise first_failure(failed) from None
+        self._listening = [asyncio.create_task(link.listen()) for link in self._links]
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        for task in self._listening:
+            task.cancel()
+        await asyncio.gather(*self._listening, return_exceptions=True)
+        self._listening.clear()
+        await self._close()
+
+    async def play(self, run: BlockRun, deliver: Deliver, *, entries: Sequence[BotEntry] = ()) -> None:
+        """Play ``run`` on the worker with the fewest blocks in play; see :class:`Players`."""
+        failed = next((link.failure for link in self._links if link.failure is not None), None)
+        if failed is not None:
+            raise failed
+        link = min(self._links, key=lambda link: link.in_flight)
+        done = link.play(run, deliver, entries)
+        await link.drain()
+        await done
+
+    async def retire(self, names: Sequence[str]) -> None:
+        """Stop those entries' processes on every worker."""
+        for link in self._links:
+            if link.failure is None:
+                link.send(Retire(entries=tuple(names)))
+                await link.drain()
 
     async def _spawn(self, number: int) -> None:
         # the worker imports this very code, wherever it is installed or checked out
@@ -365,21 +440,27 @@ async def serve(reader: asyncio.StreamReader, send: Callable[[ToRunner], None], 
         await worker.stop()
 
 
-async def _play(reader: asyncio.StreamReader, send: Callable[[ToRunner], None], worker: BlockWorker) -> None:
-    async def play(message: PlayBlock) -> None:
-        async for session in worker.play(message):
-            send(session)
-        send(BlockPlayed(block=message.run.index))
+async def _play_block(message: PlayBlock, send: Callable[[ToRunner], None], worker: BlockWorker) -> None:
+    """Play one block, sending each session, then that the block is played (or why it was not)."""
+    async for played in worker.play(message):
+        send(played)
+        if isinstance(played, EntryFailed):
+            return
+    send(BlockPlayed(block=message.run.index))
 
+
+async def _play(reader: asyncio.StreamReader, send: Callable[[ToRunner], None], worker: BlockWorker) -> None:
     playing: set[asyncio.Task[None]] = set()
     try:
         async with asyncio.TaskGroup() as group:
             while (message := await worker_receives(reader)) is not None:
                 match message:
                     case PlayBlock():
-                        task = group.create_task(play(message))
+                        task = group.create_task(_play_block(message, send, worker))
                         playing.add(task)
                         task.add_done_callback(playing.discard)
+                    case Retire():
+                        await worker.retire(message)
                     case Asked(key=key, question=question):
                         send(Answered(key=key, answer=await worker.answer(question)))
                     case Stop():
