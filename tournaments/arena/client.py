@@ -459,6 +459,10 @@ class ArenaClient:
         """One of the caller's submissions, with its whole admission log."""
         return self._read("GET", f"/submissions/{number}", SubmissionView.from_json)
 
+    def leaderboard(self) -> dict[str, Any]:
+        """The leaderboard as the API serves it (its JSON document)."""
+        return self._read("GET", "/leaderboard", _object)
+
     def _read(
         self,
         method: str,

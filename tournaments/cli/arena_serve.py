@@ -183,7 +183,8 @@ async def _serve(  # noqa: PLR0913 - the pieces of one arena
         except OSError as exc:
             msg = f"cannot listen on {host}:{port}: {exc.strerror or exc} (choose another --port)"
             raise RunnerError(msg) from None
-        _announce(opened, db_path=db_path, url=f"http://{_shown_host(host)}:{port}/")
+        bound = runner.addresses[0][1] if runner.addresses else port  # --port 0: the one the system chose
+        _announce(opened, db_path=db_path, url=f"http://{_shown_host(host)}:{bound}/")
         main = asyncio.current_task()
         signalled: list[str] = []
 
