@@ -29,13 +29,14 @@ entries) and the notices that go alone or inside one (:class:`Notice`,
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from referee.rules import BID_NAMES, CARDS, DECLINE_EXCHANGE, DECLINE_WIDOW, PEEP, Bid, Phase, TakeWidow
 from referee.wire._gen.nap.v1 import nap_pb2
-from referee.wire.codec import PHASE_TO_WIRE, closed_to_proto, fault_to_proto
+from referee.wire.codec import closed_to_proto, fault_to_proto
 from referee.wire.memo import Memo
 from referee.wire.protowire import field_tag, length_delimited, varint, zigzag
+from referee.wire.seatview import LATER_FORMS, PHASE_TO_WIRE, WRITTEN_BY_HAND
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -260,6 +261,17 @@ def _trick(trick: TrickWon) -> bytes:
     return length_delimited(_VIEW_COMPLETED, body)
 
 
+_WRITTEN: Final = len(WRITTEN_BY_HAND)
+
+
+def _later_bytes(fields: ViewFields) -> bytes:
+    """The fields declared after ``legal_actions``, each in its form (their numbers come last)."""
+    msg = nap_pb2.SeatView()
+    for form in LATER_FORMS:
+        form.put(msg, fields)
+    return msg.SerializeToString()
+
+
 class RequestEncoder:
     """Encodes one table's decision requests; keeps the parts of its views that only grow.
 
@@ -323,8 +335,8 @@ class RequestEncoder:
         """The SeatView message's bytes (as ``view_to_proto(view, table=...)`` serializes)."""
         return self.view_of(view.fields())
 
-    def view_of(self, fields: ViewFields) -> bytes:
-        """:meth:`view` of the view with these fields (:func:`referee.rules.view_fields`)."""
+    def _view_written(self, fields: tuple[Any, ...]) -> bytes:
+        """:meth:`view_of` of SeatView's fields up to ``legal_actions``, each written here by hand."""
         (
             profile,
             size,
@@ -352,7 +364,7 @@ class RequestEncoder:
             discarded,
             widow_taken,
             _,  # the legal actions: the request's, not the view's
-        ) = fields
+        ) = fields  # SeatView's fields in its order (tests/test_codec.py checks the bytes)
         key = self._deal_key
         if (
             key is None
@@ -431,6 +443,18 @@ class RequestEncoder:
                 pooled,
             )
         )
+
+    def _view_and_later(self, fields: ViewFields) -> bytes:
+        """:meth:`view_of` when SeatView has fields after ``legal_actions``: those in their forms, last."""
+        return self._view_written(fields[:_WRITTEN]) + _later_bytes(fields)
+
+    view_of = _view_and_later if LATER_FORMS else _view_written
+    """:meth:`view` of the view with these fields (:func:`referee.rules.view_fields`).
+
+    The fields up to ``legal_actions`` are written by hand; any declared after it, through
+    their forms (:data:`referee.wire.seatview.LATER_FORMS`), until a bench says to write
+    them here too. Chosen once, at import: with no later field it costs nothing.
+    """
 
     def _bid_bytes(self, bids: tuple[tuple[int, Bid], ...]) -> None:
         """SeatView.bids, extended by the new bid when the auction moved on by one."""
