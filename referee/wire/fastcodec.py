@@ -31,7 +31,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
-from referee.rules import BID_NAMES, CARDS, DECLINE_EXCHANGE, DECLINE_WIDOW, PEEP, Bid, Phase, TakeWidow
+from referee.rules import (
+    BID_NAMES,
+    CARDS,
+    DECLINE_EXCHANGE,
+    DECLINE_WIDOW,
+    PEEP,
+    Bid,
+    Phase,
+    TakeWidow,
+    ViewFields,
+)
 from referee.wire._gen.nap.v1 import nap_pb2
 from referee.wire.codec import closed_to_proto, fault_to_proto
 from referee.wire.memo import Memo
@@ -39,11 +49,12 @@ from referee.wire.protowire import field_tag, length_delimited, varint, zigzag
 from referee.wire.seatview import LATER_FORMS, PHASE_TO_WIRE, WRITTEN_BY_HAND
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from referee.match import Closed, Faulted
-    from referee.rules import Card, SeatView, Suit, TrickWon, ViewFields
+    from referee.rules import Card, SeatView, Suit, TrickWon
     from referee.rules.actions import Action
+    from referee.wire.seatview import FieldForm
 
 __all__ = [
     "Notice",
@@ -264,12 +275,30 @@ def _trick(trick: TrickWon) -> bytes:
 _WRITTEN: Final = len(WRITTEN_BY_HAND)
 
 
+def _later_writes(
+    forms: tuple[FieldForm, ...], names: tuple[str, ...]
+) -> tuple[tuple[int, Callable[[Any], bytes]], ...]:
+    """Each later field's place among ``names`` (a view's fields) and its writer, in their numbers' order.
+
+    TypeError for one whose form has no writer (a form of its own): write it by hand.
+    """
+    places = {name: place for place, name in enumerate(names)}
+    writes = []
+    for form in sorted(forms, key=lambda form: form.number):
+        if form.write is None:
+            text = f"SeatView.{form.name} has a form of its own: write it by hand in RequestEncoder"
+            raise TypeError(text)
+        writes.append((places[form.name], form.write))
+    return tuple(writes)
+
+
+_LATER: Final = _later_writes(LATER_FORMS, ViewFields._fields)
+"""The fields declared after ``legal_actions`` (none yet): where each is and how it is written."""
+
+
 def _later_bytes(fields: ViewFields) -> bytes:
-    """The fields declared after ``legal_actions``, each in its form (their numbers come last)."""
-    msg = nap_pb2.SeatView()
-    for form in LATER_FORMS:
-        form.put(msg, fields)
-    return msg.SerializeToString()
+    """The fields declared after ``legal_actions``, in their forms (their numbers come after the others')."""
+    return b"".join([write(fields[place]) for place, write in _LATER])
 
 
 class RequestEncoder:
@@ -448,7 +477,7 @@ class RequestEncoder:
         """:meth:`view_of` when SeatView has fields after ``legal_actions``: those in their forms, last."""
         return self._view_written(fields[:_WRITTEN]) + _later_bytes(fields)
 
-    view_of = _view_and_later if LATER_FORMS else _view_written
+    view_of = _view_and_later if _LATER else _view_written
     """:meth:`view` of the view with these fields (:func:`referee.rules.view_fields`).
 
     The fields up to ``legal_actions`` are written by hand; any declared after it, through

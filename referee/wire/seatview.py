@@ -25,7 +25,8 @@ field of a plain type therefore needs no edit here, and none in the codecs:
 :mod:`referee.wire.codec` writes and reads every field through its form, and the fast
 encoder and decoder, which write and read the fields up to ``legal_actions`` by hand (for
 speed; tests/test_codec.py checks them against the codec byte for byte), take the later
-ones through their forms (:data:`LATER_FORMS`).
+ones through their forms (:data:`LATER_FORMS`): a form read from a type also writes its
+field's bytes directly, as protobuf writes them (tests/test_seat_view_wire.py checks each).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from google.protobuf.descriptor import FieldDescriptor
 import referee.rules
 from referee.rules import BID_NAMES, Bid, Card, Phase, SeatView, Suit, TrickWon, parse_card
 from referee.wire._gen.nap.v1 import nap_pb2
+from referee.wire.protowire import length_delimited, varint, wire_type, zigzag
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -59,6 +61,7 @@ __all__ = [
     "PHASE_TO_WIRE",
     "VIEW_FORMS",
     "FieldForm",
+    "WireField",
     "bid_from",
     "card_from",
     "plays_from",
@@ -119,6 +122,37 @@ class FieldForm:
     """Writes the field of a view into a message."""
     get: Callable[[nap_pb2.SeatView], Any]
     """Reads the field from a message (ValueError for a text that is no card, suit or phase)."""
+    write: Callable[[Any], bytes] | None = None
+    """The field's bytes on the wire, given its value: what protobuf writes for it alone (a form
+    read from a type has it; the fast encoder writes the others by hand)."""
+    number: int = 0
+    """The nap.v1 field's number (the wire writes fields in their numbers' order)."""
+
+
+@dataclass(frozen=True, slots=True)
+class WireField:
+    """A nap.v1 SeatView field, as a form read from a type needs it."""
+
+    name: str
+    kind: int
+    """Its ``FieldDescriptor.TYPE_*``."""
+    number: int
+    repeated: bool
+    presence: bool
+    """Whether it is ``optional``: set or not, 0 and "" included."""
+    packed: bool
+    """A repeated number sent as one run of values (proto3's default)."""
+
+    @classmethod
+    def of(cls, name: str) -> WireField:
+        """nap.v1 SeatView's field ``name`` (KeyError if it has none)."""
+        field = nap_pb2.SeatView.DESCRIPTOR.fields_by_name[name]
+        return cls(name, field.type, field.number, field.is_repeated, field.has_presence, field.is_packed)
+
+    @property
+    def tag(self) -> bytes:
+        """What protobuf writes before each of its values (before the run, if packed)."""
+        return varint(self.number << 3 | wire_type(self.kind, packed=self.packed))
 
 
 # -- the forms of their own ------------------------------------------------------------------
@@ -228,6 +262,9 @@ _NUMBERS: Final = frozenset(
         FieldDescriptor.TYPE_SINT64,
     }
 )
+_ZIGZAG: Final = frozenset({FieldDescriptor.TYPE_SINT32, FieldDescriptor.TYPE_SINT64})
+_TWOS_COMPLEMENT: Final = frozenset({FieldDescriptor.TYPE_INT32, FieldDescriptor.TYPE_INT64})
+_UINT64: Final = (1 << 64) - 1
 _ELEMENTS: Final[dict[object, tuple[frozenset[int], _Convert, _Convert]]] = {
     int: (_NUMBERS, None, None),
     bool: (frozenset({FieldDescriptor.TYPE_BOOL}), None, None),
@@ -239,13 +276,19 @@ _ELEMENTS: Final[dict[object, tuple[frozenset[int], _Convert, _Convert]]] = {
 to and from the wire (None: as it is)."""
 
 
-def typed_form(  # noqa: C901, PLR0913 - one closure per shape; the nap.v1 field as keywords
-    name: str, hint: object, *, field: str, kind: int, repeated: bool, presence: bool
-) -> FieldForm:
+def _number_bytes(kind: int) -> Callable[[int], bytes]:
+    """How a number (or a bool) of nap.v1 type ``kind`` is written as a varint."""
+    if kind in _ZIGZAG:
+        return lambda value: varint(zigzag(value))
+    if kind in _TWOS_COMPLEMENT:
+        return lambda value: varint(value & _UINT64)  # a negative one is ten bytes long
+    return varint  # unsigned, or a bool (an int: True is 1)
+
+
+def typed_form(name: str, hint: object, wire: WireField) -> FieldForm:  # noqa: C901 - one closure per shape
     """The form of field ``name`` of a plain type ``hint`` (its element alone, optional or in a tuple).
 
-    ``field`` is the nap.v1 field that carries it, of type ``kind`` (a ``FieldDescriptor.TYPE_*``),
-    ``repeated`` or not, with ``presence`` (``optional``) or not.
+    ``wire`` is the nap.v1 field that carries it. TypeError if it cannot carry ``hint``.
     """
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
@@ -255,18 +298,22 @@ def typed_form(  # noqa: C901, PLR0913 - one closure per shape; the nap.v1 field
     else:
         element, shape = hint, "one"
     found = _ELEMENTS.get(element)
+    kind, field, presence = wire.kind, wire.name, wire.presence
+    text = kind == FieldDescriptor.TYPE_STRING
     if (
         found is None
         or kind not in found[0]
-        or repeated != (shape == "repeated")
-        or (shape == "optional" and not presence and kind != FieldDescriptor.TYPE_STRING)
+        or wire.repeated != (shape == "repeated")
+        or (shape == "optional" and not presence and not text)
     ):
-        text = (
+        message = (
             f"SeatView.{name} ({hint}) has no form as nap.v1 SeatView.{field}: give the field a "
             "plain type that field can carry, or a form of its own in referee/wire/seatview.py"
         )
-        raise TypeError(text)
+        raise TypeError(message)
     _, to_wire, from_wire = found
+    tag = wire.tag
+    number = _number_bytes(kind)
 
     if shape == "repeated":
 
@@ -277,6 +324,14 @@ def typed_form(  # noqa: C901, PLR0913 - one closure per shape; the nap.v1 field
         def get(msg: nap_pb2.SeatView) -> Any:  # noqa: ANN401 - the field's own type
             values = getattr(msg, field)
             return tuple(values) if from_wire is None else tuple([from_wire(value) for value in values])
+
+        def write(value: Any) -> bytes:  # noqa: ANN401 - the field's own type
+            values = value if to_wire is None else [to_wire(one) for one in value]
+            if text:
+                return b"".join([length_delimited(tag, value.encode()) for value in values])
+            if wire.packed:
+                return length_delimited(tag, b"".join([number(value) for value in values])) if values else b""
+            return b"".join([tag + number(value) for value in values])
 
     else:
 
@@ -293,7 +348,16 @@ def typed_form(  # noqa: C901, PLR0913 - one closure per shape; the nap.v1 field
             value = getattr(msg, field)
             return value if from_wire is None else from_wire(value)
 
-    return FieldForm(name, field, put, get)
+        def write(value: Any) -> bytes:  # noqa: ANN401 - the field's own type
+            if value is None:
+                return b""
+            if to_wire is not None:
+                value = to_wire(value)
+            if not (value or presence):
+                return b""  # 0, "" and false are left out, unless the field has presence
+            return length_delimited(tag, value.encode()) if text else tag + number(value)
+
+    return FieldForm(name, field, put, get, write, wire.number)
 
 
 def view_forms(view: type[Any] = SeatView) -> tuple[FieldForm, ...]:
@@ -313,23 +377,14 @@ def view_forms(view: type[Any] = SeatView) -> tuple[FieldForm, ...]:
         if own is not None:
             forms.append(own)
             continue
-        wire = wire_fields.get(_RENAMED.get(name, name))
-        if wire is None:
+        wire = _RENAMED.get(name, name)
+        if wire not in wire_fields:
             text = (
-                f"SeatView.{name} has no field {_RENAMED.get(name, name)!r} in nap.v1 SeatView: "
+                f"SeatView.{name} has no field {wire!r} in nap.v1 SeatView: "
                 "add it to proto/nap/v1/nap.proto (and run scripts/gen_protos.py)"
             )
             raise TypeError(text)
-        forms.append(
-            typed_form(
-                name,
-                hints[name],
-                field=wire.name,
-                kind=wire.type,
-                repeated=wire.is_repeated,
-                presence=wire.has_presence,
-            )
-        )
+        forms.append(typed_form(name, hints[name], WireField.of(wire)))
     unfilled = set(wire_fields) - _WHOLE_VIEW - {form.wire for form in forms}
     if unfilled:
         text = f"nap.v1 SeatView fields {sorted(unfilled)} carry no SeatView field: declare them in SeatView"
@@ -343,6 +398,7 @@ _FIELD_NAMES: Final = tuple(field.name for field in dataclasses.fields(SeatView)
 WRITTEN_BY_HAND: Final = _FIELD_NAMES[: _FIELD_NAMES.index("legal_actions") + 1]
 """SeatView's fields up to ``legal_actions``: what the fast encoder and decoder write and read by hand."""
 LATER_FORMS: Final = tuple(form for form in VIEW_FORMS if form.name not in WRITTEN_BY_HAND)
-"""The forms of the fields declared after ``legal_actions`` (none yet): the fast encoder and
-decoder take these through their forms. Their nap.v1 numbers are above those of every
-field written by hand (new fields take new numbers), so their bytes come last."""
+"""The forms of the fields declared after ``legal_actions``: the fast encoder writes these with
+their forms' writers and the fast decoder reads them with their forms. Their nap.v1 numbers
+are above those of every field written by hand (new fields take new numbers), so their bytes
+come last."""
