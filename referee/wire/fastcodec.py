@@ -293,12 +293,7 @@ def _later_writes(
 
 
 _LATER: Final = _later_writes(LATER_FORMS, ViewFields._fields)
-"""The fields declared after ``legal_actions`` (none yet): where each is and how it is written."""
-
-
-def _later_bytes(fields: ViewFields) -> bytes:
-    """The fields declared after ``legal_actions``, in their forms (their numbers come after the others')."""
-    return b"".join([write(fields[place]) for place, write in _LATER])
+"""The fields declared after ``legal_actions``: where each is and how it is written."""
 
 
 class RequestEncoder:
@@ -474,8 +469,12 @@ class RequestEncoder:
         )
 
     def _view_and_later(self, fields: ViewFields) -> bytes:
-        """:meth:`view_of` when SeatView has fields after ``legal_actions``: those in their forms, last."""
-        return self._view_written(fields[:_WRITTEN]) + _later_bytes(fields)
+        """:meth:`view_of` when SeatView has fields after ``legal_actions``: those in their forms, last.
+
+        Their numbers come after those of the fields written by hand.
+        """
+        later = b"".join([write(fields[place]) for place, write in _LATER])
+        return self._view_written(fields[:_WRITTEN]) + later
 
     view_of = _view_and_later if _LATER else _view_written
     """:meth:`view` of the view with these fields (:func:`referee.rules.view_fields`).
