@@ -23,6 +23,7 @@ from clients.stdio.jsonlines import MAX_FORWARDED_CHARS, decode_reply, encode_re
 from referee.rules import DEFAULT_PROFILE, Card, Profile, SessionRecord, get_profile, parse_action, verify
 from referee.rules import Session as RulesSession
 from referee.server import FaultKind, Referee, ServerLimits, SessionOutcome, SessionSpec, TimeLimits
+from referee.wire import nap_pb2
 from referee.wire.codec import request_to_proto
 from tournaments.plan.entries import BotEntry, example_bot
 from tournaments.plan.manifest import read_manifest
@@ -393,7 +394,7 @@ class TestJsonLines:
             "view",
             "legal_actions",
         }
-        assert set(request["view"]) == {
+        assert set(request["view"]) >= {
             "table",
             "seat",
             "number_of_seats",
@@ -421,6 +422,8 @@ class TestJsonLines:
             "discarded",
             "widow_taken",
         }
+        # and nothing but nap.v1 SeatView's fields, in its order (a field added there is in the line)
+        assert list(request["view"]) == [field.name for field in nap_pb2.SeatView.DESCRIPTOR.fields]
         assert request["view"]["phase"] in {"bidding", "play"}
         assert request["view"]["exchanged"] == [0, 0, 0, 0]  # one count per seat, though none on the wire
         assert request["view"]["widow_taken"] is None

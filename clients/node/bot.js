@@ -119,10 +119,9 @@ function playOnce(client, options, state) {
           const requests = message.batch.requests;
           if (!requests.length || state.stopping) break;
           const answers = requests.map((request) => {
-            const started = Date.now();
             const action = decide(request);
             state.decisions += 1;
-            return { request_id: request.request_id, action, think_ms: Date.now() - started };
+            return { request_id: request.request_id, action };
           });
           call.write({ answers: { answers } });
           break;

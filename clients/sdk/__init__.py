@@ -18,12 +18,14 @@ The pool variants (``purchase``, ``ecarte``, ``peep``) ask three more decisions,
 
 The SDK holds the stream to the referee (Hello, batches, reconnects, Goodbye on SIGTERM),
 keeps one bot per (table, seat) and decodes every request into a :class:`SeatView` whose
-``legal_actions`` are domain values. See ``docs/writing-a-bot-python.md``.
+``legal_actions`` are domain values. See ``docs/writing-a-bot-python.md``. Importing it
+loads no grpc (only :func:`run` and :func:`serve` do, when they start), so a bot's own
+search, and in-process play, run without it.
 """
 
 from clients.sdk.bot import Bot, decide_or_fallback
-from clients.sdk.connection import ExitCode, Options
 from clients.sdk.dispatch import Dispatcher
+from clients.sdk.options import ExitCode, Options
 from clients.sdk.runner import add_options, parse_options, run, serve
 from referee.rules import (
     DECLINE_EXCHANGE,

@@ -20,13 +20,12 @@ import contextlib
 import itertools
 import random
 import time
-from dataclasses import dataclass
-from enum import IntEnum
 from typing import TYPE_CHECKING, Any, Final
 
 import grpc.aio  # type: ignore[import-untyped]  # no grpc stubs here, as in referee.server
 
 from clients.sdk.dispatch import Answering
+from clients.sdk.options import ExitCode, Options
 from referee.wire.botstream import (
     PLAY_METHOD,
     Batch,
@@ -39,7 +38,7 @@ from referee.wire.botstream import (
     hello_message,
     read_referee_message,
 )
-from referee.wire.stream import DECISION_KINDS, RefusalReason
+from referee.wire.stream import RefusalReason
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Coroutine
@@ -65,44 +64,6 @@ _GOODBYE_GRACE: Final = 2.0
 _REFUSED_SAYS: Final = "the referee refused this bot"
 """How the line a Refusal prints starts (``... (REASON): message`` follows), for whoever reads
 the bot's output; ``nap`` takes the reason from its referee (:class:`tournaments.play.bots.BotExit`)."""
-
-
-class ExitCode(IntEnum):
-    """The bot process's exit status."""
-
-    OK = 0
-    """The referee ended the stream (no more tables), or we were asked to stop."""
-    ERROR = 1
-    """The stream failed in a way reconnecting cannot mend."""
-    REFUSED = 2
-    """Unknown token (UNAUTHENTICATED) or a Refusal."""
-    UNREACHABLE = 3
-    """The referee stayed unreachable for the whole reconnect budget."""
-
-
-@dataclass(frozen=True, slots=True)
-class Options:
-    """How to reach the referee and introduce the bot."""
-
-    address: str
-    """``host:port`` of the referee."""
-    token: str
-    """The secret token of the bot entry."""
-    name: str
-    """Bot name for the referee's logs."""
-    version: str = "0"
-    """Bot version for the referee's logs."""
-    max_batch: int = 256
-    """Decisions the bot accepts outstanding at once (Hello.max_batch)."""
-    reconnect_for: float = 15.0
-    """Seconds to keep trying to (re)connect after the stream breaks, before giving up."""
-    events: bool = False
-    """Ask for table events (Hello.events); :func:`clients.sdk.run` sets it for bots that
-    override ``on_event``."""
-    decisions: tuple[str, ...] = DECISION_KINDS
-    """The decision kinds beyond bids and cards the bot answers (Hello.decisions): all of
-    them, since :class:`~clients.sdk.Bot` declines each by default. A program behind the
-    stdio bridge lists what it answers (``--decisions``)."""
 
 
 class Connection:

@@ -132,9 +132,9 @@ class Answering:
         waiter = self._waiter = asyncio.get_running_loop().create_future()
         await waiter
 
-    def put(self, request_id: int, action: str, think_ms: int) -> None:
+    def put(self, request_id: int, action: str) -> None:
         """Add a settled decision's answer (the dispatcher's part)."""
-        self.answers.append(Answer(request_id, action, think_ms))
+        self.answers.append(Answer(request_id, action))
         self._wake()
 
     def settled(self, task: asyncio.Future[None]) -> None:
@@ -165,8 +165,7 @@ class Dispatcher:
     no engine event (a substitution notice, an unknown kind) are not delivered.
 
     ``flush_after`` (seconds, on ``clock``) is how long a batch's synchronous decisions
-    run before the answers made so far are handed over (:data:`FLUSH_AFTER`); ``clock``
-    also times each answer's ``think_ms``.
+    run before the answers made so far are handed over (:data:`FLUSH_AFTER`).
     """
 
     def __init__(  # noqa: PLR0913 - keywords, each with a default
@@ -261,10 +260,8 @@ class Dispatcher:
         clock = self._clock
         decode = self._decode_request
         bots = self._bots
-        now = clock()
-        flush_at = now + self._flush_after
+        flush_at = clock() + self._flush_after
         for request in answering.requests[first:] if first else answering.requests:
-            started = now  # one clock reading per decision: the last one ended when this starts
             legal: tuple[Action, ...] = ()
             try:
                 view = decode(request)
@@ -283,17 +280,15 @@ class Dispatcher:
                 except ValueError:
                     text = self._text(request, legal, action)
             elif inspect.isawaitable(action):
-                self._start(answering, self._settle(answering, request, legal, action, started))
+                self._start(answering, self._settle(answering, request, legal, action))
                 tasks += 1
-                now = clock()
-                if now >= flush_at:
+                if clock() >= flush_at:
                     break
                 continue
             else:
                 text = self._text(request, legal, action)
-            now = clock()
-            add(_new_answer(Answer, (request.request_id, text, int((now - started) * 1000))))
-            if now >= flush_at:
+            add(_new_answer(Answer, (request.request_id, text)))
+            if clock() >= flush_at:  # one clock reading per decision
                 break
         decided = len(answers) - before + tasks
         self.stats.decisions += decided
@@ -312,7 +307,6 @@ class Dispatcher:
         request: Request,
         legal: tuple[Action, ...],
         awaitable: Awaitable[Any],
-        started: float,
     ) -> None:
         """Await an ``async def`` bot's decision and hand its answer (or the fallback) to ``answering``."""
         try:
@@ -324,11 +318,7 @@ class Dispatcher:
             if task is not None and task.cancelling():
                 raise  # we are being cancelled (the process is ending), not the bot's awaitable
             action = self._failed(request, legal)
-        answering.put(
-            request.request_id,
-            self._text(request, legal, action),
-            int((self._clock() - started) * 1000),
-        )
+        answering.put(request.request_id, self._text(request, legal, action))
 
     def _text(self, request: Request, legal: tuple[Action, ...], action: object) -> str:
         """The answer's action string: the request's own spelling of a legal action."""

@@ -1,4 +1,8 @@
-"""``run()``: the one call a bot's ``__main__`` makes; command line, signals and exit status."""
+"""``run()``: the one call a bot's ``__main__`` makes; command line, signals and exit status.
+
+The network (:mod:`clients.sdk.connection`, grpc) is imported when :func:`serve` starts, not
+with this module: a bot module that imports ``run`` loads no grpc until it serves.
+"""
 
 from __future__ import annotations
 
@@ -12,13 +16,14 @@ from typing import TYPE_CHECKING, NoReturn
 
 from clients.environment import ADDRESS_ENV, TOKEN_ENV
 from clients.sdk.bot import wants_events
-from clients.sdk.connection import Connection, ExitCode, Options
 from clients.sdk.dispatch import Dispatcher
+from clients.sdk.options import Options
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from clients.sdk.bot import Bot
+    from clients.sdk.options import ExitCode
 
 
 def add_options(parser: argparse.ArgumentParser, *, name: str) -> None:
@@ -107,6 +112,8 @@ def run(
 
 async def serve(factory: Callable[[], Bot], options: Options) -> ExitCode:
     """:func:`run` without the exit: serve until done, stopping cleanly on SIGTERM/SIGINT."""
+    from clients.sdk.connection import Connection  # noqa: PLC0415 - grpc, loaded only to serve
+
     prefix = f"{options.name}: "
 
     def log(line: str) -> None:

@@ -30,7 +30,6 @@ import dataclasses
 import os
 import signal
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, NoReturn
 
@@ -90,8 +89,7 @@ class StdioDispatcher(Dispatcher):
         asks = [self._ask(request, started=now) for request in requests]
         return self._answers(requests, [asyncio.ensure_future(ask) for ask in asks])
 
-    async def _ask(self, request: Request, *, started: float) -> tuple[str, int] | None:
-        clock = time.perf_counter()
+    async def _ask(self, request: Request, *, started: float) -> str | None:
         line = await self.child.ask(
             encode_request(request.message),
             table=request.table,
@@ -99,12 +97,12 @@ class StdioDispatcher(Dispatcher):
         )
         if line is None:
             return None
-        return decode_reply(line, request_id=request.request_id), int((time.perf_counter() - clock) * 1000)
+        return decode_reply(line, request_id=request.request_id)
 
     async def _answers(
         self,
         requests: Sequence[Request],
-        asks: Sequence[asyncio.Future[tuple[str, int] | None]],
+        asks: Sequence[asyncio.Future[str | None]],
     ) -> Answers:
         answers = []
         for request, reply in zip(requests, await asyncio.gather(*asks), strict=True):
@@ -112,7 +110,7 @@ class StdioDispatcher(Dispatcher):
                 self.unanswered += 1
                 continue
             self.answered += 1
-            answers.append(Answer(request.request_id, reply[0], reply[1]))
+            answers.append(Answer(request.request_id, reply))
         return tuple(answers)
 
     def close_table(self, table: str) -> None:

@@ -2,9 +2,11 @@
 
 A :class:`~referee.wire.nap_pb2.DecisionRequest` becomes one JSON object on one line,
 with the same fields and names as the protobuf message (snake_case), every field always
-present, phases as lower-case words and unset seats as ``null``. A reply line becomes the
-action text to forward to the referee: the reply is never corrected here, so whatever a
-bot says (garbage included) reaches the referee, which records the fault.
+present, phases as lower-case words and unset seats as ``null``. The view's object is read
+from the message's own fields (its descriptor), so a field added to nap.v1 SeatView is in
+the line with nothing to change here. A reply line becomes the action text to forward to
+the referee: the reply is never corrected here, so whatever a bot says (garbage included)
+reaches the referee, which records the fault.
 """
 
 from __future__ import annotations
@@ -12,70 +14,61 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Final
 
-from referee.wire import nap_pb2
+from google.protobuf.descriptor import FieldDescriptor
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from google.protobuf.message import Message
+
+    from referee.wire import nap_pb2
 
 FORMAT_VERSION: Final = 1
 """The ``"version"`` member of every request line."""
 MAX_FORWARDED_CHARS: Final = 120
 """A reply that is not an action is forwarded cut to this many characters."""
 
-_PHASES: Final = {
-    nap_pb2.PHASE_EXCHANGE: "exchange",
-    nap_pb2.PHASE_BIDDING: "bidding",
-    nap_pb2.PHASE_WIDOW: "widow",
-    nap_pb2.PHASE_PLAY: "play",
-    nap_pb2.PHASE_OVER: "over",
-}
+
+def _enum_prefix(name: str) -> str:
+    """What every value of enum ``name`` starts with: ``"PHASE_"`` for Phase."""
+    return "".join(f"_{c}" if c.isupper() else c.upper() for c in name).lstrip("_") + "_"
 
 
-def _optional(message: Any, field: str) -> int | None:  # noqa: ANN401 - any message with the field
-    return int(getattr(message, field)) if message.HasField(field) else None
+def _json(message: Message) -> dict[str, Any]:
+    """Every field of ``message``, by its name, in field order: what the format's objects are made of.
 
-
-def _cards(plays: Iterable[nap_pb2.PlayedCard]) -> list[dict[str, Any]]:
-    return [{"seat": play.seat, "card": play.card} for play in plays]
-
-
-def _trick(trick: nap_pb2.Trick) -> dict[str, Any]:
-    return {"leader": trick.leader, "cards": _cards(trick.cards), "winner": _optional(trick, "winner")}
+    Messages as objects (``null`` for an unset one), repeated fields as lists, a field with
+    presence ``null`` when unset, enums as lower-case words without their prefix (PHASE_PLAY
+    is ``"play"``, a number unknown here ``"unspecified"``), the rest as they are.
+    """
+    found: dict[str, Any] = {}
+    for field in message.DESCRIPTOR.fields:
+        name = field.name
+        value = getattr(message, name)
+        if field.type == FieldDescriptor.TYPE_MESSAGE:
+            if field.is_repeated:
+                found[name] = [_json(item) for item in value]
+            else:
+                found[name] = _json(value) if message.HasField(name) else None
+        elif field.is_repeated:
+            found[name] = list(value)
+        elif field.has_presence and not message.HasField(name):
+            found[name] = None
+        elif (enum := field.enum_type) is not None:
+            known = enum.values_by_number.get(value)
+            word = "unspecified" if known is None else known.name.removeprefix(_enum_prefix(enum.name))
+            found[name] = word.lower()
+        else:
+            found[name] = value
+    return found
 
 
 def view_to_json(view: nap_pb2.SeatView) -> dict[str, Any]:
-    """A SeatView as JSON-ready data: every field, ``null`` for an unset seat, trick or widow_taken.
+    """A SeatView as JSON-ready data: every field of the message, by its name (see :func:`_json`).
 
     ``exchanged`` always has one count per seat (the wire leaves it empty while all are 0).
     """
-    return {
-        "table": view.table,
-        "seat": view.seat,
-        "number_of_seats": view.number_of_seats,
-        "profile": view.profile,
-        "deal_number": view.deal_number,
-        "deals_in_session": view.deals_in_session,
-        "dealer": view.dealer,
-        "phase": _PHASES.get(view.phase, "unspecified"),
-        "to_act": _optional(view, "to_act"),
-        "hand": list(view.hand),
-        "bids": [{"seat": bid.seat, "bid": bid.bid} for bid in view.bids],
-        "declarer": _optional(view, "declarer"),
-        "contract": view.contract,
-        "trump": view.trump,
-        "current_trick": _trick(view.current_trick) if view.HasField("current_trick") else None,
-        "completed_tricks": [_trick(trick) for trick in view.completed_tricks],
-        "tricks_won": list(view.tricks_won),
-        "balances": list(view.balances),
-        "active": list(view.active),
-        "pool": view.pool,
-        "exchanged": list(view.exchanged) or [0] * view.number_of_seats,
-        "peeked": list(view.peeked),
-        "widow": view.widow,
-        "drawn": list(view.drawn),
-        "discarded": list(view.discarded),
-        "widow_taken": view.widow_taken if view.HasField("widow_taken") else None,
-    }
+    found = _json(view)
+    found["exchanged"] = found["exchanged"] or [0] * view.number_of_seats
+    return found
 
 
 def request_to_json(request: nap_pb2.DecisionRequest) -> dict[str, Any]:

@@ -9,21 +9,25 @@ In the pool variants a view adds what is public (the pool, how many cards each s
 exchanged, who peeped, whether the declarer took the widow) and what only this seat may
 see: the cards it drew and gave up, and the widow once it paid to peep or took it.
 
-:func:`view_fields` is the one place that decides what a seat sees (a session calls it
-once per decision): :func:`seat_view` wraps its fields in a :class:`SeatView`, and the
-referee, which encodes a view per decision and never keeps it, encodes the same fields as
-they are. :class:`ViewFields` and :class:`SeatView` declare the same fields in the same
-order (tests/test_rules_session.py checks it) because the named tuple costs about a twentieth of
-the frozen dataclass to build, and the dataclass's slots are what lets a bot's
-:class:`~referee.wire.fastdecode.LazySeatView` decode its fields on first read.
+:class:`SeatView` is the one declaration of a view's fields: their names, order, types and
+meaning. :func:`view_fields` is the one place that decides what a seat sees (a session
+calls it once per decision): :func:`seat_view` wraps its fields in a :class:`SeatView`, and
+the referee, which encodes a view per decision and never keeps it, encodes the same fields
+as they are, as a :class:`ViewFields`: a named tuple made from the dataclass's fields at
+import, because it costs about a twentieth of the frozen dataclass to build (the
+dataclass's slots are what lets a bot's :class:`~referee.wire.fastdecode.LazySeatView`
+decode its fields on first read). How each field travels is read from its type
+(:mod:`referee.wire.seatview`).
 :func:`seat_events` is what a seat is told about each event; it reads a hand the way a view does.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections import namedtuple
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from referee.rules.events import DealSettled, DealStarted, Penalized
 
@@ -34,46 +38,6 @@ if TYPE_CHECKING:
     from referee.rules.cards import Card, Suit
     from referee.rules.deal import Deal, Phase
     from referee.rules.events import Event, TrickWon
-
-
-class ViewFields(NamedTuple):
-    """A seat's view as a named tuple of :class:`SeatView`'s fields, in their order.
-
-    What the referee encodes for each decision: the same values as the
-    :class:`SeatView`, for a fraction of the cost of building the frozen dataclass
-    (``SeatView(*fields)`` is the view; ``view.fields()`` gives them back).
-    """
-
-    profile: str
-    table_size: int
-    seat: int
-    seats_in_play: tuple[int, ...]
-    deal_number: int
-    deals_in_session: int
-    dealer: int
-    phase: Phase
-    to_act: int | None
-    hand: tuple[Card, ...]
-    bids: tuple[tuple[int, Bid], ...]
-    declarer: int | None
-    contract: str | None
-    trump: Suit | None
-    trick: tuple[tuple[int, Card], ...]
-    tricks: tuple[TrickWon, ...]
-    tricks_won: tuple[int, ...]
-    balances: tuple[int, ...]
-    pool: int
-    exchanged: tuple[int, ...]
-    peeked: tuple[int, ...]
-    widow: Card | None
-    drawn: tuple[Card, ...]
-    discarded: tuple[Card, ...]
-    widow_taken: bool | None
-    legal_actions: tuple[Action, ...]
-
-
-_new_fields = tuple.__new__
-"""Builds a :class:`ViewFields` without the named tuple's Python-level ``__new__``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +56,11 @@ class SeatView:
     then the card it gave for the widow), both this deal; ``widow_taken`` whether the
     declarer took the widow (None until it decided, or without a widow). Profiles
     without exchanges or a widow have 0, zeros, (), None, (), () and None.
+
+    A new field is declared here, after the last one (a view built by position stays
+    right), with its value last in :func:`view_fields`; it travels to bots as the nap.v1
+    SeatView field of its name, in the form its type says (:mod:`referee.wire.seatview`),
+    and nothing else names it.
     """
 
     profile: str
@@ -148,8 +117,37 @@ class SeatView:
         return seen
 
 
-_field_values = attrgetter(*ViewFields._fields)
-"""A view's field values in :class:`ViewFields`' order (the same names as :class:`SeatView`'s)."""
+_FIELD_NAMES = tuple(field.name for field in dataclasses.fields(SeatView))
+
+if TYPE_CHECKING:
+
+    class ViewFields(tuple[Any, ...]):
+        """:class:`ViewFields` as the type checker sees it: each field reads as Any.
+
+        A tuple's types cannot be derived from a dataclass's; a field's own type is
+        :class:`SeatView`'s.
+        """
+
+        __slots__ = ()
+        _fields: ClassVar[tuple[str, ...]]
+
+        def __getattr__(self, name: str) -> Any:  # noqa: ANN401 - a SeatView field, of its own type
+            ...
+
+else:
+    ViewFields = namedtuple("ViewFields", _FIELD_NAMES)  # noqa: PYI024 - made from SeatView's fields
+    ViewFields.__doc__ = """A :class:`SeatView`'s field values in its order, each also read by its name.
+
+    What the referee encodes for each decision: the same values as the :class:`SeatView`,
+    for a fraction of the cost of building the frozen dataclass (``SeatView(*fields)`` is
+    the view; ``view.fields()`` gives them back). Made from the dataclass's fields, so the
+    two never differ.
+    """
+
+_new_fields = tuple.__new__
+"""Builds a :class:`ViewFields` without the named tuple's Python-level ``__new__``."""
+_field_values = attrgetter(*_FIELD_NAMES)
+"""A view's field values in its fields' order."""
 
 
 def seat_view(  # noqa: PLR0913 - the deal and what only a session knows, keywords
@@ -189,7 +187,8 @@ def view_fields(  # noqa: PLR0913 - the view and what only a session knows, keyw
     Of the cards not yet played, only ``seat``'s own hand is read, with its own drawn
     and discarded cards, and the widow when ``seat`` may see it. ``balances`` default to
     zeros. ``legal_actions`` are the deal's, when the caller has them already (the view
-    holds them only if ``seat`` is the one to act).
+    holds them only if ``seat`` is the one to act). The values go in :class:`SeatView`'s
+    order, by position rather than by keyword: this runs once per decision.
     """
     size = deal.table_size
     if not 0 <= seat < size:

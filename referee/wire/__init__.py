@@ -5,6 +5,7 @@ here and nowhere else: the transport (`referee.server`) and the SDK call these m
 and never build a message or type a wire tag themselves.
 
 - `codec`: domain values (`referee.rules`, `referee.match`) to messages and back
+- `seatview`: how each field of a seat's view travels, read from `SeatView` and the proto
 - `fastcodec`: the referee's hot path written as bytes (requests, batches, notices)
 - `fastdecode`: the bot's hot path (lazy, incremental views)
 - `botstream`: the bot's side of a stream (Hello, Answers, Goodbye out; batches and notices in)

@@ -299,8 +299,6 @@ class Answer(NamedTuple):
     request_id: int
     action: str
     """The action text, sent verbatim."""
-    think_ms: int
-    """How long the bot thought, by its own clock (statistics only)."""
 
 
 Answers = tuple[Answer, ...]
@@ -310,7 +308,6 @@ _BOT_ANSWERS: Final = field_tag(nap_pb2.BotMessage, "answers")
 _ANSWERS_ANSWER: Final = field_tag(nap_pb2.Answers, "answers")
 _ANSWER_ID: Final = field_tag(nap_pb2.Answer, "request_id")
 _ANSWER_ACTION: Final = field_tag(nap_pb2.Answer, "action")
-_ANSWER_THINK: Final = field_tag(nap_pb2.Answer, "think_ms")
 
 
 def _action_field(action: str) -> bytes:
@@ -330,29 +327,22 @@ _ACTION_FIELDS: Final = {
     )
 }
 """The action field of each canonical action text, written once (other texts as they come)."""
-_THINK_FIELDS: Final = tuple(_ANSWER_THINK + varint(ms) for ms in range(1000))
-"""The think_ms field of each time under a second, written once."""
 
 
 def answers_message(answers: Iterable[Answer]) -> bytes:
     """The BotMessage that sends ``answers`` (an Answers message, empty if they are none).
 
-    Byte for byte what protobuf writes for ``Answer(request_id=, action=, think_ms=)`` each
-    (``think_ms`` always present, as the SDK always sets it; a 0 id or an empty action
-    left out, as proto3 does).
+    Byte for byte what protobuf writes for ``Answer(request_id=, action=)`` each (a 0 id
+    or an empty action left out, as proto3 does). ``think_ms`` is not sent: the referee
+    times each decision on its own clock and reads none.
     """
     actions = _ACTION_FIELDS
-    thinks = _THINK_FIELDS
     parts: list[bytes] = []
     add = parts.append
-    for request_id, action, think_ms in answers:
-        body = b"".join(
-            (
-                _ANSWER_ID + varint(request_id) if request_id else b"",  # 0 is left out, as protobuf does
-                actions.get(action) or _action_field(action),
-                thinks[think_ms] if think_ms < 1000 else _ANSWER_THINK + varint(think_ms),
-            )
-        )
+    for request_id, action in answers:
+        body = (
+            _ANSWER_ID + varint(request_id) if request_id else b""  # 0 is left out, as protobuf does
+        ) + (actions.get(action) or _action_field(action))
         add(_ANSWERS_ANSWER)
         add(varint(len(body)))
         add(body)

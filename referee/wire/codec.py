@@ -6,9 +6,10 @@ one side, the generated messages on the other. It imports the generated message 
 (never grpc), so the SDK can use it to read what the referee sends.
 
 Actions travel as text (``str(action)``: ``"nap"``, ``"10S"``) and are read back with
-:func:`referee.rules.parse_action`. Encoding is on the referee's hot path (one view per
-decision), so it builds messages field by field from precomputed texts rather than going
-through generic conversions.
+:func:`referee.rules.parse_action`. A view's fields are written and read through their
+forms (:mod:`referee.wire.seatview`, read from :class:`~referee.rules.SeatView` itself), so
+this module names none of them; the referee's hot path is :mod:`referee.wire.fastcodec`,
+which writes the same bytes by hand (tests/test_codec.py compares them over many sessions).
 """
 
 from __future__ import annotations
@@ -17,12 +18,9 @@ from typing import TYPE_CHECKING, Final
 
 from referee.match import CloseReason, FaultKind, SeatPenalized
 from referee.rules import (
-    BID_NAMES,
     AllPassed,
     AuctionWon,
-    Bid,
     BidMade,
-    Card,
     CardPlayed,
     CardsExchanged,
     ChipsPaid,
@@ -31,7 +29,6 @@ from referee.rules import (
     DealStarted,
     Event,
     Penalized,
-    Phase,
     PoolClaimed,
     PoolReturned,
     Profile,
@@ -47,15 +44,12 @@ from referee.rules import (
     WidowPeeked,
     WidowTaken,
     parse_action,
-    parse_card,
 )
 from referee.rules.profiles import parameter_texts, parameters_from_texts
 from referee.wire._gen.nap.v1 import nap_pb2
-from referee.wire.memo import Memo
+from referee.wire.seatview import VIEW_FORMS, bid_from, card_from, plays_from
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-
     from referee.match import Closed, Faulted
     from referee.rules.actions import Action
 
@@ -73,35 +67,7 @@ __all__ = [
     "view_to_proto",
 ]
 
-PHASE_TO_WIRE: Final[dict[Phase, nap_pb2.Phase]] = {
-    Phase.EXCHANGE: nap_pb2.PHASE_EXCHANGE,
-    Phase.BIDDING: nap_pb2.PHASE_BIDDING,
-    Phase.WIDOW: nap_pb2.PHASE_WIDOW,
-    Phase.PLAY: nap_pb2.PHASE_PLAY,
-    Phase.OVER: nap_pb2.PHASE_OVER,
-}
-"""The one mapping of a deal's phase to nap.v1 Phase: this codec's, the fast encoder's and decoder's."""
-PHASE_FROM_WIRE: Final[dict[int, Phase]] = {number: phase for phase, number in PHASE_TO_WIRE.items()}
-"""nap.v1 Phase numbers back to phases (UNSPECIFIED, or a number unknown here, is missing)."""
 _SUIT_FROM: Final = {suit.letter: suit for suit in Suit}
-_CARD_FROM: Final[dict[str, Card]] = {}
-_BID_FROM: Final = {name: Bid(name) for name in BID_NAMES}
-
-
-def _card(text: str) -> Card:
-    card = _CARD_FROM.get(text)
-    if card is None:
-        card = _CARD_FROM[text] = parse_card(text)
-    return card
-
-
-def _bid(text: str) -> Bid:
-    bid = _BID_FROM.get(text)
-    return bid if bid is not None else Bid(text)
-
-
-def _plays_from(cards: Iterable[nap_pb2.PlayedCard]) -> tuple[tuple[int, Card], ...]:
-    return tuple((played.seat, _card(played.card)) for played in cards)
 
 
 # ---------------------------------------------------------------------------------------
@@ -112,11 +78,12 @@ def _plays_from(cards: Iterable[nap_pb2.PlayedCard]) -> tuple[tuple[int, Card], 
 def view_to_proto(view: SeatView, *, table: str) -> nap_pb2.SeatView:
     """Encode ``view`` at ``table``.
 
-    ``legal_actions`` is not part of the wire view: it travels in the DecisionRequest
-    (see :func:`request_to_proto`). The current trick is sent during play only; while a
-    lead is awaited it holds the leader (the seat to act) and no cards. The pool variants'
-    fields are left at their defaults when the view's are (``exchanged`` empty while every
-    count is 0), so a view of a profile without a pool is what it was before they existed.
+    Each field in its form (:mod:`referee.wire.seatview`): ``legal_actions`` is not part
+    of the wire view but travels in the DecisionRequest (see :func:`request_to_proto`).
+    The current trick is sent during play only; while a lead is awaited it holds the
+    leader (the seat to act) and no cards. The pool variants' fields are left at their
+    defaults when the view's are (``exchanged`` empty while every count is 0), so a view
+    of a profile without a pool is what it was before they existed.
     """
     msg = nap_pb2.SeatView()
     _fill_view(msg, view, table)
@@ -144,67 +111,10 @@ def request_to_proto(
     return msg
 
 
-_ACTIVE: Final[Memo[tuple[tuple[int, ...], int], tuple[bool, ...]]] = Memo(
-    lambda key: tuple(seat in key[0] for seat in range(key[1])), limit=4_096
-)
-"""SeatView.active, by (seats in play, table size)."""
-
-
-def _fill_view(msg: nap_pb2.SeatView, view: SeatView, table: str) -> None:  # noqa: C901, PLR0912 - flat
-    # Field by field into the (sub)message in place: about twice as fast as building
-    # sub-messages and copying them in, and this runs once per decision.
+def _fill_view(msg: nap_pb2.SeatView, view: SeatView, table: str) -> None:
     msg.table = table
-    msg.seat = view.seat
-    msg.number_of_seats = view.table_size
-    msg.profile = view.profile
-    msg.deal_number = view.deal_number
-    msg.deals_in_session = view.deals_in_session
-    msg.dealer = view.dealer
-    msg.phase = PHASE_TO_WIRE[view.phase]
-    msg.hand.extend([card.text for card in view.hand])
-    add_bid = msg.bids.add
-    for seat, bid in view.bids:
-        add_bid(seat=seat, bid=bid.name)
-    msg.tricks_won.extend(view.tricks_won)
-    msg.balances.extend(view.balances)
-    msg.active.extend(_ACTIVE[view.seats_in_play, view.table_size])
-    to_act = view.to_act
-    if to_act is not None:
-        msg.to_act = to_act
-    if view.declarer is not None:
-        msg.declarer = view.declarer
-    if view.contract is not None:
-        msg.contract = view.contract
-    if view.trump is not None:
-        msg.trump = view.trump.letter
-    if view.phase is Phase.PLAY:
-        trick = view.trick
-        current = msg.current_trick
-        current.leader = trick[0][0] if trick else (to_act or 0)
-        add_card = current.cards.add
-        for seat, card in trick:
-            add_card(seat=seat, card=card.text)
-    if view.tricks:
-        add_trick = msg.completed_tricks.add
-        for won in view.tricks:
-            plays = won.plays
-            add_card = add_trick(leader=plays[0][0], winner=won.winner).cards.add
-            for seat, card in plays:
-                add_card(seat=seat, card=card.text)
-    if view.pool:
-        msg.pool = view.pool
-    if any(view.exchanged):
-        msg.exchanged.extend(view.exchanged)
-    if view.peeked:
-        msg.peeked.extend(view.peeked)
-    if view.widow is not None:
-        msg.widow = view.widow.text
-    if view.drawn:
-        msg.drawn.extend([card.text for card in view.drawn])
-    if view.discarded:
-        msg.discarded.extend([card.text for card in view.discarded])
-    if view.widow_taken is not None:
-        msg.widow_taken = view.widow_taken
+    for form in VIEW_FORMS:
+        form.put(msg, view)
 
 
 def view_from_proto(msg: nap_pb2.SeatView | nap_pb2.DecisionRequest) -> SeatView:
@@ -212,7 +122,7 @@ def view_from_proto(msg: nap_pb2.SeatView | nap_pb2.DecisionRequest) -> SeatView
 
     Given a DecisionRequest, the view's ``legal_actions`` are the request's; given a bare
     SeatView (which does not carry them), they are empty. Raises ValueError on a card,
-    bid or suit text that is not one.
+    bid, suit or phase that is not one.
     """
     if isinstance(msg, nap_pb2.DecisionRequest):
         legal: tuple[Action, ...] = tuple(parse_action(text) for text in msg.legal_actions)
@@ -220,43 +130,7 @@ def view_from_proto(msg: nap_pb2.SeatView | nap_pb2.DecisionRequest) -> SeatView
     else:
         legal = ()
         wire = msg
-    to_act = wire.to_act if wire.HasField("to_act") else None
-    phase = PHASE_FROM_WIRE.get(wire.phase)
-    if phase is None:
-        text = f"view has no phase ({wire.phase})"
-        raise ValueError(text)
-    current = wire.current_trick.cards
-    return SeatView(
-        profile=wire.profile,
-        table_size=wire.number_of_seats,
-        seat=wire.seat,
-        seats_in_play=tuple(seat for seat, active in enumerate(wire.active) if active),
-        deal_number=wire.deal_number,
-        deals_in_session=wire.deals_in_session,
-        dealer=wire.dealer,
-        phase=phase,
-        to_act=to_act,
-        hand=tuple(_card(text) for text in wire.hand),
-        bids=tuple((bid.seat, _bid(bid.bid)) for bid in wire.bids),
-        declarer=wire.declarer if wire.HasField("declarer") else None,
-        contract=wire.contract or None,
-        trump=_SUIT_FROM[wire.trump] if wire.trump else None,
-        trick=_plays_from(current) if current else (),
-        tricks=tuple(
-            TrickWon(number, trick.winner, _plays_from(trick.cards))
-            for number, trick in enumerate(wire.completed_tricks)
-        ),
-        tricks_won=tuple(wire.tricks_won),
-        balances=tuple(wire.balances),
-        pool=wire.pool,
-        exchanged=tuple(wire.exchanged) or (0,) * wire.number_of_seats,
-        peeked=tuple(wire.peeked),
-        widow=_card(wire.widow) if wire.widow else None,
-        drawn=tuple(_card(text) for text in wire.drawn),
-        discarded=tuple(_card(text) for text in wire.discarded),
-        widow_taken=wire.widow_taken if wire.HasField("widow_taken") else None,
-        legal_actions=legal,
-    )
+    return SeatView(legal_actions=legal, **{form.name: form.get(wire) for form in VIEW_FORMS})
 
 
 # ---------------------------------------------------------------------------------------
@@ -379,12 +253,12 @@ def event_from_proto(msg: nap_pb2.TableEvent) -> Event | None:  # noqa: C901, PL
     """
     kind = msg.WhichOneof("event")
     if kind == "card_played":
-        return CardPlayed(msg.card_played.seat, _card(msg.card_played.card))
+        return CardPlayed(msg.card_played.seat, card_from(msg.card_played.card))
     if kind == "bid_made":
-        return BidMade(msg.bid_made.seat, _bid(msg.bid_made.bid))
+        return BidMade(msg.bid_made.seat, bid_from(msg.bid_made.bid))
     if kind == "trick_won":
         won = msg.trick_won
-        return TrickWon(won.trick_number, won.winner, _plays_from(won.cards))
+        return TrickWon(won.trick_number, won.winner, plays_from(won.cards))
     if kind == "deal_started":
         started = msg.deal_started
         return DealStarted(msg.deal_number, started.dealer, tuple(started.seats_in_play))
@@ -443,7 +317,7 @@ def told_from_proto(msg: nap_pb2.TableEvent) -> SeatEvent | SeatPenalized | None
     if event is None:
         return None
     if isinstance(event, DealStarted):
-        return SeatEvent(event.deal, event, hand=tuple(_card(text) for text in msg.deal_started.hand))
+        return SeatEvent(event.deal, event, hand=tuple(card_from(text) for text in msg.deal_started.hand))
     if isinstance(event, DealSettled):
         settled = msg.deal_settled
         faulting = settled.faulting_seat if settled.HasField("faulting_seat") else None

@@ -29,20 +29,32 @@ entries) and the notices that go alone or inside one (:class:`Notice`,
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
-from referee.rules import BID_NAMES, CARDS, DECLINE_EXCHANGE, DECLINE_WIDOW, PEEP, Bid, Phase, TakeWidow
+from referee.rules import (
+    BID_NAMES,
+    CARDS,
+    DECLINE_EXCHANGE,
+    DECLINE_WIDOW,
+    PEEP,
+    Bid,
+    Phase,
+    TakeWidow,
+    ViewFields,
+)
 from referee.wire._gen.nap.v1 import nap_pb2
-from referee.wire.codec import PHASE_TO_WIRE, closed_to_proto, fault_to_proto
+from referee.wire.codec import closed_to_proto, fault_to_proto
 from referee.wire.memo import Memo
 from referee.wire.protowire import field_tag, length_delimited, varint, zigzag
+from referee.wire.seatview import LATER_FORMS, PHASE_TO_WIRE, WRITTEN_BY_HAND
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from referee.match import Closed, Faulted
-    from referee.rules import Card, SeatView, Suit, TrickWon, ViewFields
+    from referee.rules import Card, SeatView, Suit, TrickWon
     from referee.rules.actions import Action
+    from referee.wire.seatview import FieldForm
 
 __all__ = [
     "Notice",
@@ -260,6 +272,30 @@ def _trick(trick: TrickWon) -> bytes:
     return length_delimited(_VIEW_COMPLETED, body)
 
 
+_WRITTEN: Final = len(WRITTEN_BY_HAND)
+
+
+def _later_writes(
+    forms: tuple[FieldForm, ...], names: tuple[str, ...]
+) -> tuple[tuple[int, Callable[[Any], bytes]], ...]:
+    """Each later field's place among ``names`` (a view's fields) and its writer, in their numbers' order.
+
+    TypeError for one whose form has no writer (a form of its own): write it by hand.
+    """
+    places = {name: place for place, name in enumerate(names)}
+    writes = []
+    for form in sorted(forms, key=lambda form: form.number):
+        if form.write is None:
+            text = f"SeatView.{form.name} has a form of its own: write it by hand in RequestEncoder"
+            raise TypeError(text)
+        writes.append((places[form.name], form.write))
+    return tuple(writes)
+
+
+_LATER: Final = _later_writes(LATER_FORMS, ViewFields._fields)
+"""The fields declared after ``legal_actions``: where each is and how it is written."""
+
+
 class RequestEncoder:
     """Encodes one table's decision requests; keeps the parts of its views that only grow.
 
@@ -323,8 +359,8 @@ class RequestEncoder:
         """The SeatView message's bytes (as ``view_to_proto(view, table=...)`` serializes)."""
         return self.view_of(view.fields())
 
-    def view_of(self, fields: ViewFields) -> bytes:
-        """:meth:`view` of the view with these fields (:func:`referee.rules.view_fields`)."""
+    def _view_written(self, fields: tuple[Any, ...]) -> bytes:
+        """:meth:`view_of` of SeatView's fields up to ``legal_actions``, each written here by hand."""
         (
             profile,
             size,
@@ -352,7 +388,7 @@ class RequestEncoder:
             discarded,
             widow_taken,
             _,  # the legal actions: the request's, not the view's
-        ) = fields
+        ) = fields  # SeatView's fields in its order (tests/test_codec.py checks the bytes)
         key = self._deal_key
         if (
             key is None
@@ -431,6 +467,22 @@ class RequestEncoder:
                 pooled,
             )
         )
+
+    def _view_and_later(self, fields: ViewFields) -> bytes:
+        """:meth:`view_of` when SeatView has fields after ``legal_actions``: those in their forms, last.
+
+        Their numbers come after those of the fields written by hand.
+        """
+        later = b"".join([write(fields[place]) for place, write in _LATER])
+        return self._view_written(fields[:_WRITTEN]) + later
+
+    view_of = _view_and_later if _LATER else _view_written
+    """:meth:`view` of the view with these fields (:func:`referee.rules.view_fields`).
+
+    The fields up to ``legal_actions`` are written by hand; any declared after it, through
+    their forms (:data:`referee.wire.seatview.LATER_FORMS`), until a bench says to write
+    them here too. Chosen once, at import: with no later field it costs nothing.
+    """
 
     def _bid_bytes(self, bids: tuple[tuple[int, Bid], ...]) -> None:
         """SeatView.bids, extended by the new bid when the auction moved on by one."""

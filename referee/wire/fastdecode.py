@@ -38,8 +38,8 @@ from referee.rules import (
     parse_action,
     parse_card,
 )
-from referee.wire.codec import PHASE_FROM_WIRE
 from referee.wire.memo import Memo
+from referee.wire.seatview import LATER_FORMS, PHASE_FROM_WIRE
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -122,8 +122,11 @@ def _decode(
     ``seen`` must be the state of the view's own (table, seat): within one deal, its
     views only grow, so what ``seen`` holds is a prefix of ``wire``'s bids and tricks
     unless it belongs to another deal (then it is reset) or to a later point of this deal
-    (then it is decoded afresh).
+    (then it is decoded afresh). The fields up to ``legal_actions`` are read here by hand;
+    any declared after it, through their forms (:data:`referee.wire.seatview.LATER_FORMS`).
     """
+    if LATER_FORMS:
+        build = functools.partial(build, **{form.name: form.get(wire) for form in LATER_FORMS})
     deal_number = wire.deal_number
     if seen.deal != deal_number:
         seen.deal = deal_number

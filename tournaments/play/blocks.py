@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from clients.sdk.local import LocalBot
 from referee.match import SessionSpec, Simulation, TimeLimits
-from referee.server import ServerLimits
 from tournaments.plan.scheduler import BlockSpec, derive_seed
 from tournaments.results import Declaration, SeatResult, SessionResult
 
@@ -27,6 +26,7 @@ if TYPE_CHECKING:
     from clients.sdk.bot import Bot
     from referee.match import Decision, Fault, SessionOutcome
     from referee.rules import FaultPolicy, Profile
+    from referee.server import ServerLimits
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +198,7 @@ def play_block_in_process(
     spec: BlockRun,
     bots: Mapping[str, Callable[[], Bot]],
     *,
-    limits: ServerLimits = ServerLimits(),  # noqa: B008 - a frozen default
+    limits: ServerLimits | None = None,
 ) -> list[FinishedSession]:
     """Play the block on the match core in process: no gRPC, no bot processes.
 
@@ -207,12 +207,18 @@ def play_block_in_process(
     :class:`clients.sdk.local.LocalBot`. The sessions are the referee's: the same table
     ids, clocks (on each decision's measured think time), fault policy, fault limit and
     forced moves as over gRPC, so the same bots' choices give the same records and faults.
+    ``limits`` are the referee's (its fault limit and reconnect grace); None plays with
+    the match core's defaults, which are the referee's own (tests/test_import_graph.py
+    checks it), without importing the referee's server and so grpc.
     """
     finished = []
     for rotation in spec.rotations:
-        simulation = Simulation(
-            fault_limit=limits.fault_limit, reconnect_grace_ms=limits.reconnect_grace_s * 1000
-        )
+        if limits is None:
+            simulation = Simulation()
+        else:
+            simulation = Simulation(
+                fault_limit=limits.fault_limit, reconnect_grace_ms=limits.reconnect_grace_s * 1000
+            )
         for name in dict.fromkeys(spec.block.seating(rotation)):
             local = LocalBot(bots[name], rules=spec.profile)
             simulation.add_bot(name, local.respond, listening=local.listening, on_tell=local.tell)

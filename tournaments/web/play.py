@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 import structlog
 
-from clients.sdk.connection import Connection, Options
+from clients.sdk.connection import Connection
+from clients.sdk.options import Options
 from referee.server import ServerLimits, TimeLimits
 from tournaments.errors import PlayError
 from tournaments.plan.config import TournamentConfig

@@ -182,7 +182,7 @@ class PersonSeat:
             if self._pending is pending:
                 self._pending = None
         table.answered()  # the table's update comes with the referee's event for this answer
-        return Answer(request.request_id, text, int((self._clock() - pending.came) * 1000))
+        return Answer(request.request_id, text)
 
     def closed(self, table: str) -> None:
         """The referee closed ``table`` (its session is over): the page keeps showing it."""
