@@ -46,7 +46,8 @@ class Arena:
         self.url = ""
         self.admin_token: str | None = None
         self._ready = threading.Event()
-        threading.Thread(target=self._read, daemon=True).start()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
 
     def _read(self) -> None:
         assert self.process.stdout is not None
@@ -59,6 +60,12 @@ class Arena:
             if line.startswith("stop it with"):
                 self._ready.set()
         self._ready.set()
+
+    def done_reading(self) -> None:
+        """Wait for the reader to see the end of the output, and close the pipe."""
+        self._reader.join(30)
+        assert self.process.stdout is not None
+        self.process.stdout.close()
 
     def wait_ready(self) -> None:
         assert self._ready.wait(120), self.lines
@@ -91,6 +98,7 @@ def serving(db: Path, *extra: str) -> Iterator[Arena]:
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
+        arena.done_reading()
 
 
 def until(what: str, found: Callable[[], bool], *, seconds: float = _PATIENCE_S) -> None:
