@@ -23,19 +23,16 @@ is: the submission stays where it was, and the next start admits it again from t
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
 import secrets
 import shutil
-import signal
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tournaments.arena.packs import PackError, unpack
-from tournaments.errors import ManifestError, RunnerError
+from tournaments.errors import BuildError, ManifestError, RunnerError
 from tournaments.plan.manifest import content_hash, read_manifest
-from tournaments.play.entrants import entry_from_manifest
+from tournaments.play.entrants import build_async, entry_from_manifest
 from tournaments.play.practice import check_bot_async
 from tournaments.play.sandbox import SandboxSpec, sandbox_for
 from tournaments.report.check import check_lines
@@ -47,12 +44,10 @@ if TYPE_CHECKING:
     from tournaments.play.sandbox import Sandbox
     from tournaments.store.arena import ArenaStore, Submission
 
-__all__ = ["BUILD_TIMEOUT_S", "CHECK_SESSIONS", "AdmissionRefusedError", "admit", "entry_name"]
+__all__ = ["CHECK_SESSIONS", "AdmissionRefusedError", "admit", "entry_name"]
 
 CHECK_SESSIONS = 6
 """Practice sessions a submission plays before it is placed (as ``nap bot check``'s default)."""
-BUILD_TIMEOUT_S = 300.0
-"""How long a build may run (wall clock) before it is stopped and the submission refused."""
 _OUTPUT_KEPT = 16 << 10
 """Of a build's output, the last this many characters go to the owner's log."""
 
@@ -195,49 +190,29 @@ async def _build(
     manifest: Manifest, submission: Submission, *, store: ArenaStore, settings: ArenaSettings, folder: Path
 ) -> None:
     """Run the manifest's build in the sandbox (no network unless allowed), bounded in time."""
-    argv = manifest.build_argv()
-    if argv is None:
+    if manifest.build_argv() is None:
         store.add_step(submission.id, "build", "nothing to build")
         return
-    sandbox = _sandbox(settings, store, folder)
-    env: dict[str, str] | None = None
-    cwd: Path | None = manifest.folder
-    if sandbox is not None:
-        wrapped, env = sandbox.build(
-            argv, name=manifest.name, folder=manifest.folder, network=settings.build_network
-        )
-        argv, cwd = tuple(wrapped), None
     try:
-        process = await asyncio.create_subprocess_exec(
-            *argv,
-            cwd=cwd,
-            env=env,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
+        output = await build_async(
+            manifest,
+            sandbox=_sandbox(settings, store, folder),
+            network=settings.build_network,
+            timeout_s=settings.build_timeout_s,
         )
-    except FileNotFoundError:
-        msg = f"its build command was not found: {argv[0]}"
-        raise AdmissionRefusedError(msg) from None
-    try:
-        output, _ = await asyncio.wait_for(process.communicate(), BUILD_TIMEOUT_S)
-    except TimeoutError:
-        _kill(process)
-        await process.wait()
-        msg = f"its build did not finish within {BUILD_TIMEOUT_S:g} s"
-        raise AdmissionRefusedError(msg) from None
-    except asyncio.CancelledError:
-        _kill(process)
-        await process.wait()
-        raise
-    text = output.decode("utf-8", errors="replace")[-_OUTPUT_KEPT:]
-    if process.returncode != 0:
-        last = text.strip().splitlines()[-1] if text.strip() else "no output"
-        msg = f"its build failed with status {process.returncode}: {last}"
-        raise AdmissionRefusedError(msg, details=text)
-    store.add_step(submission.id, "build", text or "no output", private=True)
+    except BuildError as exc:
+        raise AdmissionRefusedError(
+            _unnamed(str(exc), manifest.name), details=exc.output[-_OUTPUT_KEPT:]
+        ) from None
+    except RunnerError as exc:
+        raise AdmissionRefusedError(_unnamed(str(exc), manifest.name)) from None
+    store.add_step(submission.id, "build", output[-_OUTPUT_KEPT:] or "no output", private=True)
     store.add_step(submission.id, "build", "built")
+
+
+def _unnamed(line: str, bot: str) -> str:
+    """A build's line without the bot's name before it (the submission says whose it is)."""
+    return line.removeprefix(f"bot {bot}: ")
 
 
 def _passed(lines: list[str], *, passed: bool) -> None:
@@ -246,11 +221,6 @@ def _passed(lines: list[str], *, passed: bool) -> None:
         verdict = lines[-1].strip()
         msg = f"its check failed: {verdict.removeprefix('verdict: ')}"
         raise AdmissionRefusedError(msg)
-
-
-def _kill(process: asyncio.subprocess.Process) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
 
 
 def _sandbox(settings: ArenaSettings, store: ArenaStore, folder: Path) -> Sandbox | None:

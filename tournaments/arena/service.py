@@ -76,6 +76,7 @@ def open_arena(db: Path, settings: ArenaSettings) -> Opened:
     A later start keeps the arena's rules and table sizes (RunnerError, one line, if
     ``settings`` asks for others) and takes ``settings``' house rules.
     """
+    db.absolute().parent.mkdir(parents=True, exist_ok=True)
     store = ArenaStore.open_arena(db)
     try:
         meta = store.meta()

@@ -50,7 +50,7 @@ class ArenaSettings:
     ``sandbox`` and ``bot_limits`` as a tournament's, but ``on`` by default: an arena runs
     anyone's code, so it refuses to start where it cannot isolate it, unless told
     ``off`` (for a trusted test on a machine without bubblewrap). ``build_network`` lets a
-    bot's build reach the network (off by default).
+    bot's build reach the network (off by default), ``build_timeout_s`` is how long it may run.
     """
 
     profile: Profile = DEFAULT_PROFILE
@@ -63,6 +63,7 @@ class ArenaSettings:
     sandbox: str = "on"
     bot_limits: BotLimits = field(default_factory=BotLimits)
     build_network: bool = False
+    build_timeout_s: float = 300.0
     pack_limits: PackLimits = field(default_factory=PackLimits)
 
     def __post_init__(self) -> None:

@@ -14,8 +14,11 @@ edited).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
-import subprocess
+import os
+import signal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,7 +36,8 @@ if TYPE_CHECKING:
 DEFAULT_ENTRANTS = ("peel", "random", "peel-2=peel", "random-2=random")
 """What ``nap tournament run`` plays with no ``--bot``: the example bots, each twice."""
 
-_BUILD_TIMEOUT_S = 600
+BUILD_TIMEOUT_S = 600.0
+"""How long a bot's build may run (wall clock) before it is stopped."""
 
 
 def entry_from_manifest(manifest: Manifest, *, digest: str | None = None) -> BotEntry:
@@ -92,40 +96,62 @@ def _submitted(spec: VersionSpec, store: Store) -> BotEntry | None:
 
 
 def build(manifest: Manifest, *, sandbox: Sandbox | None = None) -> None:
-    """Run the manifest's build command once in its folder; BuildError with all its output on failure.
+    """:func:`build_async` in a fresh event loop (for the command line)."""
+    asyncio.run(build_async(manifest, sandbox=sandbox))
 
-    With ``sandbox`` the build runs in it: its folder writable, the network reachable, and
-    nothing else of nap's in view (not the database, not other bots).
+
+async def build_async(
+    manifest: Manifest,
+    *,
+    sandbox: Sandbox | None = None,
+    network: bool = True,
+    timeout_s: float = BUILD_TIMEOUT_S,
+) -> str:
+    """Run the manifest's build command once in its folder; what it wrote (stdout, then stderr).
+
+    With ``sandbox`` the build runs in it: its folder writable, the network reachable unless
+    ``network`` is False, and nothing else of nap's in view (not the database, not other
+    bots). Raises BuildError with all its output when it fails, and RunnerError (one line)
+    when its program is missing or it runs past ``timeout_s`` (it is killed, its children
+    with it). Cancelled, it kills the build too.
     """
     argv = manifest.build_argv()
     if argv is None:
-        return
+        return ""
     env: dict[str, str] | None = None
     cwd: Path | None = manifest.folder
     if sandbox is not None:
-        wrapped, env = sandbox.build(argv, name=manifest.name, folder=manifest.folder)
+        wrapped, env = sandbox.build(argv, name=manifest.name, folder=manifest.folder, network=network)
         argv, cwd = tuple(wrapped), None
     try:
-        done = subprocess.run(  # noqa: S603 - the bot author's own build command, no shell
-            argv,
+        process = await asyncio.create_subprocess_exec(
+            *argv,
             cwd=cwd,
             env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=_BUILD_TIMEOUT_S,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,  # its children are killed with it
         )
     except FileNotFoundError:
         msg = f"bot {manifest.name}: build command not found: {argv[0]}"
         raise RunnerError(msg) from None
-    except subprocess.TimeoutExpired:
-        msg = f"bot {manifest.name}: build took longer than {_BUILD_TIMEOUT_S} s"
+    try:
+        out, err = await asyncio.wait_for(process.communicate(), timeout_s)
+    except TimeoutError:
+        msg = f"bot {manifest.name}: build took longer than {timeout_s:g} s"
         raise RunnerError(msg) from None
-    if done.returncode != 0:
-        output = "\n".join(part.strip() for part in (done.stdout, done.stderr) if part.strip())
+    finally:
+        if process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            await process.wait()
+    output = "\n".join(part.decode(errors="replace").strip() for part in (out, err) if part.strip())
+    if process.returncode != 0:
         last = output.splitlines()[-1] if output else "no output"
-        msg = f"bot {manifest.name}: build failed with status {done.returncode}: {last}"
-        raise BuildError(msg, bot=manifest.name, status=done.returncode, output=output or "no output")
+        msg = f"bot {manifest.name}: build failed with status {process.returncode}: {last}"
+        raise BuildError(msg, bot=manifest.name, status=process.returncode or 0, output=output or "no output")
+    return output
 
 
 def resolve(spec: str, *, store: Store | None, sandbox: Sandbox | None = None) -> BotEntry:
