@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -10,6 +11,7 @@ import pytest
 
 from tests.arena_helpers import admitted, new_arena
 from tournaments.arena.ladder import Ladder
+from tournaments.arena.running import run_arena
 from tournaments.arena.settings import ArenaSettings
 from tournaments.errors import EntryStartError
 from tournaments.plan.entries import BUILTIN_BOTS
@@ -18,13 +20,13 @@ from tournaments.play.tables import NoTables
 from tournaments.store.logs import encode_log
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import AsyncIterator, Callable, Sequence
     from pathlib import Path
 
     from tournaments.arena.service import Arena
     from tournaments.plan.entries import BotEntry
     from tournaments.play.blocks import BlockRun
-    from tournaments.play.executors.base import Deliver
+    from tournaments.play.executors.base import Deliver, PlayContext
 
 QUICK = {"pimc": "peel"}
 """pimc's seat played by peel's policy here: the same tables in a fraction of the time."""
@@ -192,3 +194,67 @@ class TestFailures:
         for index, rotations in kept.items():
             assert arena.store.block_complete(arena.ladder, index)
             assert rotations <= arena.store.rotations_stored(arena.ladder, index)
+
+
+@dataclass(frozen=True)
+class HereExecutor:
+    """An executor whose players are :class:`Here`'s, one set per start of the ladder."""
+
+    made: list[Here]
+    arena: Arena
+
+    @property
+    def name(self) -> str:
+        return "here"
+
+    def resume_flags(self) -> tuple[str, ...]:
+        return ()
+
+    @contextlib.asynccontextmanager
+    async def open(self, context: PlayContext, *, blocks: int | None) -> AsyncIterator[Here]:
+        del context, blocks
+        players = Here(self.arena)
+        self.made.append(players)
+        yield players
+
+
+async def until(found: Callable[[], bool]) -> None:
+    """Wait until ``found()``: the store says so, and nothing signals a commit."""
+    while not found():  # noqa: ASYNC110 - polling the store, which has no event to wait on
+        await asyncio.sleep(0.01)
+
+
+class TestTrouble:
+    """The arena keeps serving through its own troubles, losing no finished block."""
+
+    def test_a_full_disk_stops_the_ladder_in_one_line_and_it_plays_again_once_there_is_room(
+        self, arena: Arena
+    ) -> None:
+        admitted(arena, "alice", bot="ace")
+        store = arena.store
+        made: list[Here] = []
+
+        async def main() -> None:
+            running = asyncio.ensure_future(
+                run_arena(arena, executor=HereExecutor(made, arena), retry_s=0.05)
+            )
+            await until(lambda: store.tally([arena.ladder]).sessions >= 8)
+            pages = store._conn.execute("PRAGMA page_count").fetchone()[0]  # noqa: SLF001 - the disk fills up
+            store._conn.execute(f"PRAGMA max_page_count = {pages}")  # noqa: SLF001
+            await until(lambda: arena.trouble.now is not None)
+            full = arena.trouble.now
+            kept = store.tally([arena.ladder]).sessions
+            store._conn.execute("PRAGMA max_page_count = 1073741823")  # noqa: SLF001 - room again
+            await until(lambda: store.tally([arena.ladder]).sessions > kept + 8)
+            running.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await running
+            assert full is not None
+            assert "database or disk is full" in full
+            assert full.endswith("it starts again in 0.05 s")
+
+        asyncio.run(main())
+        assert len(made) >= 2  # the ladder started again
+        assert arena.trouble.now is None
+        complete = store.ladder_blocks(arena.ladder, complete=True)
+        assert all(store.block_complete(arena.ladder, b.index) for b in complete)

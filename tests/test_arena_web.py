@@ -562,6 +562,20 @@ class TestUploads:
 class TestBoard:
     """Everyone sees the leaderboard and the entries, rated over complete blocks only."""
 
+    def test_the_arenas_trouble_is_said_on_the_board_and_the_page(self, site: Site) -> None:
+        site.arena.trouble.now = "the ladder stopped: arena.db: database or disk is full (free some space)"
+
+        async def check(client: Client) -> tuple[Any, str]:
+            board = await (await client.get("/api/v1/leaderboard")).json()
+            return board, await (await client.get("/")).text()
+
+        try:
+            board, page = served(site.arena, check)
+        finally:
+            site.arena.trouble.now = None
+        assert board["trouble"].endswith("database or disk is full (free some space)")
+        assert "The ladder is not playing now: the ladder stopped: arena.db: database or disk is full" in page
+
     def test_the_leaderboards_json(self, site: Site) -> None:
         async def check(client: Client) -> tuple[int, Any]:
             response = await client.get("/api/v1/leaderboard")
@@ -569,7 +583,8 @@ class TestBoard:
 
         status, board = served(site.arena, check)
         assert status == 200
-        assert set(board) == {"arena", "updated_at", "blocks", "sessions", "entries", "retired"}
+        assert set(board) == {"arena", "updated_at", "trouble", "blocks", "sessions", "entries", "retired"}
+        assert board["trouble"] is None
         assert board["arena"] == {
             "profile": "heather",
             "table_sizes": [4],

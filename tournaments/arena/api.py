@@ -206,7 +206,8 @@ class Api:
             "quota": settings.quota,
             "placement_blocks": settings.placement_blocks,
         }
-        return web.json_response({"arena": arena, "updated_at": at, **board.to_json()})
+        trouble = self._arena.trouble.now
+        return web.json_response({"arena": arena, "updated_at": at, "trouble": trouble, **board.to_json()})
 
     async def entry(self, request: web.Request) -> web.Response:
         """An entry's public record, its admission's public steps and its latest complete sessions."""

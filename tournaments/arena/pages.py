@@ -124,6 +124,7 @@ class Pages:
             shared=_shared_ranks(board.rows),
             profile=settings.profile.name,
             table_sizes=", ".join(str(size) for size in settings.table_sizes),
+            trouble=self._arena.trouble.now,
         )
 
     async def entry(self, request: web.Request) -> web.Response:
