@@ -8,6 +8,7 @@ of the built-in bot :func:`admitted` names for it.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 from referee.match import TimeLimits
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from pathlib import Path
 
+    from referee.match import Fault
     from tournaments.arena.service import Arena, Opened
     from tournaments.store.arena import BlockKind, Submission, SubmissionStatus
 
@@ -69,13 +71,15 @@ def played_block(
     *,
     policies: Mapping[str, str] | None = None,
     rotations: Sequence[int] | None = None,
+    faults: Mapping[int, Sequence[Fault]] | None = None,
     kind: BlockKind = "ladder",
     placing: str | None = None,
     index: int | None = None,
 ) -> int:
     """Add a block at a table of ``bots`` to the ladder and record the sessions of ``rotations`` (all).
 
-    ``policies`` maps a submitted entry to the built-in bot that plays it. Returns the
+    ``policies`` maps a submitted entry to the built-in bot that plays it; ``faults`` adds
+    faults to the sessions of some rotations (the built-in bots make none). Returns the
     block's index; ``index`` gives more rotations of a block already added.
     """
     store = arena.store
@@ -98,6 +102,9 @@ def played_block(
     factories = {name: BUILTIN_BOTS[names.get(name, name)].make_bot() for name in bots}
     for session in play_block_in_process(run, factories):
         key = session.result
+        added = tuple((faults or {}).get(key.rotation, ()))
+        if added:
+            key = dataclasses.replace(key, faults=(*key.faults, *added))
         store.record_session(
             key, log=encode_log(session.log, tournament=ladder, block=key.block, rotation=key.rotation)
         )

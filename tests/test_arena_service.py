@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from referee.match.faults import Fault, FaultKind
 from referee.rules import PROFILES
 from tests.arena_helpers import admitted, new_arena, played_block
 from tournaments.arena.errors import (
@@ -16,7 +17,7 @@ from tournaments.arena.errors import (
     QuotaError,
     UnauthorizedError,
 )
-from tournaments.arena.people import digest
+from tournaments.arena.people import Caller, digest
 from tournaments.arena.service import open_arena
 from tournaments.arena.settings import ArenaSettings
 from tournaments.errors import RunnerError
@@ -135,6 +136,35 @@ class TestWhatEachPersonSees:
         assert [s.id for s in arena.submissions(bob)] == []
         arena.close()
 
+    def test_an_owners_log_shows_the_faults_of_complete_blocks_at_their_decisions(self, arena: Arena) -> None:
+        mine = admitted(arena, "alice", bot="ace")
+        name = mine.entry
+        assert name is not None
+        late = Fault(
+            kind=FaultKind.LATE,
+            bot=name,
+            table="t",
+            seat=3,
+            deal=2,
+            decision=5,
+            elapsed_ms=1500.0,
+            detail="late",
+        )
+        seats = ("random", "peel", "pimc", name)
+        index = played_block(
+            arena, seats, policies={name: "peel", **QUICK}, rotations=(0,), faults={0: [late]}
+        )
+        assert arena.entry_log(_owner("alice"), name)["faults"] == []  # its block is still in play
+        played_block(arena, seats, policies={name: "peel", **QUICK}, rotations=(1, 2, 3), index=index)
+        [fault] = arena.entry_log(_owner("alice"), name)["faults"]
+        assert (fault["kind"], fault["deal"], fault["decision"], fault["elapsed_ms"]) == (
+            "late",
+            2,
+            5,
+            1500.0,
+        )
+        assert fault["replay"] == f"/sessions/{fault['session']}#view=seat3&deal=2&step=6"
+
     def test_a_session_is_public_only_once_its_block_is_complete(self, arena: Arena) -> None:
         index = played_block(arena, ("random", "peel", "pimc"), policies=QUICK, rotations=(0,))
         [row] = arena.store.find_sessions(tournament=arena.ladder)
@@ -155,6 +185,10 @@ class TestWhatEachPersonSees:
         with pytest.raises(QuotaError, match="2 submissions in the last 24 hours"):
             arena.submit(alice, b"\x1f\x8b three")
         arena.close()
+
+
+def _owner(name: str) -> Caller:
+    return Caller(name=name, scopes=frozenset({"submit"}))
 
 
 class TestBoard:

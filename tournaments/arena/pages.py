@@ -237,7 +237,12 @@ class Pages:
         name = request.match_info["entry"]
         found = self._arena.entry_log(self._viewer(request), name)
         return self._page(
-            request, "entry_log.html", title=f"{name}: bot logs", entry=name, logs=found["logs"]
+            request,
+            "entry_log.html",
+            title=f"{name}: bot logs",
+            entry=name,
+            logs=found["logs"],
+            faults=found["faults"],
         )
 
 

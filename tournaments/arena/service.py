@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
+    from referee.match.faults import Fault
     from tournaments.play.executors.base import Usage
     from tournaments.play.tables import TableSource
     from tournaments.store.arena import Person
@@ -54,6 +55,8 @@ __all__ = ["ADMIN_NAME", "Arena", "Opened", "open_arena"]
 
 ADMIN_NAME = "admin"
 """The person the first start makes, with every scope."""
+FAULTS_SHOWN = 50
+"""An entry's latest faults its owner's log shows, each with the decision it was made on."""
 
 
 def files_folder(db: Path) -> Path:
@@ -341,7 +344,12 @@ class Arena:
         return self.store.log(session_id)
 
     def entry_log(self, caller: Caller | None, name: str, *, tail_bytes: int = 64 << 10) -> dict[str, Any]:
-        """An entry's bot logs (the last ``tail_bytes`` of each process's) for its owner (or an admin)."""
+        """An entry's bot logs for its owner (or an admin): each process's stderr, its latest faults.
+
+        The stderr is the last ``tail_bytes`` of each process's; the faults are those of
+        complete blocks only (their replay, at the decision, shows the cards), each with the
+        address of that decision in its session's replay.
+        """
         who = _signed_in(caller)
         submission = self.store.entry(name)
         owner = None if submission is None else submission.owner
@@ -361,7 +369,29 @@ class Arena:
                 handle.seek(max(0, size - tail_bytes))
                 text = handle.read().decode("utf-8", errors="replace")
             logs.append({"process": path.stem, "bytes": size, "tail": text})
-        return {"entry": name, "logs": logs}
+        faults = [
+            {
+                "session": session,
+                "kind": str(fault.kind),
+                "deal": fault.deal,
+                "decision": fault.decision,
+                "elapsed_ms": fault.elapsed_ms,
+                "detail": fault.detail,
+                "replay": _replay_at(session, fault),
+            }
+            for session, fault in self.store.faults_in_complete_blocks(self.ladder, name, limit=FAULTS_SHOWN)
+        ]
+        return {"entry": name, "logs": logs, "faults": faults}
+
+
+def _replay_at(session: int, fault: Fault) -> str:
+    """The replay's address at the decision a fault was made on, as the faulting seat saw it."""
+    where = f"/sessions/{session}"
+    if fault.deal is None:
+        return where
+    view = "table" if fault.seat is None else f"seat{fault.seat}"
+    step = 0 if fault.decision is None else fault.decision + 1
+    return f"{where}#view={view}&deal={fault.deal}&step={step}"
 
 
 def _log_of(stem: str, name: str) -> bool:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Final, Literal, get_args
 
+from referee.match.faults import FAULT_FIELDS, Fault
 from tournaments.errors import StoreError
 from tournaments.stats.ladder import BlockFigures
 from tournaments.store.database import Row, SessionRow, Store
@@ -576,6 +577,20 @@ class ArenaStore(Store):
             (bot, ladder, limit),
         )
         return self.sessions_by_id([session_id for (session_id,) in rows])
+
+    def faults_in_complete_blocks(self, ladder: int, bot: str, *, limit: int) -> list[tuple[int, Fault]]:
+        """``bot``'s latest faults (``limit`` at most) in the ladder's complete blocks: (session, fault)."""
+        columns = ", ".join(f'f."{name}"' for name in FAULT_FIELDS)
+        rows = self._query(
+            f"SELECT s.id, {columns} FROM faults f JOIN sessions s ON s.id = f.session_id"  # noqa: S608 - our columns
+            " JOIN blocks b ON b.tournament_id = s.tournament_id AND b.idx = s.block_idx"
+            " WHERE f.bot = ? AND s.tournament_id = ?"
+            " AND json_array_length(b.bots) <= (SELECT count(*) FROM sessions t"
+            " WHERE t.tournament_id = b.tournament_id AND t.block_idx = b.idx)"
+            " ORDER BY f.id DESC LIMIT ?",
+            (bot, ladder, limit),
+        )
+        return [(session, Fault.from_row(fault)) for session, *fault in rows]
 
     def fault_kinds(self, ladder: int, bot: str) -> dict[str, int]:
         """How many faults of each kind ``bot`` made in the ladder's sessions."""
