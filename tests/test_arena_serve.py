@@ -189,3 +189,22 @@ def test_people_submit_the_ladder_ranks_the_anchors_and_kill_9_loses_no_block(tm
     for index in complete:
         assert after[index] == before[index]  # nothing counted twice: the same sessions
     assert all(sessions <= seats for seats, sessions in after.values())
+
+
+@pytest.mark.xdist_group("ray")
+def test_the_ladder_plays_on_ray_workers_and_places_a_submission(tmp_path: Path) -> None:
+    """--executor ray: a local Ray instance's workers start a new entry on demand and play its blocks."""
+    db = tmp_path / "arena.db"
+    with serving(
+        db, "-k", "3", "--tables", "4", "--placement", "2", "--executor", "ray", "--workers", "2"
+    ) as arena:
+        assert arena.admin_token is not None
+        admin = arena.client(arena.admin_token)
+        alice = arena.client(admin.add_person("alice"))
+        submitted = alice.submit(bot_pack(tmp_path / "a", "ace"))
+        until("alice's bot placed on Ray workers", lambda: alice.submission(submitted.id).status == "placed")
+        until("ten complete blocks", lambda: admin.leaderboard()["blocks"] >= 10)
+        board = {row["entry"]: row for row in admin.leaderboard()["entries"]}
+        assert board["ace.1"]["blocks"] >= 2
+        assert board["ace.1"]["rating"] is not None
+    assert all(sessions <= seats for seats, sessions in stored(db).values())
