@@ -88,6 +88,7 @@ async def admit(
             seed=secrets.randbits(63),
             sandbox=settings.sandbox,
             bot_limits=settings.bot_limits,
+            signals=False,  # the arena's own: SIGTERM stops the arena, not one check
         )
         lines = check_lines(report)
         store.add_step(submission.id, "check", "\n".join(lines), private=True)

@@ -131,6 +131,7 @@ async def check_bot_async(  # noqa: PLR0913 - keyword options of `nap bot check`
     observers: tuple[RunObserver, ...] = (),
     sandbox: str = "auto",
     bot_limits: BotLimits | None = None,
+    signals: bool = True,
 ) -> CheckReport:
     """Play practice sessions with ``entry`` seated at every table; report its behaviour.
 
@@ -139,8 +140,8 @@ async def check_bot_async(  # noqa: PLR0913 - keyword options of `nap bot check`
     gives both scores and their difference. ``sandbox`` and ``bot_limits`` isolate the bots
     as in a tournament (:class:`~tournaments.plan.config.TournamentConfig`). ``observers``
     follow both runs (:mod:`tournaments.play.observers`: the command line's progress line).
-    On the caller's event loop (an arena admits submissions while its ladder plays);
-    :func:`check_bot` runs it in a fresh one.
+    On the caller's event loop (an arena admits submissions while its ladder plays, and
+    keeps its signals: ``signals=False``); :func:`check_bot` runs it in a fresh one.
     """
     opponents = [BUILTIN_BOTS[name] for name in OPPONENTS if name != entry.name]
     while len(opponents) < table_size - 1:
@@ -162,7 +163,8 @@ async def check_bot_async(  # noqa: PLR0913 - keyword options of `nap bot check`
     )
     with tempfile.TemporaryDirectory(prefix="nap-check-") as scratch:
         root = Path(scratch)
-        report, results = await _practice(config, entry.name, root / "bot", observers)
+        options = RunOptions(observers=observers, signals=signals)
+        report, results = await _practice(config, entry.name, root / "bot", options)
         if baseline is None or report.error is not None or not results:
             return report
         reference = replace(
@@ -170,7 +172,7 @@ async def check_bot_async(  # noqa: PLR0913 - keyword options of `nap bot check`
             name=f"check {entry.name}: {baseline} in its seat",
             bots=(BUILTIN_BOTS[baseline].renamed(entry.name), *entrants[1:]),
         )
-        again, reference_results = await _practice(reference, entry.name, root / "baseline", observers)
+        again, reference_results = await _practice(reference, entry.name, root / "baseline", options)
         return replace(report, baseline=_compare(baseline, entry.name, results, again, reference_results))
 
 
@@ -205,7 +207,7 @@ def check_bot(  # noqa: PLR0913 - keyword options of `nap bot check`
 
 
 async def _practice(
-    config: TournamentConfig, bot: str, root: Path, observers: tuple[RunObserver, ...]
+    config: TournamentConfig, bot: str, root: Path, options: RunOptions
 ) -> tuple[CheckReport, list[SessionResult]]:
     """Play ``config`` in a throw-away database under ``root``; the report on ``bot`` and the results."""
     opponents = tuple(entry.name for entry in config.bots if entry.name != bot)
@@ -213,9 +215,7 @@ async def _practice(
     root.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240 - one local folder, made at once
     with Store.open(root / "check.db") as store:
         try:
-            tournament = await run_tournament_async(
-                config, store=store, logs_root=logs, options=RunOptions(observers=observers)
-            )
+            tournament = await run_tournament_async(config, store=store, logs_root=logs, options=options)
         except RunnerError as exc:
             # what stopped it, without the resume hint: the practice database is thrown away
             reason = exc.__cause__ if isinstance(exc, TournamentInterrupted) and exc.__cause__ else exc

@@ -85,13 +85,16 @@ class RunOptions:
     nothing itself. ``limits`` are the referee's limits on each bot connection;
     ``hosting`` says where it listens and gives remote bots' tokens. ``executor`` plays the
     blocks: local worker processes by default, or Ray workers
-    (:class:`~tournaments.play.executors.RayExecutor`).
+    (:class:`~tournaments.play.executors.RayExecutor`). ``signals``: SIGTERM stops the run as
+    Ctrl-C does (the default); a run inside a process that owns its signals (an arena's
+    practice sessions) leaves them to it.
     """
 
     observers: tuple[RunObserver, ...] = ()
     limits: ServerLimits = field(default_factory=ServerLimits)
     hosting: Hosting = field(default_factory=Hosting)
     executor: Executor = field(default_factory=LocalExecutor)
+    signals: bool = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -377,7 +380,7 @@ async def _play_to_the_end(run: _Run, runs: Sequence[BlockRun], commit: _Committ
     """
     tournament, store = run.tournament, run.store
     main = asyncio.current_task()
-    with _sigterm_cancels(main) as signalled:
+    with _sigterm_cancels(main if run.options.signals else None) as signalled:
         try:
             if runs:
                 await _play_watched(run, runs, commit)
@@ -558,14 +561,17 @@ class _Committer:
 def _sigterm_cancels(task: asyncio.Task[Any] | None) -> Iterator[list[str]]:
     """While open, SIGTERM cancels ``task`` as Ctrl-C would, and is named in the list yielded.
 
-    Where the event loop cannot take signals (not the main thread, Windows) nothing changes.
+    Where the event loop cannot take signals (not the main thread, Windows), or with no
+    ``task``, nothing changes.
     """
     signalled: list[str] = []
+    if task is None:  # the process's own signals are someone else's
+        yield signalled
+        return
 
     def cancel() -> None:
         signalled.append("SIGTERM")
-        if task is not None:
-            task.cancel()
+        task.cancel()
 
     loop = asyncio.get_running_loop()
     with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
