@@ -61,11 +61,21 @@ class Arena:
                 self._ready.set()
         self._ready.set()
 
-    def done_reading(self) -> None:
-        """Wait for the reader to see the end of the output, and close the pipe."""
+    def stop(self) -> int | None:
+        """SIGTERM, as a host stops it; its exit status (None: it had to be killed after a minute)."""
+        process = self.process
+        status: int | None = process.poll()
+        if status is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                status = process.wait(60)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
         self._reader.join(30)
-        assert self.process.stdout is not None
-        self.process.stdout.close()
+        assert process.stdout is not None
+        process.stdout.close()
+        return status
 
     def wait_ready(self) -> None:
         assert self._ready.wait(120), self.lines
@@ -91,14 +101,7 @@ def serving(db: Path, *extra: str) -> Iterator[Arena]:
         arena.wait_ready()
         yield arena
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(60)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-        arena.done_reading()
+        arena.stop()
 
 
 def until(what: str, found: Callable[[], bool], *, seconds: float = _PATIENCE_S) -> None:
@@ -208,3 +211,21 @@ def test_the_ladder_plays_on_ray_workers_and_places_a_submission(tmp_path: Path)
         assert board["ace.1"]["blocks"] >= 2
         assert board["ace.1"]["rating"] is not None
     assert all(sessions <= seats for seats, sessions in stored(db).values())
+
+
+def test_sigterm_while_a_bot_is_checked_stops_the_arena_and_the_next_start_admits_it(tmp_path: Path) -> None:
+    db = tmp_path / "arena.db"
+    with serving(db, "-k", "3", "--tables", "4", "--placement", "2") as arena:
+        assert arena.admin_token is not None
+        token = arena.client(arena.admin_token).add_person("alice")
+        alice = arena.client(token)
+        submitted = alice.submit(bot_pack(tmp_path / "a", "ace"))
+        until("its check running", lambda: alice.submission(submitted.id).status == "checking")
+        assert arena.stop() == 0
+        assert arena.lines[-1].startswith("arena stopped (SIGTERM)")
+    with serving(db) as again:
+        alice = again.client(token)
+        until(
+            "admitted again from the top, and placed",
+            lambda: alice.submission(submitted.id).status == "placed",
+        )

@@ -9,6 +9,7 @@ import pytest
 from referee.match.faults import Fault, FaultKind
 from referee.rules import PROFILES
 from tests.arena_helpers import admitted, new_arena, played_block
+from tournaments.arena import service
 from tournaments.arena.errors import (
     ForbiddenError,
     NameTakenError,
@@ -235,3 +236,31 @@ class TestBoard:
         record, _ = arena.entry("ace.2")
         assert [v.entry for v in record.versions] == ["ace.1", "ace.2"]
         assert {h.opponent: h.difference.n for h in record.versus} == {"random": 3, "peel": 3, "pimc": 3}
+
+
+class TestBoardCost:
+    """A large board is computed again at most every twenty times what it takes (simulated time)."""
+
+    def test_a_slow_board_waits_a_while_before_it_is_computed_again(
+        self, arena: Arena, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        clock = [100.0]
+        computed: list[int] = []
+
+        def slow_board(_store: object, ladder: int) -> object:
+            clock[0] += 1.0  # one second a board
+            computed.append(ladder)
+            return object()
+
+        monkeypatch.setattr(service, "monotonic", lambda: clock[0])
+        monkeypatch.setattr(service, "leaderboard", slow_board)
+        first = arena.leaderboard()
+        arena.block_done()
+        assert arena.leaderboard() is first  # 1 s to compute: not again for 20 s
+        clock[0] += 19.0
+        assert arena.leaderboard() is first
+        clock[0] += 1.0
+        assert arena.leaderboard() is not first
+        assert len(computed) == 2
+        assert arena.leaderboard() is arena.leaderboard()  # nothing new: not computed again
+        assert len(computed) == 2

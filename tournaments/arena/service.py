@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import secrets
+from time import monotonic
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +56,11 @@ __all__ = ["ADMIN_NAME", "Arena", "Opened", "open_arena"]
 
 ADMIN_NAME = "admin"
 """The person the first start makes, with every scope."""
+BOARD_QUICK_S = 0.05
+"""A leaderboard computed faster than this is computed again after every block."""
+BOARD_SHARE = 20.0
+"""A slower one (a ladder of many thousands of blocks) is computed again at most every this many
+times what it took: the board stays within 1/20 of the arena's time, a few seconds behind at worst."""
 FAULTS_SHOWN = 50
 """An entry's latest faults its owner's log shows, each with the decision it was made on."""
 
@@ -157,6 +163,9 @@ class Arena:
         self.changes = _Changes()
         """Moves when a block completes or a submission changes (the live pages wait on it)."""
         self._board: Leaderboard | None = None
+        self._stale = False
+        self._board_at = 0.0
+        self._board_cost = 0.0
         self.on_submitted: Callable[[Submission], None] | None = None
         """Told each new submission to admit (the admission queue, while the arena runs)."""
         self.tables: TableSource | None = None
@@ -309,14 +318,24 @@ class Arena:
     # What everyone sees
 
     def leaderboard(self) -> Leaderboard:
-        """The leaderboard as of the last complete block."""
-        if self._board is None:
-            self._board = leaderboard(self.store, self.ladder)
-        return self._board
+        """The leaderboard as of the last complete block (see :data:`BOARD_SHARE` for a large one)."""
+        board = self._board
+        if board is None or (self._stale and self._may_recompute()):
+            started = monotonic()
+            board = self._board = leaderboard(self.store, self.ladder)
+            self._stale = False
+            self._board_at = monotonic()
+            self._board_cost = self._board_at - started
+        return board
+
+    def _may_recompute(self) -> bool:
+        """Whether a board that is out of date may be computed again now (a quick one always may)."""
+        cost = self._board_cost
+        return cost < BOARD_QUICK_S or monotonic() - self._board_at >= cost * BOARD_SHARE
 
     def block_done(self) -> None:
-        """A block completed (or an entry's status changed): the board is recomputed, watchers told."""
-        self._board = None
+        """A block completed (or an entry's status changed): the board is out of date, watchers told."""
+        self._stale = True
         self.changes.moved()
 
     def entry(self, name: str) -> tuple[EntryRecord, list[tuple[str, str, str]]]:

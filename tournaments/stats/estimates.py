@@ -14,6 +14,7 @@ interval's coverage then rests on the block values being close to normal.
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from dataclasses import dataclass
@@ -32,13 +33,16 @@ _BISECTION_STEPS: Final = 200
 _NORMAL: Final = statistics.NormalDist()
 
 
+@functools.lru_cache(maxsize=4096)
 def t_quantile(p: float, df: int) -> float:
     """Return the ``p`` quantile of Student's t distribution with ``df`` degrees of freedom.
 
     Up to 1000 degrees of freedom this inverts the exact closed-form CDF for integer
     ``df`` (Abramowitz & Stegun 26.7.3-4) by bisection on the angle ``atan(t/sqrt(df))``,
     which is accurate to about 1e-12. Beyond that it uses the Cornish-Fisher expansion
-    around the normal quantile (A&S 26.7.5), whose error there is below 1e-9.
+    around the normal quantile (A&S 26.7.5), whose error there is below 1e-9. A pure
+    function of its arguments, so each (p, df) is worked out once (a ladder asks for the
+    same few many times).
     """
     if df < 1:
         msg = f"t quantile needs at least 1 degree of freedom, got {df}"

@@ -180,15 +180,15 @@ def _fit(blocks: Sequence[BlockFigures], index: Mapping[str, int], anchors: Sequ
     strength = [math.fsum(a[i][j] * right[j] for j in range(n)) for i in range(n)]
     meat = [[0.0] * n for _ in range(n)]
     for block_rows in rows:
-        score = [0.0] * n
+        score: dict[int, float] = {}
         for row, value in block_rows:
             residual = value - math.fsum(x * strength[j] for j, x in row.items())
             for j, x in row.items():
-                score[j] += x * residual
-        touched = [j for j in range(n) if score[j]]
-        for j in touched:
-            for m in touched:
-                meat[j][m] += score[j] * score[m]
+                score[j] = score.get(j, 0.0) + x * residual
+        for j, sj in score.items():
+            meat_j = meat[j]
+            for m, sm in score.items():
+                meat_j[m] += sj * sm
     clusters = len(blocks)
     correction = clusters / (clusters - 1) if clusters > 1 else 0.0
     am = _product(a, meat)
