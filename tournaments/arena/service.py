@@ -23,8 +23,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import secrets
-from time import monotonic
 from dataclasses import dataclass, field
+from time import monotonic
 from typing import TYPE_CHECKING, Any
 
 from tournaments.arena.board import EntryRecord, Leaderboard, entry_record, leaderboard
