@@ -20,7 +20,7 @@ from tests.inprocess_helpers import CONFIG, NOT_HERE, InProcess
 from tournaments.cli.progress import BUSY_MARK, ConsoleObserver, PlainProgress
 from tournaments.errors import RunnerError, TournamentInterrupted
 from tournaments.play.observers import RunEnd, RunObserver, RunProgress, RunStart
-from tournaments.play.runner import RunOptions, resume_tournament, run_tournament
+from tournaments.play.runner import RunOptions, resume_tournament, run_tournament, run_tournament_async
 from tournaments.report.standings_files import StandingsWriter
 from tournaments.results import SessionResult
 from tournaments.store.database import Store
@@ -144,6 +144,33 @@ class TestWhatObserversAreTold:
         assert live.seen[0].sessions >= 3
         assert {line.bot for line in live.seen[0].bots} == {"a", "b", "c"}
         assert "standings" not in quiet.kinds()
+
+
+class TestARunInsideAnotherProcess:
+    """A run that leaves the signals to its process (an arena's check) is cancelled as it is asked."""
+
+    def test_cancelled_it_raises_the_cancellation_and_is_marked_interrupted(self, tmp_path: Path) -> None:
+        with Store.open(tmp_path / "nap.db") as store:
+
+            async def main() -> None:
+                started = asyncio.Event()
+
+                async def wait_after_the_first_block() -> None:
+                    started.set()
+                    await asyncio.Event().wait()  # until cancelled
+
+                options = RunOptions(executor=InProcess(between=wait_after_the_first_block), signals=False)
+                run = asyncio.ensure_future(
+                    run_tournament_async(CONFIG, store=store, logs_root=tmp_path, options=options)
+                )
+                await started.wait()
+                run.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await run
+
+            asyncio.run(main())
+            assert store.tournament(1).status == "interrupted"
+            assert len(store.finished_keys(1)) == 3
 
 
 class TestTheStandingsFiles:

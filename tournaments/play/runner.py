@@ -86,8 +86,10 @@ class RunOptions:
     ``hosting`` says where it listens and gives remote bots' tokens. ``executor`` plays the
     blocks: local worker processes by default, or Ray workers
     (:class:`~tournaments.play.executors.RayExecutor`). ``signals``: SIGTERM stops the run as
-    Ctrl-C does (the default); a run inside a process that owns its signals (an arena's
-    practice sessions) leaves them to it.
+    Ctrl-C does, and either ends it as :class:`TournamentInterrupted` (the default); a run
+    inside a process that owns its signals (an arena's practice sessions) leaves them to it,
+    and a cancellation of the run is raised as it is, once the tournament is marked
+    interrupted.
     """
 
     observers: tuple[RunObserver, ...] = ()
@@ -395,6 +397,8 @@ async def _play_to_the_end(run: _Run, runs: Sequence[BlockRun], commit: _Committ
                     main.uncancel()
                 msg = f"tournament {tournament} interrupted by {signalled[0]} {so_far}"
                 raise TournamentInterrupted(msg, tournament=tournament) from None
+            if isinstance(exc, asyncio.CancelledError) and not run.options.signals:
+                raise  # the process that cancels the run owns its stop: it is told as it asked
             if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError):
                 msg = f"tournament {tournament} interrupted {so_far}"
                 raise TournamentInterrupted(msg, tournament=tournament) from exc
