@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, ParamSpec, TypeVar
 import click
 import structlog
 from rich.console import Console
+from rich.table import Table
 
 from referee.match import TimeLimits
 from referee.rules import DEFAULT_PROFILE, Profile, ProfileError, RulesError, get_profile
@@ -35,7 +36,7 @@ from tournaments.play.sandbox import Sandbox, SandboxSpec, sandbox_for
 from tournaments.store.database import Store
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterator, Sequence
 
     from _typeshed import DataclassInstance
 
@@ -221,6 +222,18 @@ def table_size_option(
         help=f"Seats per table, as the profile allows ({MIN_TABLE_SIZE}-{MAX_TABLE_SIZE} in Nap; "
         f"default: {default}).",
     )
+
+
+def print_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    """A table on a terminal; in a pipe or a log, tab-separated lines (headers first) that nothing cuts."""
+    if not console.is_terminal:
+        for cells in (headers, *rows):
+            click.echo("\t".join(cells))
+        return
+    table = Table(*headers)
+    for cells in rows:
+        table.add_row(*cells)
+    console.print(table)
 
 
 def field_default(cls: type[DataclassInstance], name: str) -> object:

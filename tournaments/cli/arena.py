@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Final, Self
 
 import click
 from rich.console import Console
-from rich.table import Table
 
 from tournaments.arena.client import (
     TOKEN_VARIABLE,
@@ -37,7 +36,7 @@ from tournaments.arena.client import (
     sent_in_clear,
     write_config,
 )
-from tournaments.cli.app import console, echo_json, friendly, json_option
+from tournaments.cli.app import echo_json, friendly, json_option, print_table
 from tournaments.plan.manifest import read_manifest
 from tournaments.plan.versions import pack
 
@@ -197,7 +196,7 @@ def user_list(as_json: bool, arena_url: str | None) -> None:  # noqa: FBT001 - a
         )
         return
     rows = [(p.name, "admin" if p.admin else "", str(p.tokens), _when(p.created_at)) for p in people]
-    _table(("name", "admin", "valid tokens", "added (UTC)"), rows)
+    print_table(("name", "admin", "valid tokens", "added (UTC)"), rows)
 
 
 @user.command("revoke")
@@ -298,7 +297,7 @@ def _list_submissions(client: ArenaClient, *, owner: str | None, as_json: bool) 
     elif not found:
         click.echo("no submissions yet: nap bot submit FOLDER --arena uploads a bot")
     else:
-        _submissions_table(found)
+        _submissionsprint_table(found)
 
 
 def follow(client: ArenaClient, number: int, *, as_json: bool = False, header: bool = True) -> int:
@@ -439,7 +438,7 @@ def _rating(found: SubmissionView) -> str:
     return f"{mean:+.2f}{spread} ({blocks} blocks)"
 
 
-def _submissions_table(found: Sequence[SubmissionView]) -> None:
+def _submissionsprint_table(found: Sequence[SubmissionView]) -> None:
     owners = len({s.owner for s in found}) > 1
     headers = (
         "id",
@@ -466,19 +465,7 @@ def _submissions_table(found: Sequence[SubmissionView]) -> None:
         )
         for s in found
     ]
-    _table(headers, rows)
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
-    """A table on a terminal; tab-separated lines (headers first) in a pipe, that nothing cuts."""
-    if not console.is_terminal:
-        for cells in (headers, *rows):
-            click.echo("\t".join(cells))
-        return
-    table = Table(*headers)
-    for cells in rows:
-        table.add_row(*cells)
-    console.print(table)
+    print_table(headers, rows)
 
 
 def _when(at: str) -> str:

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
-from rich.table import Table
 
 from referee.match import TimeLimits
 from referee.rules import DEFAULT_PROFILE
@@ -22,6 +21,7 @@ from tournaments.cli.app import (
     isolation_options,
     json_option,
     open_store,
+    print_table,
     profile_option,
     secret_seed,
     seed_option,
@@ -310,11 +310,4 @@ def bot_list(db_path: Path) -> None:
             )
             for row in store.bots()
         ]
-    if not console.is_terminal:  # a pipe or a log: whole lines that nothing cuts to 80 columns
-        for cells in (headers, *rows):
-            click.echo("\t".join(cells))
-        return
-    table = Table(*headers)
-    for cells in rows:
-        table.add_row(*cells)
-    console.print(table)
+    print_table(headers, rows)
