@@ -257,14 +257,9 @@ class Ladder:
         if submission is None or submission.status != "placing":
             return
         wanted = arena.settings.placement_blocks
-        complete = [
-            b
-            for b in arena.store.ladder_blocks(arena.ladder, complete=True)
-            if b.kind == "placement" and b.placing == block.placing
-        ]
-        if len(complete) < wanted:
+        if arena.store.placement_blocks_complete(arena.ladder, block.placing) < wanted:
             return
-        row = arena.leaderboard().row(block.placing)
+        row = arena.leaderboard(fresh=True).row(block.placing)
         rating = None if row is None or row.rating is None else row.rating
         shown = "no rating" if rating is None else _shown(rating.mean, rating.half_width, rating.n)
         arena.store.update_submission(

@@ -317,10 +317,13 @@ class Arena:
 
     # What everyone sees
 
-    def leaderboard(self) -> Leaderboard:
-        """The leaderboard as of the last complete block (see :data:`BOARD_SHARE` for a large one)."""
+    def leaderboard(self, *, fresh: bool = False) -> Leaderboard:
+        """The leaderboard as of the last complete block (see :data:`BOARD_SHARE` for a large one).
+
+        ``fresh``: computed again now if anything changed, however large (an entry's placing).
+        """
         board = self._board
-        if board is None or (self._stale and self._may_recompute()):
+        if board is None or (self._stale and (fresh or self._may_recompute())):
             started = monotonic()
             board = self._board = leaderboard(self.store, self.ladder)
             self._stale = False

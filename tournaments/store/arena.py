@@ -545,6 +545,17 @@ class ArenaStore(Store):
             return [block for block in blocks if block.complete]
         return [block for block in blocks if not block.complete and block.abandoned is None]
 
+    def placement_blocks_complete(self, ladder: int, entry: str) -> int:
+        """How many of ``entry``'s placement blocks are complete."""
+        [(count,)] = self._query(
+            "SELECT count(*) FROM arena_blocks a JOIN blocks b ON b.tournament_id = ? AND b.idx = a.block_idx"
+            " WHERE a.kind = 'placement' AND a.placing = ? AND json_array_length(b.bots) <="
+            " (SELECT count(*) FROM sessions s"
+            " WHERE s.tournament_id = b.tournament_id AND s.block_idx = b.idx)",
+            (ladder, entry),
+        )
+        return int(count)
+
     def rotations_stored(self, ladder: int, block: int) -> set[int]:
         """The rotations of the ladder's ``block`` whose sessions are stored."""
         rows = self._query(
