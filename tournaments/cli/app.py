@@ -31,6 +31,7 @@ from tournaments.plan.config import TournamentConfig
 from tournaments.plan.isolation import SANDBOX_MODES, BotLimits
 from tournaments.plan.scheduler import MAX_TABLE_SIZE, MIN_TABLE_SIZE
 from tournaments.play.commands import DB_VARIABLE, DEFAULT_DB, DEFAULT_OUT
+from tournaments.play.entrants import WHICH_PLAYS
 from tournaments.play.sandbox import Sandbox, SandboxSpec, sandbox_for
 from tournaments.store.database import Store
 
@@ -238,8 +239,18 @@ def field_default(cls: type[DataclassInstance], name: str) -> object:
 
 
 def bots_option(help_text: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
-    """``--bot``/``-b`` BOT, repeatable: entrants in :func:`~tournaments.play.entrants.resolve`'s forms."""
-    return click.option("--bot", "-b", "bots", multiple=True, metavar="BOT", help=help_text)
+    """``--bot``/``-b`` BOT, repeatable: entrants in :func:`~tournaments.play.entrants.resolve`'s forms.
+
+    The help ends with the rule for what a name plays (:data:`~tournaments.play.entrants.WHICH_PLAYS`).
+    """
+    return click.option(
+        "--bot", "-b", "bots", multiple=True, metavar="BOT", help=f"{help_text} Which plays: {WHICH_PLAYS}."
+    )
+
+
+def note(line: str) -> None:
+    """A one-line note for the user, on stderr: stdout stays the command's output (its JSON too)."""
+    click.echo(line, err=True)
 
 
 workers_option = click.option(

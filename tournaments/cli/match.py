@@ -23,6 +23,7 @@ from tournaments.cli.app import (
     friendly,
     isolation_options,
     margin_option,
+    note,
     out_option,
     profile_option,
     secret_seed,
@@ -187,6 +188,9 @@ def match_command(  # noqa: PLR0913, PLR0917 - one parameter per command-line op
 ) -> None:
     """Play CANDIDATE against copies of BASELINE (or a pool, --against) and say whether it is better.
 
+    CANDIDATE, BASELINE and each --against BOT are entrants as for 'nap tournament run':
+    NAME plays the built-in or submitted bot of that name, a path (./mybot) a bot folder.
+
     Every duplicate block seats the candidate with table-size - 1 opponents, rotated so
     that each holds every hand; each block gives one number, the candidate's edge: its
     chips per session minus the average opponent's. Printed: the edge with its 95%
@@ -209,11 +213,13 @@ def match_command(  # noqa: PLR0913, PLR0917 - one parameter per command-line op
     size = _table_size(table_size, profile)
     builds = build_sandbox(sandbox, bot_limits, hidden=(db_path, out))
     with Store.open(db_path) as store:
-        entry = resolve(candidate, store=store, sandbox=builds)
+        entry = resolve(candidate, store=store, sandbox=builds, say=note)
         opponents = (
-            resolve_all(pool, store=store, sandbox=builds)
+            resolve_all(pool, store=store, sandbox=builds, say=note)
             if pool
-            else _copies(resolve(str(baseline), store=store, sandbox=builds), size - 1, taken=entry.name)
+            else _copies(
+                resolve(str(baseline), store=store, sandbox=builds, say=note), size - 1, taken=entry.name
+            )
         )
         if entry.name in {opponent.name for opponent in opponents}:
             msg = f"the candidate and an opponent are both named {entry.name}; enter one as ALIAS=BOT"

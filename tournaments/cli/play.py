@@ -17,6 +17,7 @@ from tournaments.cli.app import (
     field_default,
     friendly,
     isolation_options,
+    note,
     open_browser,
     out_option,
     profile_option,
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 
 
 @click.command("play")
-@bots_option("A bot to play against (built-in, registered or folder, as for 'nap tournament run'). Repeat.")
+@bots_option("A bot to play against (built-in, submitted or a folder, as for 'nap tournament run'). Repeat.")
 @profile_option
 @click.option(
     "--sessions",
@@ -103,7 +104,7 @@ def play(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
         builds = build_sandbox(sandbox, bot_limits, hidden=(db_path, out))
         spec = TableSpec(
             person=name if name is not None else _user_name(),
-            bots=resolve_all(bots, store=store, sandbox=builds),
+            bots=resolve_all(bots, store=store, sandbox=builds, say=note),
             profile=profile,
             seed=secret_seed() if seed is None else seed,
             seat=seat,

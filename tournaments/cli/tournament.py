@@ -23,6 +23,7 @@ from tournaments.cli.app import (
     isolation_options,
     json_option,
     margin_option,
+    note,
     open_store,
     out_option,
     profile_option,
@@ -114,7 +115,7 @@ def chosen_executor(executor: str, ray_address: str | None) -> Executor:
 
 @tournament.command("run")
 @bots_option(
-    "An entrant: built-in (random, peel, pimc), registered name, or bot folder; "
+    "An entrant: built-in (random, peel, pimc), submitted, or a bot folder; "
     "ALIAS=BOT enters it again. Repeat. Default: peel, random and a second copy of each.",
 )
 @table_size_option()
@@ -189,7 +190,7 @@ def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line o
             check_table_size(table_size, profile)
     builds = build_sandbox(sandbox, bot_limits, hidden=(db_path, out))
     with Store.open(db_path) as store:
-        entrants = resolve_all(bots or DEFAULT_ENTRANTS, store=store, sandbox=builds)
+        entrants = resolve_all(bots or DEFAULT_ENTRANTS, store=store, sandbox=builds, say=note)
         size = seats_for(entrants, table_size, profile)
         options: dict[str, Any] = {"concurrency": concurrency} if concurrency else {}
         config = TournamentConfig(

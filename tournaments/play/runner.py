@@ -148,11 +148,17 @@ def _validate(config: TournamentConfig) -> Profile:
     return config.profile
 
 
-def register_entries(store: Store, bots: Sequence[BotEntry]) -> None:
-    """Register each entry of a tournament in the store's bots (a known one is left as it is)."""
-    for bot in bots:
+def register_entries(store: Store, config: TournamentConfig) -> None:
+    """Register the bots of a tournament's entries in the store's bots (a known one is left as it is).
+
+    An alias registers the bot it enters again (``peel`` for ``peel-2``), and the person
+    of ``nap play`` is no bot: ``nap bot list`` lists bots.
+    """
+    for bot in config.bots:
+        if bot.name == config.person:
+            continue
         store.register_bot(
-            name=bot.name,
+            name=bot.alias_of or bot.name,
             version=bot.version,
             command=bot.command,
             language=None,
@@ -188,7 +194,7 @@ async def run_tournament_async(
             )
     except ValueError as exc:
         raise RunnerError(str(exc)) from exc
-    register_entries(store, config.bots)
+    register_entries(store, config)
     tournament = store.create_tournament(
         name=config.name,
         config=config.to_json(),

@@ -159,7 +159,7 @@ async def play_at_table(
     seating = seating_of(spec)
     config = _config(spec, seating)
     limits = limits or ServerLimits()
-    register_entries(store, config.bots)
+    register_entries(store, config)
     boards = tuple(derive_seed(spec.seed, "board", index) for index in range(spec.sessions))
     tournament = store.create_tournament(
         name=config.name,
