@@ -375,7 +375,7 @@ def test_serve_on_port_zero_names_the_port_it_got(tmp_path: Path) -> None:
         [
             sys.executable, "-m", "tournaments.cli", "serve", "--host", "127.0.0.1", "--port", "0",
             "--remote", "faraway=secret-token", "--bot", "peel", "--bot", "random", "-k", "3", "-n", "3",
-            "--wait", "60", "--db", str(db), "--out", str(tmp_path / "out"),
+            "--wait", "600", "--db", str(db), "--out", str(tmp_path / "out"),
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -386,8 +386,8 @@ def test_serve_on_port_zero_names_the_port_it_got(tmp_path: Path) -> None:
         port = _announced_port(server.stdout)
         env = {**os.environ, "NAP_REFEREE": f"127.0.0.1:{port}", "NAP_TOKEN": "secret-token"}
         remote = subprocess.Popen([sys.executable, "-m", "clients.bots.random_bot"], env=env)
-        output, _ = server.communicate(timeout=120)
-        remote.wait(timeout=30)
+        output, _ = server.communicate(timeout=900)
+        remote.wait(timeout=120)
     finally:
         server.kill()
     assert server.returncode == 0, output

@@ -30,6 +30,8 @@ from tournaments.store.database import Store
 from tournaments.store.logs import decode_log, read_log
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from tournaments.results import SessionResult
 
 
@@ -355,6 +357,17 @@ def test_bot_check_accepts_the_other_language_examples_as_they_are(folder: str, 
     assert "verdict: PASS" in out
 
 
+def _until_listening(lines: Iterator[str] | None) -> str:
+    """What the command printed up to the line saying its referee listens (its readiness signal)."""
+    assert lines is not None
+    said = []
+    for line in lines:
+        said.append(line)
+        if "referee listening on" in line:
+            return "".join(said)
+    pytest.fail(f"the referee never said it listens: {''.join(said)}")
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -363,7 +376,11 @@ def _free_port() -> int:
 
 @pytest.mark.slow
 def test_serve_plays_a_tournament_with_a_remote_bot(tmp_path: Path) -> None:
-    """`nap serve` listens on a port; a bot started elsewhere with its token joins and plays."""
+    """`nap serve` listens on a port; a bot started elsewhere with its token joins and plays.
+
+    The bot starts once the command says it listens (a bot tries to connect for 15 s, which
+    a busy machine may need just to start the command), and the command waits for it long.
+    """
     port = _free_port()
     db = tmp_path / "served.db"
     server = subprocess.Popen(
@@ -387,7 +404,7 @@ def test_serve_plays_a_tournament_with_a_remote_bot(tmp_path: Path) -> None:
             "-n",
             "3",
             "--wait",
-            "60",
+            "600",
             "--db",
             str(db),
             "--out",
@@ -396,13 +413,17 @@ def test_serve_plays_a_tournament_with_a_remote_bot(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
-    env = {**os.environ, "NAP_REFEREE": f"127.0.0.1:{port}", "NAP_TOKEN": "secret-token"}
-    remote = subprocess.Popen([sys.executable, "-m", "clients.bots.random_bot"], env=env)
     try:
-        output, _ = server.communicate(timeout=120)
+        said = _until_listening(server.stdout)
+        env = {**os.environ, "NAP_REFEREE": f"127.0.0.1:{port}", "NAP_TOKEN": "secret-token"}
+        remote = subprocess.Popen([sys.executable, "-m", "clients.bots.random_bot"], env=env)
+        rest, _ = server.communicate(timeout=900)
+        remote.wait(timeout=120)
     finally:
-        remote.wait(timeout=30)
+        server.kill()
+    output = said + rest
     assert server.returncode == 0, output
     assert "faraway" in output
     with sqlite3.connect(db) as conn:

@@ -72,7 +72,7 @@ if TYPE_CHECKING:
     from tournaments.play.executors.base import Deliver, PlayContext, Players
     from tournaments.play.host import WorkerSetup
 
-__all__ = ["INSTALL_RAY", "RayExecutor", "RayPlayers", "ray_installed"]
+__all__ = ["INSTALL_RAY", "LOCAL_STARTS", "RayExecutor", "RayPlayers", "ray_installed", "start_local_ray"]
 
 INSTALL_RAY = "the Ray executor needs Ray, which is not installed: pip install 'nap-arena[ray]'"
 _BLOCK_LOSSES = 3
@@ -81,6 +81,12 @@ _PLACE_LOSSES = 3
 """Workers lost in a row, none having sent a session, before a place is given up."""
 _STOP_WAIT_S = 15.0
 """How long a Ray worker may take to stop its bots before it is killed."""
+LOCAL_STARTS = 3
+"""Tries at starting a local Ray instance. Ray gives a new node 30 s to register (a constant
+of Ray's own, ``ray._private.node``) and then gives up; a busy machine may need more, and
+a second try finds the files the first one read in the page cache."""
+_NODE_SLOW = "timed out during startup"
+"""What Ray's error (a bare Exception) says of a node that did not register in time."""
 NOT_WATCHED = "the Ray executor does not forward the tables in play: only the standings are watched"
 
 _log = structlog.get_logger("nap.runner")
@@ -179,13 +185,8 @@ class RayExecutor:
         try:
             if self.address is None:
                 cpus = self.num_cpus or os.cpu_count() or 1
-                ray.init(
-                    address="local",
-                    num_cpus=cpus,
-                    include_dashboard=False,
-                    logging_level=quiet,
-                    runtime_env=runtime_env,
-                    _temp_dir=None if self.temp_dir is None else str(self.temp_dir),
+                start_local_ray(
+                    ray, cpus=cpus, temp_dir=self.temp_dir, runtime_env=runtime_env, log_level=quiet
                 )
                 return True, f"a local Ray instance with {_count(cpus, 'CPU')}"
             _send_token_if_any()
@@ -525,6 +526,57 @@ def _send_token_if_any() -> None:
     )
 
     authentication_token_setup.maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
+
+
+def start_local_ray(
+    ray: ModuleType, *, cpus: int, temp_dir: Path | None, runtime_env: dict[str, Any] | None, log_level: int
+) -> None:
+    """Start a local Ray instance (no dashboard), up to :data:`LOCAL_STARTS` times while its node is slow.
+
+    ``temp_dir`` holds its session files (None: Ray's own). A node that did not register in
+    time has its processes stopped before the next try; RuntimeError (one line) when the
+    last try's node is slow too. Any other error is raised as it is.
+    """
+    for attempt in range(1, LOCAL_STARTS + 1):
+        try:
+            ray.init(
+                address="local",
+                num_cpus=cpus,
+                include_dashboard=False,
+                logging_level=log_level,
+                runtime_env=runtime_env,
+                _temp_dir=None if temp_dir is None else str(temp_dir),
+            )
+        except Exception as exc:
+            if _NODE_SLOW not in str(exc):
+                raise
+            _stop_unregistered_node(exc)
+            if attempt == LOCAL_STARTS:
+                msg = f"{_first_line(exc)} ({LOCAL_STARTS} tries)"
+                raise RuntimeError(msg) from exc
+            _log.info("local Ray node slow to start; trying again", attempt=attempt)
+        else:
+            return
+
+
+def _stop_unregistered_node(exc: BaseException) -> None:
+    """Stop the processes of the node whose start raised ``exc`` (Ray leaves them running).
+
+    Ray gives up on a node that did not register in time without stopping what it started
+    (its control store, raylet, log monitor, reaper...), and ``ray.shutdown`` knows nothing
+    of a node that never finished starting: the node is found in the traceback, where its
+    constructor raised, and its processes are killed and reaped.
+    """
+    from ray._private.node import Node  # noqa: PLC0415 - Ray is optional; its node, to stop what it left
+
+    traceback = exc.__traceback__
+    while traceback is not None:
+        node = traceback.tb_frame.f_locals.get("self")
+        if isinstance(node, Node):
+            with contextlib.suppress(Exception):
+                node.kill_all_processes(check_alive=False, allow_graceful=False, wait=True)
+            return
+        traceback = traceback.tb_next
 
 
 def _count(number: int, thing: str) -> str:
