@@ -213,3 +213,12 @@ class TestTheConsole:
         shown.committed(result, RunProgress(recorded=2, sessions=8, busy=True))
         assert task.description == "m" + BUSY_MARK
         assert task.completed == 2
+
+    def test_a_run_ends_with_its_one_line_on_late_faults_if_it_had_any(self) -> None:
+        screen, text = _screen()
+        shown = ConsoleObserver(PlainProgress(console=screen))
+        shown.ended(RunEnd(tournament=1, progress=RunProgress(recorded=8, sessions=8)))
+        assert text.getvalue() == ""
+        late = "3 late faults (a 3): the referee played those decisions (nap -v prints each one)"
+        shown.ended(RunEnd(tournament=1, progress=RunProgress(recorded=8, sessions=8), late=late))
+        assert text.getvalue() == late + "\n"

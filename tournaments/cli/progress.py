@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     from rich.progress import TaskID
 
-    from tournaments.play.observers import RunProgress, RunStart
+    from tournaments.play.observers import RunEnd, RunProgress, RunStart
     from tournaments.results import SessionResult
     from tournaments.stats.standings import Estimate, Standings
 
@@ -49,7 +49,7 @@ RATING_NOTE = (
     "session with more chips than whom, not by how much, so it may order bots differently."
 )
 """What the rating is, in the caption of the standings printed on the console."""
-BUSY_MARK = " [busy machine: bots late together]"
+BUSY_MARK = " [busy machine: bots late]"
 """Added to the progress line once the late faults say the machine is too busy.
 
 See :mod:`tournaments.stats.load_check`."""
@@ -265,7 +265,7 @@ def standings_printer(progress: Progress | None) -> Callable[[Standings], None]:
 
 
 class ConsoleObserver(RunObserver):
-    """A run on the console: a line as it starts, a progress line, and live standings.
+    """A run on the console: a line as it starts, a progress line, live standings, a line on late faults.
 
     ``announce`` makes the line printed as a run starts (None: none). The progress line,
     a task of ``progress`` for each run, names the tournament, or a match's test so far,
@@ -314,6 +314,11 @@ class ConsoleObserver(RunObserver):
     def standings(self, standings: Standings) -> None:
         """Print the standings so far (unless they are those printed last)."""
         self._show(standings)
+
+    def ended(self, end: RunEnd) -> None:
+        """Print the run's one line on its late faults, if it had any."""
+        if end.late is not None:
+            self.progress.console.print(end.late, markup=False, highlight=False, soft_wrap=True)
 
     def _line_of(self, progress: RunProgress) -> str:
         return (progress.test or self._name) + (BUSY_MARK if progress.busy else "")

@@ -107,11 +107,16 @@ def remote_bot(name: str) -> BotEntry:
     return BotEntry(name=name, version="remote", command=(), content_hash="remote")
 
 
-def quiet_logger() -> Any:  # noqa: ANN401 - a structlog bound logger
-    """The referee's logger during a tournament: warnings and worse only (faults, crashes)."""
+def quiet_logger(level: int = logging.WARNING) -> Any:  # noqa: ANN401 - a structlog bound logger
+    """The referee's logger during a tournament: warnings and worse only (faults, crashes) by default.
+
+    At ``logging.INFO`` or below (``nap -v``) also its progress: sessions, and each late
+    fault. ``NOTSET`` (a run whose caller configured no logging) is the default's.
+    """
+    shown = logging.WARNING if level == logging.NOTSET else min(level, logging.WARNING)
     return structlog.wrap_logger(
         structlog.PrintLogger(file=sys.stderr),
-        wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
+        wrapper_class=structlog.make_filtering_bound_logger(max(shown, logging.INFO)),
         processors=[
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
@@ -127,6 +132,8 @@ class BlockHost:
     default) and gives the tokens of entries without a command (remote bots, which
     connect by themselves). ``bot_log_suffix`` tells apart the bot logs of several hosts
     of one tournament. ``sandbox`` isolates the bot processes (None: plain processes).
+    ``log_level`` is the referee's (:func:`quiet_logger`): the run's own, ``logging.INFO``
+    with ``nap -v``.
     """
 
     def __init__(  # noqa: PLR0913 - keywords
@@ -140,6 +147,7 @@ class BlockHost:
         bot_log_suffix: str = "",
         sandbox: SandboxSpec | None = None,
         lanes: int | None = None,
+        log_level: int = logging.WARNING,
     ) -> None:
         self.config = config
         self.tournament = tournament
@@ -147,7 +155,10 @@ class BlockHost:
         self.profile = config.profile
         """The rules, one object for every block played here."""
         self.referee = Referee(
-            limits=limits, logger=quiet_logger(), profile=self.profile, time_limits=config.time_limits
+            limits=limits,
+            logger=quiet_logger(log_level),
+            profile=self.profile,
+            time_limits=config.time_limits,
         )
         self._hosting = hosting
         self._suffix = bot_log_suffix
