@@ -301,7 +301,11 @@ class ConsoleObserver(RunObserver):
         )
 
     def committed(self, result: SessionResult, progress: RunProgress) -> None:  # noqa: ARG002 - only counted
-        """Advance the progress line, renamed first if what it says has changed."""
+        """Advance the progress line, renamed first if what it says has changed.
+
+        Once a match's test has decided, the line's total is what has been played: the
+        run stops there, so no time is left to show for the most it might have played.
+        """
         task = self._task
         if task is None:
             return
@@ -309,6 +313,8 @@ class ConsoleObserver(RunObserver):
         if line != self._line:
             self._line = line
             self.progress.update(task, description=line)
+        if progress.decided:
+            self.progress.update(task, total=progress.recorded)
         self.progress.advance(task)
 
     def standings(self, standings: Standings) -> None:

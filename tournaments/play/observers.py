@@ -49,6 +49,9 @@ class RunProgress:
     busy: bool = False
     """The late faults so far say the machine is too busy for the bots' clocks
     (:mod:`tournaments.stats.load_check`)."""
+    decided: bool = False
+    """A match's test has decided: the sessions still in play finish, and the run stops
+    there, short of ``sessions`` (the most it might have played)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -559,7 +559,13 @@ class _Committer:
         test = None
         if monitor is not None and monitor.plan.sprt is not None:
             test = f"{monitor.plan.candidate}: {monitor.describe()}"
-        return RunProgress(recorded=self.count, sessions=self.total, test=test, busy=self.late.busy)
+        return RunProgress(
+            recorded=self.count,
+            sessions=self.total,
+            test=test,
+            busy=self.late.busy,
+            decided=monitor is not None and monitor.decided,
+        )
 
     def late_summary(self) -> str | None:
         """The one line on the late faults so far, with the machine's load now (None: there were none)."""

@@ -278,8 +278,7 @@ def match_lines(match: MatchSummary) -> list[str]:
     opponents = ", ".join(match.opponents)
     lines = [
         f"{match.candidate} against {opponents} at {match.table_size} seats: "
-        f"{match.blocks} blocks, {match.sessions} sessions read"
-        + (f" ({match.played} played)" if match.played != match.sessions else ""),
+        f"{match.blocks} blocks, {match.sessions} sessions read" + _unread(match),
         "edge (chips per session over the average opponent): "
         + ("n/a" if match.edge is None else _edge(match.edge)),
         f"likelihood of superiority: {percent(match.los)}",
@@ -294,6 +293,19 @@ def match_lines(match: MatchSummary) -> list[str]:
             "so the edge counts them; a measurement should have none)"
         )
     return lines
+
+
+def _unread(match: MatchSummary) -> str:
+    """Why some sessions played are not read: `` (60 played: 4 more ...)``; empty when all are."""
+    more = match.played - match.sessions
+    if more <= 0:
+        return ""
+    state = match.state
+    if state is not None and state.verdict is not None:
+        why = f"in blocks after block {state.blocks}, where the test decided"
+    else:
+        why = "in blocks not complete, or after one (a block is read once all its rotations are in)"
+    return f" ({match.played} played: {more} more {why}; kept, not read)"
 
 
 def _edge(edge: Estimate) -> str:
