@@ -49,31 +49,43 @@ LIMIT_S = 4 * 3600
 """The whole run's limit: a hang, not a slow machine, is what it catches."""
 
 
-def _run(args: list[str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=LIMIT_S,
-        check=False,
-    )
+def _run(args: list[str], *, log: Path) -> int:
+    """Run pytest on ``args`` here, its output into ``log``; its exit status."""
+    with log.open("w") as out:
+        return subprocess.run(
+            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rfE", *args],
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            timeout=LIMIT_S,
+            check=False,
+        ).returncode
+
+
+def _summary(log: Path) -> str:
+    """The failures pytest listed at the end of ``log``, and its last line."""
+    lines = log.read_text(errors="replace").splitlines()
+    said = [line for line in lines if line.startswith(("FAILED", "ERROR"))]
+    return "\n".join([*said, lines[-1] if lines else "(no output)", f"(all of it in {log})"])
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("NAP_BUSY_MACHINE"), reason="tox -e busy runs it (NAP_BUSY_MACHINE=1)")
-def test_the_process_tests_pass_beside_six_busy_processes() -> None:
+def test_the_process_tests_pass_beside_six_busy_processes(tmp_path: Path) -> None:
     spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(BUSY)]
+    logs = [tmp_path / f"alone-{index}.log" for index in range(len(ALONE))]
+    together = tmp_path / "together.log"
     try:
         started = time.monotonic()
-        alone = [_run(["-m", "not slow", test]) for test in ALONE]
-        together = _run(["-n", "4", "--dist", "loadgroup", "--durations=15", *TESTS])
+        statuses = [_run(["-m", "not slow", test], log=log) for test, log in zip(ALONE, logs, strict=True)]
+        statuses.append(_run(["-n", "4", "--dist", "loadgroup", "--durations=15", *TESTS], log=together))
         took = time.monotonic() - started
     finally:
         for spinner in spinners:
             spinner.kill()
         for spinner in spinners:
             spinner.wait()
-    for done in (*alone, together):
-        assert done.returncode == 0, done.stdout[-20_000:] + done.stderr[-5_000:]
-    print(f"beside {BUSY} busy processes: {together.stdout.strip().splitlines()[-1]}; {took:.0f} s in all")  # noqa: T201 - the figure the README quotes
+    for status, log in zip(statuses, [*logs, together], strict=True):
+        assert status == 0, _summary(log)
+    last = together.read_text().strip().splitlines()[-1]
+    print(f"beside {BUSY} busy processes: {last}; {took:.0f} s in all")  # noqa: T201 - the figure the README quotes

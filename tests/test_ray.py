@@ -59,11 +59,22 @@ FOUR = tuple(
 )
 
 
+UNHURRIED = TimeLimits(decision_ms=120_000)
+"""A decision clock no bot here comes near, however busy the machine: the tests compare what the
+bots decide (on Ray and locally), and count faults, which a late answer would change."""
+
+
 def config(
     bots: tuple[BotEntry, ...], *, sessions: int, seed: int, table_size: int = 4, sandbox: str = "auto"
 ) -> TournamentConfig:
     return TournamentConfig(
-        name="ray", bots=bots, table_size=table_size, sessions=sessions, seed=seed, sandbox=sandbox
+        name="ray",
+        bots=bots,
+        table_size=table_size,
+        sessions=sessions,
+        seed=seed,
+        sandbox=sandbox,
+        time_limits=UNHURRIED,
     )
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from referee.match import TimeLimits
 from referee.rules import PROFILES, SessionRecord, verify
 from tournaments.errors import RunnerError
 from tournaments.plan.config import TournamentConfig
@@ -40,9 +41,15 @@ def entrants(*pairs: tuple[str, str]) -> tuple[BotEntry, ...]:
 FOUR = entrants(("peel", "peel"), ("random", "random"), ("peel", "peel-2"), ("random", "random-2"))
 
 
+UNHURRIED = TimeLimits(decision_ms=120_000)
+"""A decision clock no bot here comes near, however busy the machine: what these tests compare
+(results, records, zero sums) is what the bots decide, which a late fault would change."""
+
+
 def config(
     bots: tuple[BotEntry, ...], *, sessions: int, seed: int = 7, table_size: int = 4, **options: object
 ) -> TournamentConfig:
+    options.setdefault("time_limits", UNHURRIED)
     return TournamentConfig(
         name="test",
         bots=bots,
@@ -395,7 +402,6 @@ class TestInProcess:
             )
             over_grpc = played_sessions(store, tournament)
             blocks = store.blocks(tournament)
-        from referee.match import TimeLimits  # noqa: PLC0415
         from referee.rules import get_profile  # noqa: PLC0415
 
         factories = {bot.name: bot.make_bot() for bot in FOUR}
