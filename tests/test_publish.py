@@ -391,11 +391,11 @@ class TestLinkedPages:
         assert faulty == [
             (
                 "replays/s2.html#view=table&deal=1&step=5",
-                "session 2 (block 1, rotation 0): 1 fault, first at deal 1, decision 4: seat 1 (<beta>) late",
+                "session 2 (block 1, rotation 0): 1 fault, first at deal 2, decision 5: seat 1 (<beta>) late",
             ),
             (
                 "sessions.html#s3",
-                "session 3 (block 2, rotation 0): 1 fault, first at deal 1, decision 4: seat 1 (<beta>) late",
+                "session 3 (block 2, rotation 0): 1 fault, first at deal 2, decision 5: seat 1 (<beta>) late",
             ),
         ]
 
@@ -463,7 +463,7 @@ class TestLinkedPages:
             (["alpha", "<beta>", "gamma"], []),
             (["alpha", "<beta>", "gamma"], ["<beta>"]),
         ]
-        assert "seat 1 (&lt;beta&gt;): 1 late<br>first at deal 1, decision 4" in page
+        assert "seat 1 (&lt;beta&gt;): 1 late<br>first at deal 2, decision 5" in page
 
 
 class TestFairPlay:

@@ -279,7 +279,7 @@ def _caption(step: Step, profile: Profile, bots: Sequence[str], *, table: bool =
 
     view = step.views[0]
     if step.action is None:
-        return f"Deal {step.deal} dealt by {who(view.dealer)}"
+        return f"Deal {step.deal + 1} dealt by {who(view.dealer)}"  # counted from 1, as every page does
     if isinstance(step.action, Penalty):
         parts = [f"{who(step.action.seat)} faulted: penalty"]
     elif isinstance(step.action, Card):

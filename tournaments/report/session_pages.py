@@ -154,10 +154,14 @@ def first_fault(link: SessionLink) -> Fault:
 
 
 def fault_place(fault: Fault) -> str:
-    """``deal 2, decision 5`` (both from 0, as in the logs), or ``deal 2`` for a fault not at a decision."""
+    """``deal 3, decision 6``, or ``deal 3`` for a fault not at a decision.
+
+    Counted from 1, as every page and text counts deals; the log's fields count from 0
+    (``deal 3, decision 6`` is ``"deal": 2, "decision": 5``).
+    """
     if fault.deal is None:
         return "no deal"
-    return f"deal {fault.deal}" + ("" if fault.decision is None else f", decision {fault.decision}")
+    return f"deal {fault.deal + 1}" + ("" if fault.decision is None else f", decision {fault.decision + 1}")
 
 
 def first_fault_fragment(link: SessionLink) -> str:
