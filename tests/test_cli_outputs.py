@@ -220,6 +220,10 @@ def test_each_tournament_has_its_own_folder_and_latest_points_to_the_newest(tmp_
     assert (out / "t2" / "standings.md").exists()
     assert (out / "t2" / "standings.html").exists()
     assert (out / "latest").resolve() == (out / "t2").resolve()
+    older = invoke("standings", "1", "--db", db, "--out", out)  # as a run of t1 ending after t2's would
+    assert older.exit_code == 0, older.output
+    assert (out / "latest").resolve() == (out / "t2").resolve(), "latest stays the newest"
+    assert invoke("standings", "--db", db).stdout.startswith("Tournament 2: "), "as nap standings says"
     index = (out / "index.html").read_text(encoding="utf-8")
     assert index.index('href="t2/standings.html"') < index.index('href="t1/standings.html"')  # newest first
     assert not (out / "standings.json").exists()
