@@ -73,6 +73,19 @@ class TestABug:
 
 
 class TestTheUsersErrors:
+    def test_a_misspelled_profile_or_bot_is_one_line_naming_the_near_one(self, tmp_path: Path) -> None:
+        """--profile and --bot alike: exit status 1, one line, the name meant (not click's usage block)."""
+        db = str(tmp_path / "nap.db")
+        profile = CliRunner().invoke(main, ["tournament", "run", "-p", "heathr", "--db", db])
+        bot = CliRunner().invoke(main, ["tournament", "run", "-b", "peal", "-b", "random", "--db", db])
+        for result, near in ((profile, "heather"), (bot, "peel")):
+            assert result.exit_code == 1, result.output
+            assert len(result.stderr.splitlines()) == 1, result.stderr
+            assert result.stderr.startswith("Error: unknown ")
+            assert result.stderr.rstrip().endswith(f"; did you mean {near}?")
+        far = CliRunner().invoke(main, ["tournament", "run", "-p", "poker", "--db", db])
+        assert "did you mean" not in far.stderr
+
     def test_a_rules_error_is_one_line(self) -> None:
         result = CliRunner().invoke(main, ["rules", "show", "poker"])
         assert result.exit_code == 1

@@ -184,12 +184,13 @@ class _Rules(click.ParamType[Profile, object]):
     name = "profile"
 
     def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> Profile:
+        del param, ctx  # the error is one line, not click's usage block
         if isinstance(value, Profile):
             return value
         try:
             return get_profile(str(value))
-        except ProfileError as exc:
-            self.fail(str(exc), param, ctx)
+        except ProfileError as exc:  # one line and exit status 1, as for a bot that names none
+            raise click.ClickException(str(exc)) from None
 
 
 profile_rules = _Rules()

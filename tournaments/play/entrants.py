@@ -27,6 +27,7 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
+from referee.rules.errors import did_you_mean
 from tournaments.errors import BuildError, RunnerError
 from tournaments.plan.entries import BUILTIN_BOTS, BotEntry, example_hash
 from tournaments.plan.manifest import MANIFEST, Manifest, content_hash, read_manifest
@@ -230,9 +231,10 @@ def _unknown(target: str, *, store: Store | None) -> NoReturn:
         msg = f"bot {spec.name} has no submitted version {spec.which!r}; {have}"
         raise RunnerError(msg)
     known = ", ".join(sorted(BUILTIN_BOTS))
+    names = {*BUILTIN_BOTS, *(row.name for row in store.bots())} if store is not None else set(BUILTIN_BOTS)
     msg = (
         f"unknown bot {target!r}: not a built-in bot ({known}), not submitted "
-        "(nap bot list), and not a folder with a nap-bot.toml"
+        f"(nap bot list), and not a folder with a nap-bot.toml{did_you_mean(spec.name, sorted(names))}"
     )
     raise RunnerError(msg)
 
