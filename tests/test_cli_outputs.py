@@ -22,9 +22,12 @@ from rich.console import Console
 
 from tournaments.cli import main, reports
 from tournaments.cli.progress import PlainProgress, standings_printer
+from tournaments.play.practice import CheckReport
+from tournaments.report.check import check_lines
 from tournaments.results import SeatResult, SessionResult
 from tournaments.stats.standings import compute_standings
 from tournaments.store.database import Store
+from tournaments.words import count
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -464,7 +467,7 @@ def test_standings_without_a_terminal_cut_no_cell(monkeypatch: pytest.MonkeyPatc
     text = pipe.file.getvalue()  # type: ignore[attr-defined]
     assert "…" not in text
     assert text.count("pimc-the-reference  +55.00 chips/session ±2.48 (3 blocks), 3 sessions") == 2
-    assert "win share 0.000 (n/a), faults 0, rating" in text
+    assert "win share 0.000 n/a (no variation), faults 0, rating" in text, "says why, as the files do"
     assert "as declarer: -" in text
     assert "not a stopping rule" in text
 
@@ -485,3 +488,13 @@ def test_plain_progress_prints_a_line_every_few_seconds_and_the_last_count() -> 
         "cup: 7/10 sessions",
     ]
     assert lines[1] == "cup: 6/10 sessions, 1.0 sessions/s, 0:00:04 left"
+
+
+def test_one_of_a_thing_is_said_as_one() -> None:
+    """``1 session``, ``1 fault``, ``1 block``: never ``1 sessions``."""
+    assert [count(n, "session") for n in (0, 1, 2)] == ["0 sessions", "1 session", "2 sessions"]
+    assert count(1, "late fault") == "1 late fault"
+    assert count(2, "analysis", "analyses") == "2 analyses"
+    report = CheckReport(bot="mine", sessions=1, decisions=3, latency_ms={}, faults={"mine": 1})
+    assert check_lines(report)[0] == "mine: 1 session against nobody"
+    assert check_lines(report)[-1].endswith("(1 fault)")

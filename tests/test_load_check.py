@@ -4,12 +4,14 @@ one line at the end of a run (each late fault only with ``nap -v``), and kept wi
 from __future__ import annotations
 
 import json
+import logging
 import os
 from typing import TYPE_CHECKING
 
 import pytest
+import structlog
 from click.testing import CliRunner
-from structlog.testing import capture_logs
+from structlog.testing import LogCapture
 
 from referee.match import Faulted
 from referee.match.faults import Fault, FaultKind
@@ -128,12 +130,17 @@ class TestLateFaults:
 
     def test_the_referee_logs_a_late_fault_at_info_and_any_other_as_a_warning(self) -> None:
         """A busy machine's late faults are for ``nap -v``; a bot's own faults stay warnings."""
-        referee = Referee()
+        capture = LogCapture()
+        logger = structlog.wrap_logger(
+            structlog.ReturnLogger(),
+            processors=[structlog.processors.add_log_level, capture],
+            wrapper_class=structlog.make_filtering_bound_logger(logging.NOTSET),  # whatever a run configured
+        )
+        referee = Referee(logger=logger)
         referee.add_bot(name="a", token="t")  # noqa: S106 - a test's token
         late, illegal = fault(FaultKind.LATE, "a", 900.0), fault(FaultKind.ILLEGAL, "a", 1.0)
-        with capture_logs() as logs:
-            referee.carry_out([Faulted(late, count=1, limit=10), Faulted(illegal, count=2, limit=10)])
-        assert [(log["event"], log["kind"], log["log_level"]) for log in logs] == [
+        referee.carry_out([Faulted(late, count=1, limit=10), Faulted(illegal, count=2, limit=10)])
+        assert [(log["event"], log["kind"], log["log_level"]) for log in capture.entries] == [
             ("fault", "late", "info"),
             ("fault", "illegal", "warning"),
         ]

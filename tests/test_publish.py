@@ -251,7 +251,7 @@ class TestNoOverclaiming:
         assert shown.count("not a stopping rule") == 1
         assert "nap match --sprt" in shown
         assert "±0.00" not in shown
-        assert "0.000 (n/a)" in shown  # rnd never won: no interval, not ±0.000
+        assert "0.000 n/a (no variation)" in shown  # rnd never won: no interval, not ±0.000, and why
         assert "1=" in shown
 
 

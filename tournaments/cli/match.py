@@ -43,6 +43,7 @@ from tournaments.report.publish import match_lines
 from tournaments.report.standings_files import StandingsWriter
 from tournaments.stats.sprt import Sprt
 from tournaments.store.database import Store
+from tournaments.words import count
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -295,4 +296,5 @@ def _start_line(start: RunStart, *, test: Sprt | None) -> str:
     """The match's id and what is left to play (at most, with a test), with the command that resumes it."""
     left = start.progress.sessions - start.progress.recorded
     most = "at most " if test is not None else ""
-    return f"match {start.tournament}: {start.name}, {most}{left} sessions (if it stops: {start.resume})"
+    sessions = count(left, "session")
+    return f"match {start.tournament}: {start.name}, {most}{sessions} (if it stops: {start.resume})"

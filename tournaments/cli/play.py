@@ -29,6 +29,7 @@ from tournaments.play.entrants import resolve_all
 from tournaments.report.outfolder import logs_root
 from tournaments.store.database import Store
 from tournaments.web.play import HUMAN_DECISION_MS, TableSpec, play_at_table, seating_of
+from tournaments.words import count
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -130,7 +131,7 @@ def play(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
         if played.left:
             console.print(
                 f"the page was closed: the referee played the rest of that session for you; "
-                f"{len(played.sessions)} of {played.planned} sessions played",
+                f"{len(played.sessions)} of {count(played.planned, 'session')} played",
                 markup=False,
                 soft_wrap=True,
             )

@@ -29,6 +29,7 @@ from rich.text import Text
 
 from tournaments.play.observers import RunObserver
 from tournaments.report.publish import POOL_HEADER, flag_warnings, percent, pool_cell, rank_label, rank_notes
+from tournaments.words import count
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -171,7 +172,7 @@ def standings_table(standings: Standings, *, title: str = "Standings", live: boo
             f"{line.chips.mean:+.2f}",
             _spread(line.chips),
             "" if position == len(standings.bots) - 1 else percent(line.los_next),
-            f"{share.mean:.3f} " + ("(n/a)" if share.half_width is None else f"±{share.half_width:.3f}"),
+            f"{share.mean:.3f} {_spread(share, digits=3)}",
             *([pool_cell(standings, line, separator="\n")] if standings.shows_pool else []),
             str(line.faults),
             f"{line.rating:+.0f}",
@@ -191,8 +192,7 @@ def standings_lines(standings: Standings, *, title: str = "Standings") -> list[s
     for position, line in enumerate(standings.bots):
         share = line.win_share
         figures = [
-            f"win share {share.mean:.3f} "
-            + ("(n/a)" if share.half_width is None else f"±{share.half_width:.3f}"),
+            f"win share {share.mean:.3f} {_spread(share, digits=3)}",
             *([] if position == len(standings.bots) - 1 else [f"LOS over next {percent(line.los_next)}"]),
             f"faults {line.faults}",
             f"rating {line.rating:+.0f}",
@@ -200,7 +200,7 @@ def standings_lines(standings: Standings, *, title: str = "Standings") -> list[s
         lines += [
             (
                 f"{rank_label(standings, line):<3} {line.bot:<{width}}  {line.chips.mean:+.2f} "
-                f"chips/session {_spread(line.chips)}, {line.sessions} sessions"
+                f"chips/session {_spread(line.chips)}, {count(line.sessions, 'session')}"
             ),
             "    " + ", ".join(figures),
         ]
@@ -236,11 +236,14 @@ def _caption(standings: Standings, *, live: bool) -> str:
     return " ".join(parts)
 
 
-def _spread(value: Estimate) -> str:
-    """``±1.25``, ``±3.10 (3 blocks)``, ``n/a (1 block)`` or ``n/a (no variation)``: short, for a terminal."""
+def _spread(value: Estimate, *, digits: int = 2) -> str:
+    """``±1.25``, ``±3.10 (3 blocks)``, ``n/a (1 block)`` or ``n/a (no variation)``: short, for a terminal.
+
+    Where there is no interval it says why, in fewer words than the standings files do.
+    """
     if value.half_width is None:
         return "n/a (1 block)" if value.n < 2 else "n/a (no variation)"
-    return f"±{value.half_width:.2f}" + ("" if value.trusted else f" ({value.n} blocks)")
+    return f"±{value.half_width:.{digits}f}" + ("" if value.trusted else f" ({value.n} blocks)")
 
 
 def standings_printer(progress: Progress | None) -> Callable[[Standings], None]:
@@ -257,7 +260,8 @@ def standings_printer(progress: Progress | None) -> Callable[[Standings], None]:
         if shown and shown[-1] == standings:
             return
         shown[:] = [standings]
-        show_standings(console, standings, title=f"Standings after {standings.sessions} sessions", live=True)
+        title = f"Standings after {count(standings.sessions, 'session')}"
+        show_standings(console, standings, title=title, live=True)
         for warning in flag_warnings(standings):
             console.print(warning, markup=False, highlight=False, soft_wrap=True)
 

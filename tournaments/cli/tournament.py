@@ -64,6 +64,7 @@ from tournaments.report.standings_files import (
     tournament_facts,
 )
 from tournaments.store.database import Store
+from tournaments.words import count
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -365,8 +366,8 @@ def status_lines(facts: dict[str, Any]) -> list[str]:
     return [
         f"tournament {facts['id']}: {facts['name']}",
         (
-            f"  status {facts['status']}, {sessions['played']} of {sessions['planned']} sessions "
-            f"in {facts['blocks']} blocks, {facts['faults']} faults"
+            f"  status {facts['status']}, {sessions['played']} of {count(sessions['planned'], 'session')} "
+            f"in {count(facts['blocks'], 'block')}, {count(facts['faults'], 'fault')}"
         ),
         f"  started {_when(facts['started_at'])}{finished}",
         (

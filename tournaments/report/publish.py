@@ -46,6 +46,7 @@ from tournaments.stats.standings import (
     Standings,
 )
 from tournaments.stats.tally import PoolRecord
+from tournaments.words import count
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Mapping, Sequence
@@ -278,7 +279,7 @@ def match_lines(match: MatchSummary) -> list[str]:
     opponents = ", ".join(match.opponents)
     lines = [
         f"{match.candidate} against {opponents} at {match.table_size} seats: "
-        f"{match.blocks} blocks, {match.sessions} sessions read" + _unread(match),
+        f"{count(match.blocks, 'block')}, {count(match.sessions, 'session')} read" + _unread(match),
         "edge (chips per session over the average opponent): "
         + ("n/a" if match.edge is None else _edge(match.edge)),
         f"likelihood of superiority: {percent(match.los)}",
@@ -343,7 +344,7 @@ def render_markdown(
         head += ["## Match", "", *(f"- {line}" for line in match_lines(match)), ""]
     lines = [
         *head,
-        f"{standings.sessions} sessions in {standings.blocks} blocks. {READING_NOTE}",
+        f"{count(standings.sessions, 'session')} in {count(standings.blocks, 'block')}. {READING_NOTE}",
         "",
         *(line for warning in load_warnings(load) for line in (f"**Warning: {warning}.**", "")),
         row(headers),

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from referee.match.faults import FaultKind
+from tournaments.words import count
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -92,9 +93,9 @@ class LateFaults:
         where = f" ({load})" if load else ""
         signs = []
         if self.together:
-            signs.append(f"two or more bots late in {_count(self.together, 'session')}")
+            signs.append(f"two or more bots late in {count(self.together, 'session')}")
         if self.loaded:
-            signs.append(f"{_count(self.loaded, 'fault')} while its load exceeded its cores")
+            signs.append(f"{count(self.loaded, 'fault')} while its load exceeded its cores")
         return (
             f"the machine may be too busy for the clock{where}: {self._counted()}, {' and '.join(signs)}; "
             f"the referee played those decisions, so the standings measure the load as well as the bots: "
@@ -117,7 +118,7 @@ class LateFaults:
     def _counted(self) -> str:
         """``3 late faults (mybot 2, peel 1)``."""
         bots = ", ".join(f"{bot} {count}" for bot, count in sorted(self.by_bot.items()))
-        return f"{self.total} late {'fault' if self.total == 1 else 'faults'} ({bots})"
+        return f"{count(self.total, 'late fault')} ({bots})"
 
     def to_json(self) -> dict[str, Any]:
         """``{"late_faults": {bot: n}, "sessions_late_together": n, "busy": bool, "warning": str | null}``."""
@@ -133,8 +134,3 @@ class LateFaults:
         """The counts :meth:`to_json` wrote."""
         counts = Counter({str(bot): int(count) for bot, count in data["late_faults"].items()})
         return cls(counts, int(data["sessions_late_together"]))
-
-
-def _count(number: int, thing: str) -> str:
-    """``1 session``, ``3 sessions``."""
-    return f"{number} {thing}{'' if number == 1 else 's'}"

@@ -62,6 +62,7 @@ from tournaments.play.executors.worker_messages import (
     expected,
 )
 from tournaments.play.tables import NoTables
+from tournaments.words import count
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Sequence
@@ -188,7 +189,7 @@ class RayExecutor:
                 start_local_ray(
                     ray, cpus=cpus, temp_dir=self.temp_dir, runtime_env=runtime_env, log_level=quiet
                 )
-                return True, f"a local Ray instance with {_count(cpus, 'CPU')}"
+                return True, f"a local Ray instance with {count(cpus, 'CPU')}"
             _send_token_if_any()
             ray.init(address=self.address, logging_level=quiet, runtime_env=runtime_env)
             nodes = sum(1 for node in ray.nodes() if node.get("Alive"))
@@ -203,7 +204,7 @@ class RayExecutor:
             # ray.init makes SIGTERM exit the process; the runner's own handling stops it cleanly
             if previous is not None and threading.current_thread() is threading.main_thread():
                 signal.signal(signal.SIGTERM, previous)
-        return True, f"the Ray cluster at {self.address} ({_count(nodes, 'node')}, {_count(cpus, 'CPU')})"
+        return True, f"the Ray cluster at {self.address} ({count(nodes, 'node')}, {count(cpus, 'CPU')})"
 
 
 # ---------------------------------------------------------------------------- the blocks handed over
@@ -577,10 +578,6 @@ def _stop_unregistered_node(exc: BaseException) -> None:
                 node.kill_all_processes(check_alive=False, allow_graceful=False, wait=True)
             return
         traceback = traceback.tb_next
-
-
-def _count(number: int, thing: str) -> str:
-    return f"{number} {thing}{'' if number == 1 else 's'}"
 
 
 def _first_line(exc: BaseException) -> str:
