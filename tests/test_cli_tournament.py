@@ -956,6 +956,9 @@ def test_status_of_an_interrupted_ray_run_resumes_on_ray(played: tuple[Path, Pat
     plain = invoke("tournament", "status", "1", "--db", db)
     assert plain.exit_code == 0, plain.output
     assert f"resume with: nap tournament resume 1 --db {db}\n" in plain.output
+    [started] = [line for line in plain.output.splitlines() if line.startswith("  started ")]
+    assert ", stopped " in started, "an interrupted tournament is not said to have finished"
+    assert "finished" not in started
     usage = Usage(
         executor="ray",
         workers=2,

@@ -349,7 +349,8 @@ def _resume(tournament: int, db: Path) -> str:
 def status_lines(facts: dict[str, Any]) -> list[str]:
     """``nap tournament status`` as lines of plain words, from :func:`describe_tournament`'s data."""
     sessions, limits, profile = facts["sessions"], facts["time_limits"], facts["profile"]
-    finished = f", finished {_when(facts['finished_at'])}" if facts["finished_at"] else ""
+    ended = "finished" if facts["status"] == "finished" else "stopped"  # finished_at: when its last run ended
+    finished = f", {ended} {_when(facts['finished_at'])}" if facts["finished_at"] else ""
     bots = ", ".join(
         f"{bot['name']} {bot['version']}" + (f" ({bot['content_hash'][:12]})" if bot["content_hash"] else "")
         for bot in facts["bots"]
