@@ -971,3 +971,30 @@ def test_status_of_an_interrupted_ray_run_resumes_on_ray(played: tuple[Path, Pat
     assert f"resume with: nap tournament resume 1 --db {db} {flags}" in text
     document = json.loads(invoke("tournament", "status", "1", "--db", db, "--json").stdout)
     assert document["resume"].endswith("--executor ray --ray-address 10.0.0.5:6379")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here to stand for a full disk")
+def test_a_bot_log_on_a_full_disk_is_named_and_stops_the_run_resumable(tmp_path: Path) -> None:
+    """The line names the log that cannot be written, keeps the stop's promise, and leaves no bot running."""
+    db, out = tmp_path / "nap.db", tmp_path / "out"
+    (out / "t1" / "bots").mkdir(parents=True)
+    (out / "t1" / "bots" / "peel-r0.log").symlink_to("/dev/full")  # No space left on device
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "tournaments.cli", "tournament", "run", "-b", "peel", "-b", "random",
+            "-b", "r2=random", "-k", "3", "-n", "3", "-w", "1", "--sandbox", "off",
+            "--db", str(db), "--out", str(out),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    resume = f"nap tournament resume 1 --db {db} --out {out}"
+    said = (
+        f"Error: cannot write {out / 't1' / 'bots' / 'peel-r0.log'}: No space left on device; "
+        f"tournament 1 stopped after 0 of 3 sessions; to play the rest: {resume}"
+    )
+    assert done.stderr.splitlines() == [said], "one line, and no warning of a bot process left behind"

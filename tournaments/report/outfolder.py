@@ -25,6 +25,8 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
+from tournaments.errors import writing
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -91,7 +93,8 @@ def write_index(out: Path) -> Path:
             data = {}
         entries.append((int(number.group(1)), data if isinstance(data, dict) else {}))
     page = out / INDEX
-    page.write_text(render_index(entries), encoding="utf-8")
+    with writing(page):
+        page.write_text(render_index(entries), encoding="utf-8")
     return page
 
 

@@ -23,6 +23,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from tournaments.errors import writing
 from tournaments.report.session_pages import (
     REPLAY_LIMIT,
     SESSIONS,
@@ -110,32 +111,35 @@ def publish(  # noqa: PLR0913 - the standings, the folder and keyword-only optio
     page = folder / "standings.html"
     isolation = None if about is None else about.get("isolation")
     load = None if about is None else about.get("load")
-    markdown.write_text(
-        render_markdown(standings, title=title, match=match, isolation=isolation, load=load),
-        encoding="utf-8",
-    )
-    data.write_text(
-        json.dumps(to_json(standings, title=title, match=match, about=about), indent=2, sort_keys=True)
-        + "\n",
-        encoding="utf-8",
-    )
+    with writing(markdown):  # an error names the file (a write on a full disk names none)
+        markdown.write_text(
+            render_markdown(standings, title=title, match=match, isolation=isolation, load=load),
+            encoding="utf-8",
+        )
+    with writing(data):
+        data.write_text(
+            json.dumps(to_json(standings, title=title, match=match, about=about), indent=2, sort_keys=True)
+            + "\n",
+            encoding="utf-8",
+        )
     made: set[int] = set()
     if sessions is not None:
         _, made = write_session_pages(
             folder, sessions, title=title, log=log, db=db, limit=replay_limit, total=sessions_total
         )
-    page.write_text(
-        render_html(
-            standings,
-            title=title,
-            match=match,
-            sessions=sessions,
-            replays=made,
-            isolation=isolation,
-            load=load,
-        ),
-        encoding="utf-8",
-    )
+    with writing(page):
+        page.write_text(
+            render_html(
+                standings,
+                title=title,
+                match=match,
+                sessions=sessions,
+                replays=made,
+                isolation=isolation,
+                load=load,
+            ),
+            encoding="utf-8",
+        )
     return markdown, data, page
 
 

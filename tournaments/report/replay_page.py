@@ -37,6 +37,7 @@ from referee.rules import (
     TrickWon,
     TrumpChosen,
 )
+from tournaments.errors import writing
 from tournaments.report.session_text import (
     Step,
     bid_label,
@@ -114,8 +115,9 @@ def write_replay(path: Path, page: str) -> Path:
 
     Makes the folder if needed.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(page, encoding="utf-8")
+    with writing(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(page, encoding="utf-8")
     return path
 
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from referee.rules import RecordError
-from tournaments.errors import LogError, StoreError
+from tournaments.errors import LogError, StoreError, writing
 from tournaments.report.audit import open_log
 from tournaments.report.replay_page import render_replay_html, write_replay
 from tournaments.report.templates import render
@@ -228,10 +228,11 @@ def write_session_pages(  # noqa: PLR0913 - the pages, where, and what they say
         write_replay(folder / replay_href(link.id), page)
         made.add(link.id)
     path = folder / SESSIONS
-    path.write_text(
-        render_sessions_html(links, title=title, made=made, folder=folder, db=db, total=total),
-        encoding="utf-8",
-    )
+    with writing(path):
+        path.write_text(
+            render_sessions_html(links, title=title, made=made, folder=folder, db=db, total=total),
+            encoding="utf-8",
+        )
     return path, made
 
 
