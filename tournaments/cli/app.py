@@ -128,7 +128,7 @@ def open_store(path: Path, *, must_exist: bool = True, writing: bool = False) ->
     if must_exist and not path.exists():
         msg = f"{path}: no such database (run 'nap tournament run' first, or pass --db)"
         raise StoreError(msg)
-    with Store.open(path, check=writing) as store:
+    with Store.open(path, check=writing, reading=not writing) as store:
         yield store
 
 
