@@ -9,6 +9,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -22,6 +23,7 @@ from tournaments.errors import RunnerError
 from tournaments.plan.config import TournamentConfig
 from tournaments.plan.entries import BotEntry, example_bot
 from tournaments.play.blocks import BlockRun, play_block_in_process
+from tournaments.play.host import SOCKET_FOLDER, remove_orphan_socket_folders, socket_folder
 from tournaments.play.locks import lock_path
 from tournaments.play.runner import resume_tournament, run_tournament
 from tournaments.stats.standings import compute_standings, standings_of
@@ -122,7 +124,7 @@ class TestResume:
             stderr=subprocess.DEVNULL,
         )
         try:
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + 600  # generous: a busy machine starts 16 bot processes first
             done = 0
             while time.monotonic() < deadline and process.poll() is None:
                 time.sleep(0.1)
@@ -148,6 +150,8 @@ class TestResume:
             assert store.tournament(1).status == "finished"
             resumed = store.session_results(1)
             after = key_set(store, 1)
+        left = Path(tempfile.gettempdir()).glob(f"nap-referee-{process.pid}-*")
+        assert not list(left), "the killed run's socket folder is removed by the next run"
         assert not lock_path(db, 1).exists()
         assert before <= after
         assert len(resumed) == len(after) == sessions
@@ -478,3 +482,21 @@ class TestWorkerProcess:
             "python -m tournaments.play.executors.workers is started by the tournament "
             "runner (nap tournament run --workers N), not by hand"
         )
+
+
+def test_the_socket_folders_of_processes_that_are_gone_are_removed(tmp_path: Path) -> None:
+    """A ``kill -9`` leaves its referee's socket folder; the next run removes it, and no live one."""
+    gone = tmp_path / f"nap-referee-{2**22 + 7}-abc123"  # past the largest pid Linux gives
+    mine = tmp_path / f"nap-referee-{os.getpid()}-def456"
+    older = tmp_path / "nap-referee-ghi789"  # a name that says no process: left alone
+    for folder in (gone, mine, older):
+        folder.mkdir()
+        (folder / "referee.sock").touch()
+    assert remove_orphan_socket_folders(tmp_path) == [gone]
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted([mine.name, older.name])
+    made = socket_folder()
+    try:
+        assert SOCKET_FOLDER.fullmatch(made.name)
+        assert made.name.startswith(f"nap-referee-{os.getpid()}-")
+    finally:
+        made.rmdir()
