@@ -432,6 +432,21 @@ class TestLocalStart:
         assert str(raised.value) == f"{SLOW_NODE} ({LOCAL_STARTS} tries)"
         assert len(ray.killed) == LOCAL_STARTS
 
+    @pytest.mark.slow
+    def test_a_local_instance_runs_its_workers_at_the_runs_priority(self, ray_folder: Path) -> None:
+        """Not at Ray's niceness 15, which starved the workers' bots and builds beside any other job."""
+        ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'nap-arena[ray]'")
+
+        def niceness() -> int:  # defined here: Ray ships it by value to a worker, which has no tests module
+            return os.nice(0)
+
+        start_local_ray(ray, cpus=1, temp_dir=ray_folder, runtime_env=None, log_level=logging.WARNING)
+        try:
+            worker = ray.get(ray.remote(niceness).remote())
+        finally:
+            ray.shutdown()
+        assert worker == os.nice(0)
+
     def test_another_error_is_not_tried_again(self) -> None:
         ray = _SlowRay(1, error="something else")
         with pytest.raises(Exception, match=r"^something else$"):

@@ -42,7 +42,7 @@ import threading
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Final, Self
 
 import structlog
 
@@ -86,6 +86,12 @@ LOCAL_STARTS = 3
 """Tries at starting a local Ray instance. Ray gives a new node 30 s to register (a constant
 of Ray's own, ``ray._private.node``) and then gives up; a busy machine may need more, and
 a second try finds the files the first one read in the page cache."""
+LOCAL_SYSTEM_CONFIG: Final = {"worker_niceness": 0}
+"""Ray runs its workers at niceness 15, so that a cluster's workers yield to its other work;
+a local instance started for one run is that run's alone, as local worker processes are,
+and its workers (their referee, bots and builds) keep the run's own priority: niced, they
+starved beside any other job on the machine (a Node.js bot's build took over 10 minutes
+beside six busy processes on two cores) and their bots were the first late."""
 _NODE_SLOW = "timed out during startup"
 """What Ray's error (a bare Exception) says of a node that did not register in time."""
 NOT_WATCHED = "the Ray executor does not forward the tables in play: only the standings are watched"
@@ -547,6 +553,7 @@ def start_local_ray(
                 logging_level=log_level,
                 runtime_env=runtime_env,
                 _temp_dir=None if temp_dir is None else str(temp_dir),
+                _system_config=LOCAL_SYSTEM_CONFIG,
             )
         except Exception as exc:
             if _NODE_SLOW not in str(exc):
