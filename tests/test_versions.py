@@ -23,10 +23,9 @@ from tournaments.cli import main
 from tournaments.errors import RunnerError, StoreError
 from tournaments.plan.config import TournamentConfig
 from tournaments.plan.entries import BUILTIN_BOTS, BotEntry
-from tournaments.plan.manifest import content_hash, read_manifest
+from tournaments.plan.manifest import content_hash
 from tournaments.plan.versions import pack, parse_version, unpacked
-from tournaments.play import entrants
-from tournaments.play.entrants import build, resolve
+from tournaments.play.entrants import resolve
 from tournaments.play.host import remote_bot
 from tournaments.play.runner import register_entries
 from tournaments.store.database import Store
@@ -254,20 +253,6 @@ def test_nap_bot_list_lists_bots_not_aliases_nor_the_person(tmp_path: Path) -> N
     assert (renamed.name, renamed.alias_of) == ("r3", "random")
     assert BotEntry.from_json(renamed.to_json()) == renamed
     assert "alias_of" not in BUILTIN_BOTS["peel"].to_json(), "an entry under its own name is stored as before"
-
-
-@pytest.mark.slow
-def test_a_build_that_takes_too_long_is_one_line_with_its_last_words(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The line says what the build was doing when it was stopped (10 s: time enough to say it)."""
-    folder = _bot(tmp_path / "mybot", "0.1")
-    with (folder / "nap-bot.toml").open("a", encoding="utf-8") as manifest:
-        manifest.write('build = ["sh", "-c", "echo fetching packages; exec sleep 600"]\n')
-    monkeypatch.setattr(entrants, "_BUILD_TIMEOUT_S", 10)
-    with pytest.raises(RunnerError) as raised:
-        build(read_manifest(folder))
-    assert str(raised.value) == "bot mybot: build took longer than 10 s; its last line: fetching packages"
 
 
 @pytest.mark.slow

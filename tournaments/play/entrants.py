@@ -134,23 +134,14 @@ def build(manifest: Manifest, *, sandbox: Sandbox | None = None) -> None:
     except FileNotFoundError:
         msg = f"bot {manifest.name}: build command not found: {argv[0]}"
         raise RunnerError(msg) from None
-    except subprocess.TimeoutExpired as exc:
-        said = "\n".join(_text(part).strip() for part in (exc.stdout, exc.stderr) if _text(part).strip())
-        last = f"; its last line: {said.splitlines()[-1]}" if said else "; it wrote nothing"
-        msg = f"bot {manifest.name}: build took longer than {_BUILD_TIMEOUT_S} s{last}"
+    except subprocess.TimeoutExpired:
+        msg = f"bot {manifest.name}: build took longer than {_BUILD_TIMEOUT_S} s"
         raise RunnerError(msg) from None
     if done.returncode != 0:
         output = "\n".join(part.strip() for part in (done.stdout, done.stderr) if part.strip())
         last = output.splitlines()[-1] if output else "no output"
         msg = f"bot {manifest.name}: build failed with status {done.returncode}: {last}"
         raise BuildError(msg, bot=manifest.name, status=done.returncode, output=output or "no output")
-
-
-def _text(output: str | bytes | None) -> str:
-    """What a process wrote, as text (a timed-out run's output may come as bytes)."""
-    if isinstance(output, bytes):
-        return output.decode(errors="replace")
-    return output or ""
 
 
 def resolve(
