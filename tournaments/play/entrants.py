@@ -39,15 +39,15 @@ if TYPE_CHECKING:
     from tournaments.play.sandbox import Sandbox
     from tournaments.store.database import BotRow, Store
 
-DEFAULT_ENTRANTS = ("peel", "random", "peel-2=peel", "random-2=random")
-"""What ``nap tournament run`` plays with no ``--bot``: the example bots, each twice."""
-
 WHICH_PLAYS = (
     "NAME plays the built-in or submitted bot of that name (the latest version submitted; "
     "NAME@VERSION an older one), and a bot folder NAME only where no bot has that name; "
     "a path (./mybot) plays that folder as it is now"
 )
 """The rule for what ``--bot NAME`` plays, in the words every ``--help`` and doc uses."""
+
+DEFAULT_ENTRANTS = ("peel", "random", "peel-2=peel", "random-2=random")
+"""What ``nap tournament run`` plays with no ``--bot``: the example bots, each twice."""
 
 _BUILD_TIMEOUT_S = 600
 
