@@ -79,6 +79,10 @@ def test_the_coverage_report_follows_a_failed_test_run_too() -> None:
     after = tox["testenv"]["commands_post"].strip().splitlines()
     assert commands[-1].startswith("coverage run -m pytest"), commands
     assert after == ["coverage combine --quiet", "coverage report"]
+    others = [section for section in tox.sections() if section.startswith("testenv:")]
+    assert others, "the envs beside py"
+    for section in others:  # each inherits testenv's unless it says otherwise: none has coverage to report
+        assert tox[section].get("commands_post", None) == "", section
 
 
 def test_the_ci_runs_the_readmes_test_command_which_installs_tox_pinned() -> None:
