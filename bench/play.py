@@ -87,7 +87,7 @@ async def with_a_person(folder: Path, *, sessions: int, seed: int) -> tuple[floa
     """CPU seconds here, decisions, and the client's figures, for ``sessions`` played by the scripted page."""
     db = folder / "person.db"
     with Store.open(db) as store:
-        bots = resolve_all(["random", "r2=random"], store=store)
+        bots = resolve_all(["random", "r2=random"], store=store, say=print)
         spec = TableSpec(
             person="scripted",
             bots=bots,
@@ -117,7 +117,7 @@ async def without(folder: Path, *, sessions: int, seed: int) -> tuple[float, int
     with Store.open(db) as store:
         config = TournamentConfig(
             name="three random bots",
-            bots=resolve_all(["random", "r2=random", "r3=random"], store=store),
+            bots=resolve_all(["random", "r2=random", "r3=random"], store=store, say=print),
             table_size=3,
             sessions=sessions,
             seed=seed,

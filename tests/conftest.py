@@ -13,6 +13,12 @@ the error, with a message saying to mark it ``slow``. This holds in every run, t
 whole suite's too, so a new test cannot slip a process into the quick run unnoticed.
 Threads (an in-process gRPC server on 127.0.0.1:0) are allowed.
 
+Whether bubblewrap can make a sandbox here is a fact of the machine that the command
+line and the runner ask for (:func:`~tournaments.play.sandbox.sandbox_problem`, cached per
+process): it is asked once as the session starts, before any test, so that the answer,
+which starts one probe process, is never charged to the quick test that first needs it
+(run alone, a test's file would fail otherwise).
+
 A test marked ``heavy`` (thousands of deals or simulated matches, checked by invariants
 or statistics) is slow as well, and runs with coverage paused (tox's py env measures the
 rest in the same run), so that its workers fill the time the process tests spend waiting.
@@ -31,10 +37,18 @@ from typing import TYPE_CHECKING, NoReturn
 import coverage
 import pytest
 
+from tournaments.play.sandbox import sandbox_problem
+
 if TYPE_CHECKING:
     from collections.abc import Generator, Iterator
 
     from playwright.sync_api import Browser
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Probe the sandbox once, before any test runs (see the module's docstring)."""
+    del session
+    sandbox_problem()
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -1,4 +1,4 @@
-"""Bots in any language: the Node.js bot over gRPC, the C bot through the stdin/stdout bridge.
+"""Bots in any language: the Node.js bot over gRPC, the C bot and the docs' jq bot through the stdio bridge.
 
 Real processes against a real referee on 127.0.0.1:0. The Node.js bot needs ``node`` and
 ``npm`` (``npm ci`` runs here, from the committed lockfile); the C bot needs a C compiler
@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from click.testing import CliRunner
 
 from clients.stdio.child import ChildBot, ChildError, StderrTail
 from clients.stdio.jsonlines import MAX_FORWARDED_CHARS, decode_reply, encode_request
@@ -25,6 +26,7 @@ from referee.rules import Session as RulesSession
 from referee.server import FaultKind, Referee, ServerLimits, SessionOutcome, SessionSpec, TimeLimits
 from referee.wire import nap_pb2
 from referee.wire.codec import request_to_proto
+from tournaments.cli import main
 from tournaments.plan.entries import BotEntry, example_bot
 from tournaments.plan.manifest import read_manifest
 from tournaments.play.bots import BotProcess
@@ -547,3 +549,28 @@ class TestChild:
         )
         assert done.returncode == 1
         assert "bot program not found" in done.stderr
+
+
+def _block(markdown: str, fence: str, first_line: str) -> str:
+    """The fenced ``fence`` block of ``markdown`` whose text starts with ``first_line`` (fences cut)."""
+    for part in markdown.split(f"```{fence}\n")[1:]:
+        text = part.split("```", 1)[0]
+        if text.startswith(first_line):
+            return text
+    pytest.fail(f"no {fence} block starting {first_line!r} in the doc")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("jq") is None, reason="jq is not installed: apt-get install jq")
+def test_the_jq_bot_of_the_docs_passes_its_check(tmp_path: Path) -> None:
+    """docs/stdio-protocol.md's shell-script bot, its files as the doc shows them, passes `nap bot check`."""
+    doc = (ROOT / "docs" / "stdio-protocol.md").read_text(encoding="utf-8")
+    folder = tmp_path / "jqbot"
+    folder.mkdir()
+    folder.chmod(0o755)  # a sandbox run by root starts bots as another user
+    (folder / "bot.sh").write_text(_block(doc, "sh", "#!/bin/sh\n# jqbot/bot.sh"), encoding="utf-8")
+    (folder / "nap-bot.toml").write_text(_block(doc, "toml", "# jqbot/nap-bot.toml"), encoding="utf-8")
+    checked = CliRunner().invoke(main, ["bot", "check", str(folder), "-n", "3"])
+    assert checked.exit_code == 0, checked.output
+    assert "faults: none" in checked.output
+    assert "verdict: PASS" in checked.output

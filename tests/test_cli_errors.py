@@ -7,9 +7,10 @@ file or an address the user gave is mapped where it fails) and the rules engine'
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -30,10 +31,8 @@ from tests.inprocess_helpers import CONFIG, InProcess
 from tournaments.cli import main
 from tournaments.errors import ArenaError, OutputError, RunnerError, mapped, writing
 from tournaments.play.runner import RunOptions, run_tournament
+from tournaments.report.standings_files import StandingsWriter
 from tournaments.store.database import Store
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 
 def _broken(bug: Exception) -> object:
@@ -73,6 +72,19 @@ class TestABug:
 
 
 class TestTheUsersErrors:
+    def test_a_misspelled_profile_or_bot_is_one_line_naming_the_near_one(self, tmp_path: Path) -> None:
+        """--profile and --bot alike: exit status 1, one line, the name meant (not click's usage block)."""
+        db = str(tmp_path / "nap.db")
+        profile = CliRunner().invoke(main, ["tournament", "run", "-p", "heathr", "--db", db])
+        bot = CliRunner().invoke(main, ["tournament", "run", "-b", "peal", "-b", "random", "--db", db])
+        for result, near in ((profile, "heather"), (bot, "peel")):
+            assert result.exit_code == 1, result.output
+            assert len(result.stderr.splitlines()) == 1, result.stderr
+            assert result.stderr.startswith("Error: unknown ")
+            assert result.stderr.rstrip().endswith(f"; did you mean {near}?")
+        far = CliRunner().invoke(main, ["tournament", "run", "-p", "poker", "--db", db])
+        assert "did you mean" not in far.stderr
+
     def test_a_rules_error_is_one_line(self) -> None:
         result = CliRunner().invoke(main, ["rules", "show", "poker"])
         assert result.exit_code == 1
@@ -143,6 +155,26 @@ class TestMappingAtTheBoundary:
         bug = KeyError("a bug")
         with pytest.raises(KeyError), mapped(ValueError):
             raise bug
+
+    @pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here to stand for a full disk")
+    def test_standings_on_a_full_disk_name_their_file_and_what_is_kept(self, tmp_path: Path) -> None:
+        """A file that cannot be written (a write on a full disk names none) is named, with the promise."""
+        out = tmp_path / "out"
+        (out / "t1").mkdir(parents=True)
+        (out / "t1" / "standings.md").symlink_to("/dev/full")  # every write there: No space left on device
+        writer = StandingsWriter(store=Store.open(tmp_path / "nap.db"), out=out)
+        with writer.store as store, pytest.raises(OutputError) as raised:
+            run_tournament(
+                CONFIG,
+                store=store,
+                logs_root=out,
+                options=RunOptions(observers=(writer,), executor=InProcess()),
+            )
+        again = shlex.join(["nap", "standings", "1", "--db", str(tmp_path / "nap.db"), "--out", str(out)])
+        assert str(raised.value) == (
+            f"cannot write {out / 't1' / 'standings.md'}: No space left on device; tournament 1's 6 sessions "
+            f"are kept in {tmp_path / 'nap.db'}: once there is room, {again} writes its standings"
+        )
 
     def test_writing_names_the_file(self, tmp_path: Path) -> None:
         in_the_way = tmp_path / "notes.txt"

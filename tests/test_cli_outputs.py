@@ -22,9 +22,12 @@ from rich.console import Console
 
 from tournaments.cli import main, reports
 from tournaments.cli.progress import PlainProgress, standings_printer
+from tournaments.play.practice import CheckReport
+from tournaments.report.check import check_lines
 from tournaments.results import SeatResult, SessionResult
 from tournaments.stats.standings import compute_standings
 from tournaments.store.database import Store
+from tournaments.words import count
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -220,6 +223,10 @@ def test_each_tournament_has_its_own_folder_and_latest_points_to_the_newest(tmp_
     assert (out / "t2" / "standings.md").exists()
     assert (out / "t2" / "standings.html").exists()
     assert (out / "latest").resolve() == (out / "t2").resolve()
+    older = invoke("standings", "1", "--db", db, "--out", out)  # as a run of t1 ending after t2's would
+    assert older.exit_code == 0, older.output
+    assert (out / "latest").resolve() == (out / "t2").resolve(), "latest stays the newest"
+    assert invoke("standings", "--db", db).stdout.startswith("Tournament 2: "), "as nap standings says"
     index = (out / "index.html").read_text(encoding="utf-8")
     assert index.index('href="t2/standings.html"') < index.index('href="t1/standings.html"')  # newest first
     assert not (out / "standings.json").exists()
@@ -375,7 +382,7 @@ def test_serve_on_port_zero_names_the_port_it_got(tmp_path: Path) -> None:
         [
             sys.executable, "-m", "tournaments.cli", "serve", "--host", "127.0.0.1", "--port", "0",
             "--remote", "faraway=secret-token", "--bot", "peel", "--bot", "random", "-k", "3", "-n", "3",
-            "--wait", "60", "--db", str(db), "--out", str(tmp_path / "out"),
+            "--wait", "600", "--db", str(db), "--out", str(tmp_path / "out"),
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -386,8 +393,8 @@ def test_serve_on_port_zero_names_the_port_it_got(tmp_path: Path) -> None:
         port = _announced_port(server.stdout)
         env = {**os.environ, "NAP_REFEREE": f"127.0.0.1:{port}", "NAP_TOKEN": "secret-token"}
         remote = subprocess.Popen([sys.executable, "-m", "clients.bots.random_bot"], env=env)
-        output, _ = server.communicate(timeout=120)
-        remote.wait(timeout=30)
+        output, _ = server.communicate(timeout=900)
+        remote.wait(timeout=120)
     finally:
         server.kill()
     assert server.returncode == 0, output
@@ -460,7 +467,7 @@ def test_standings_without_a_terminal_cut_no_cell(monkeypatch: pytest.MonkeyPatc
     text = pipe.file.getvalue()  # type: ignore[attr-defined]
     assert "…" not in text
     assert text.count("pimc-the-reference  +55.00 chips/session ±2.48 (3 blocks), 3 sessions") == 2
-    assert "win share 0.000 (n/a), faults 0, rating" in text
+    assert "win share 0.000 n/a (no variation), faults 0, rating" in text, "says why, as the files do"
     assert "as declarer: -" in text
     assert "not a stopping rule" in text
 
@@ -481,3 +488,13 @@ def test_plain_progress_prints_a_line_every_few_seconds_and_the_last_count() -> 
         "cup: 7/10 sessions",
     ]
     assert lines[1] == "cup: 6/10 sessions, 1.0 sessions/s, 0:00:04 left"
+
+
+def test_one_of_a_thing_is_said_as_one() -> None:
+    """``1 session``, ``1 fault``, ``1 block``: never ``1 sessions``."""
+    assert [count(n, "session") for n in (0, 1, 2)] == ["0 sessions", "1 session", "2 sessions"]
+    assert count(1, "late fault") == "1 late fault"
+    assert count(2, "analysis", "analyses") == "2 analyses"
+    report = CheckReport(bot="mine", sessions=1, decisions=3, latency_ms={}, faults={"mine": 1})
+    assert check_lines(report)[0] == "mine: 1 session against nobody"
+    assert check_lines(report)[-1].endswith("(1 fault)")

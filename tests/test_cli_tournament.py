@@ -30,6 +30,8 @@ from tournaments.store.database import Store
 from tournaments.store.logs import decode_log, read_log
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from tournaments.results import SessionResult
 
 
@@ -355,6 +357,17 @@ def test_bot_check_accepts_the_other_language_examples_as_they_are(folder: str, 
     assert "verdict: PASS" in out
 
 
+def _until_listening(lines: Iterator[str] | None) -> str:
+    """What the command printed up to the line saying its referee listens (its readiness signal)."""
+    assert lines is not None
+    said = []
+    for line in lines:
+        said.append(line)
+        if "referee listening on" in line:
+            return "".join(said)
+    pytest.fail(f"the referee never said it listens: {''.join(said)}")
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -363,7 +376,11 @@ def _free_port() -> int:
 
 @pytest.mark.slow
 def test_serve_plays_a_tournament_with_a_remote_bot(tmp_path: Path) -> None:
-    """`nap serve` listens on a port; a bot started elsewhere with its token joins and plays."""
+    """`nap serve` listens on a port; a bot started elsewhere with its token joins and plays.
+
+    The bot starts once the command says it listens (a bot tries to connect for 15 s, which
+    a busy machine may need just to start the command), and the command waits for it long.
+    """
     port = _free_port()
     db = tmp_path / "served.db"
     server = subprocess.Popen(
@@ -387,7 +404,7 @@ def test_serve_plays_a_tournament_with_a_remote_bot(tmp_path: Path) -> None:
             "-n",
             "3",
             "--wait",
-            "60",
+            "600",
             "--db",
             str(db),
             "--out",
@@ -396,13 +413,17 @@ def test_serve_plays_a_tournament_with_a_remote_bot(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
-    env = {**os.environ, "NAP_REFEREE": f"127.0.0.1:{port}", "NAP_TOKEN": "secret-token"}
-    remote = subprocess.Popen([sys.executable, "-m", "clients.bots.random_bot"], env=env)
     try:
-        output, _ = server.communicate(timeout=120)
+        said = _until_listening(server.stdout)
+        env = {**os.environ, "NAP_REFEREE": f"127.0.0.1:{port}", "NAP_TOKEN": "secret-token"}
+        remote = subprocess.Popen([sys.executable, "-m", "clients.bots.random_bot"], env=env)
+        rest, _ = server.communicate(timeout=900)
+        remote.wait(timeout=120)
     finally:
-        remote.wait(timeout=30)
+        server.kill()
+    output = said + rest
     assert server.returncode == 0, output
     assert "faraway" in output
     with sqlite3.connect(db) as conn:
@@ -935,6 +956,9 @@ def test_status_of_an_interrupted_ray_run_resumes_on_ray(played: tuple[Path, Pat
     plain = invoke("tournament", "status", "1", "--db", db)
     assert plain.exit_code == 0, plain.output
     assert f"resume with: nap tournament resume 1 --db {db}\n" in plain.output
+    [started] = [line for line in plain.output.splitlines() if line.startswith("  started ")]
+    assert ", stopped " in started, "an interrupted tournament is not said to have finished"
+    assert "finished" not in started
     usage = Usage(
         executor="ray",
         workers=2,
@@ -947,3 +971,30 @@ def test_status_of_an_interrupted_ray_run_resumes_on_ray(played: tuple[Path, Pat
     assert f"resume with: nap tournament resume 1 --db {db} {flags}" in text
     document = json.loads(invoke("tournament", "status", "1", "--db", db, "--json").stdout)
     assert document["resume"].endswith("--executor ray --ray-address 10.0.0.5:6379")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here to stand for a full disk")
+def test_a_bot_log_on_a_full_disk_is_named_and_stops_the_run_resumable(tmp_path: Path) -> None:
+    """The line names the log that cannot be written, keeps the stop's promise, and leaves no bot running."""
+    db, out = tmp_path / "nap.db", tmp_path / "out"
+    (out / "t1" / "bots").mkdir(parents=True)
+    (out / "t1" / "bots" / "peel-r0.log").symlink_to("/dev/full")  # No space left on device
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "tournaments.cli", "tournament", "run", "-b", "peel", "-b", "random",
+            "-b", "r2=random", "-k", "3", "-n", "3", "-w", "1", "--sandbox", "off",
+            "--db", str(db), "--out", str(out),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    resume = f"nap tournament resume 1 --db {db} --out {out}"
+    said = (
+        f"Error: cannot write {out / 't1' / 'bots' / 'peel-r0.log'}: No space left on device; "
+        f"tournament 1 stopped after 0 of 3 sessions; to play the rest: {resume}"
+    )
+    assert done.stderr.splitlines() == [said], "one line, and no warning of a bot process left behind"

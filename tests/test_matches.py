@@ -131,6 +131,26 @@ class TestEdges:
         assert summarize(clean, plan).faults == {}
         assert not any(line.startswith("faults") for line in match_lines(summarize(clean, plan)))
 
+    def test_the_sessions_played_and_not_read_are_explained(self) -> None:
+        """Sessions past the block where the test decided, or in a block not complete, are kept, not read."""
+        plan = MatchPlan(candidate="new", sprt=Sprt(d0=0, d1=3, min_blocks=5))
+        results = match_results(300, edge=4)
+        summary = summarize(results, plan)
+        assert summary.state is not None
+        first = match_lines(summary)[0]
+        more = summary.played - summary.sessions
+        assert first.endswith(
+            f"{summary.sessions} sessions read ({summary.played} played: {more} more in blocks after "
+            f"block {summary.state.blocks}, where the test decided; kept, not read)"
+        )
+        fixed = summarize(results[:-1], MatchPlan(candidate="new"))  # the last block lacks a rotation
+        assert match_lines(fixed)[0].endswith(
+            f"({fixed.played} played: {fixed.played - fixed.sessions} more in blocks not complete, or after "
+            "one (a block is read once all its rotations are in); kept, not read)"
+        )
+        whole = summarize(results, MatchPlan(candidate="new"))
+        assert match_lines(whole)[0].endswith(f"{whole.sessions} sessions read")
+
     def test_the_exit_status_is_the_verdict(self) -> None:
         """0 for H1 and for a match without a test, 3 for H0, 4 undecided: never 1 or 2 (errors, usage)."""
         test = Sprt(d0=0, d1=3, min_blocks=5)

@@ -17,7 +17,7 @@ import pytest
 from rich.console import Console
 
 from tests.inprocess_helpers import CONFIG, NOT_HERE, InProcess
-from tournaments.cli.progress import BUSY_MARK, ConsoleObserver, PlainProgress
+from tournaments.cli.progress import BUSY_MARK, ConsoleObserver, PlainProgress, plain_line
 from tournaments.errors import RunnerError, TournamentInterrupted
 from tournaments.play.observers import RunEnd, RunObserver, RunProgress, RunStart
 from tournaments.play.runner import RunOptions, resume_tournament, run_tournament, run_tournament_async
@@ -240,3 +240,30 @@ class TestTheConsole:
         shown.committed(result, RunProgress(recorded=2, sessions=8, busy=True))
         assert task.description == "m" + BUSY_MARK
         assert task.completed == 2
+
+    def test_once_a_matchs_test_decided_no_time_is_left_for_the_most_it_might_play(self) -> None:
+        screen, _ = _screen()
+        progress = PlainProgress(console=screen)
+        shown = ConsoleObserver(progress)
+        shown.started(
+            RunStart(tournament=1, name="m", resume="", progress=RunProgress(recorded=0, sessions=20_000))
+        )
+        [task] = progress.tasks
+        result = SessionResult(tournament=1, block=0, rotation=0, board_seed=1, seats=())
+        shown.committed(result, RunProgress(recorded=1, sessions=20_000, test="x: block 0"))
+        assert (task.completed, task.total, task.finished) == (1, 20_000, False)
+        for recorded in (2, 3):  # the test decided; a session still in play finishes after it
+            shown.committed(
+                result, RunProgress(recorded=recorded, sessions=20_000, test="x: H1", decided=True)
+            )
+            assert (task.completed, task.total, task.finished) == (recorded, recorded, True)
+        assert plain_line(task).endswith(", done")
+
+    def test_a_run_ends_with_its_one_line_on_late_faults_if_it_had_any(self) -> None:
+        screen, text = _screen()
+        shown = ConsoleObserver(PlainProgress(console=screen))
+        shown.ended(RunEnd(tournament=1, progress=RunProgress(recorded=8, sessions=8)))
+        assert text.getvalue() == ""
+        late = "3 late faults (a 3): the referee played those decisions (nap -v prints each one)"
+        shown.ended(RunEnd(tournament=1, progress=RunProgress(recorded=8, sessions=8), late=late))
+        assert text.getvalue() == late + "\n"

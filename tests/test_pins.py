@@ -71,6 +71,20 @@ def test_tox_and_every_tox_env_install_through_the_constraints() -> None:
         assert str(requirement.specifier) == f"=={exact[canonicalize_name(requirement.name)]}"
 
 
+def test_the_coverage_report_follows_a_failed_test_run_too() -> None:
+    """tox runs commands_post whatever the commands did, and exits with the commands' failure."""
+    tox = configparser.ConfigParser()
+    tox.read(ROOT / "tox.ini", encoding="utf-8")
+    commands = tox["testenv"]["commands"].strip().splitlines()
+    after = tox["testenv"]["commands_post"].strip().splitlines()
+    assert commands[-1].startswith("coverage run -m pytest"), commands
+    assert after == ["coverage combine --quiet", "coverage report"]
+    others = [section for section in tox.sections() if section.startswith("testenv:")]
+    assert others, "the envs beside py"
+    for section in others:  # each inherits testenv's unless it says otherwise: none has coverage to report
+        assert tox[section].get("commands_post", None) == "", section
+
+
 def test_the_ci_runs_the_readmes_test_command_which_installs_tox_pinned() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     command = "python3 -m pip install -q -c constraints.txt tox && python3 -m tox"

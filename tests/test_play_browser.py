@@ -8,7 +8,9 @@ key) until every deal is over; the stored session then verifies (``nap log verif
 After every change of the page, every card in its document (``data-card``) must be one the
 seat may see at that moment of the deal, rebuilt from the stored log
 (:func:`tests.play_helpers.visible_by_moment`); every table message the page received is
-checked the same way. Also: a wrong or missing token is refused, a second tab (420 px
+checked the same way. Once the page says it is done, it shows the session's last trick,
+its last settlement and its winners, as stored, and no clock runs. Also: a wrong or
+missing token is refused, a second tab (420 px
 wide) takes over, a tab closed mid-deal leaves the seat to the fault policy with the
 session still stored, and a page never opened plays nothing. Timeouts are generous; no
 outcome hangs on timing.
@@ -32,7 +34,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import pytest
 from click.testing import CliRunner
 
-from referee.rules import SessionRecord
+from referee.rules import SessionRecord, fresh_session
 from tests.play_helpers import cards_drawn, visible_by_moment
 from tournaments.cli import main
 from tournaments.store.database import Store
@@ -203,6 +205,70 @@ def check_hidden(
         assert not leaked, f"the page was sent {sorted(leaked)} at deal {moment[0]} after {moment[1]} cards"
 
 
+READ_THE_END = """() => {
+  const text = (selector) => {
+    const node = document.querySelector(selector);
+    return node ? node.textContent : "";
+  };
+  return {
+    where: {...document.body.dataset},
+    last_trick: [...document.querySelectorAll("#lasttrick [data-card]")].map((node) => node.dataset.card),
+    last_trick_title: text("#lasttrick > div:first-child"),
+    settled_title: text("#settled h2"),
+    settled_rows: [...document.querySelectorAll("#settled tbody tr")].map(
+      (row) => [...row.cells].map((cell) => cell.textContent)),
+    session_over: text("#sessionover"),
+    clock_hidden: document.getElementById("clock").hidden,
+    clock_text: text("#clocktext"),
+    playable: document.querySelectorAll("[data-action]:not([disabled])").length,
+  };
+}"""
+"""What the page shows, read at once (no waiting for an element that may never come)."""
+
+
+class EndShown(NamedTuple):
+    """What the page shows once it says it is done, read twice (a running clock would change between)."""
+
+    first: dict[str, Any]
+    later: dict[str, Any]
+
+
+def the_end_shown(page: Page) -> EndShown:
+    """Read the last trick, the last settlement, the winners and the clock off a page that says it is done."""
+    first = page.evaluate(READ_THE_END)
+    page.wait_for_timeout(300)  # three of the page's clock ticks: a running clock would change its text
+    return EndShown(first, page.evaluate(READ_THE_END))
+
+
+def check_the_end(end: EndShown, record: SessionRecord, seat: int, names: list[str]) -> None:
+    """The page shows the stored session's last trick, last settlement and winners, and no clock runs."""
+    shown, later = end
+    session = fresh_session(record)
+    for deal_record in record.deals:
+        for action in deal_record.actions:
+            session.apply(action)
+    last = session.deals[-1]
+    where = shown["where"]
+    assert where["phase"] == "session-over", shown
+    assert int(where["deal"]) == len(record.deals) - 1, shown
+    assert int(where["played"]) == sum(len(trick.plays) for trick in last.tricks) + len(last.trick), shown
+    if last.tricks:
+        final = last.tricks[-1]
+        assert shown["last_trick"] == [card.text for _, card in final.plays], shown
+        assert shown["last_trick_title"].startswith(f"Trick {final.number + 1} to "), shown
+    else:  # everyone passed: no trick was played in the last deal
+        assert shown["last_trick"] == [], shown
+    assert shown["settled_title"].startswith(f"Deal {len(record.deals)}: "), shown
+    assert [int(row[1]) for row in shown["settled_rows"]] == list(last.payments or ()), shown
+    assert [int(row[2]) for row in shown["settled_rows"]] == list(record.balances), shown
+    winners = ["You" if winner == seat else names[winner] for winner in record.winners]
+    verb = "wins" if len(winners) == 1 else "win"
+    assert shown["session_over"] == f"Session over: {', '.join(winners)} {verb}.", shown
+    assert shown["clock_hidden"], "no clock is shown once the session is over"
+    assert shown["clock_text"] == later["clock_text"], "no clock runs once the session is over"
+    assert shown["playable"] == 0, "nothing is playable once the session is over"
+
+
 def verified(db: Path) -> None:
     result = CliRunner().invoke(main, ["log", "verify", "--db", str(db)])
     assert result.exit_code == 0, result.output
@@ -219,10 +285,13 @@ def test_a_person_plays_a_whole_session(tmp_path: Path, browser: Browser, profil
         clicks = play_to_the_end(page, random.Random(f"{profile}-{seat}"))
         assert page.evaluate("document.body.dataset.ended") == "done"
         seen = page.evaluate("window.__seen")
+        end = the_end_shown(page)
         page.close()
         said = finished(played)
     assert "sessions stored: 1" in said
     record = stored_record(played.db)
+    bots = ["random", "r2"]
+    check_the_end(end, record, seat, [*bots[:seat], "ann", *bots[seat:]])
     assert len(record.deals) == record.profile.deals_per_session
     assert clicks > 0
     check_hidden(record, seat, seen, frames)
@@ -254,6 +323,7 @@ def test_tokens_tabs_and_a_tab_closed_mid_deal(tmp_path: Path, browser: Browser)
         second = open_page(browser, played.url, frames, width=420)
         first.wait_for_function("document.body.dataset.ended === 'replaced'")
         assert "another tab" in first.inner_text("#notice")
+        assert first.evaluate("document.getElementById('clock').hidden"), "a replaced tab runs no clock"
         play_one = second.locator("[data-action]:not([disabled])")
         second.wait_for_function("document.body.dataset.deciding === 'yes'")
         assert second.evaluate("document.documentElement.scrollWidth") <= 420, "nothing scrolls sideways"

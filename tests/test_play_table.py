@@ -41,7 +41,7 @@ from referee.wire.codec import request_to_proto, told_from_proto, told_to_proto
 from tests.play_helpers import visible_by_moment
 from tournaments.cli import main
 from tournaments.store.database import Store
-from tournaments.web.play import PAGE_FILES
+from tournaments.web.play import PAGE_FILES, told_everything
 from tournaments.web.seat import PersonSeat, Seating
 from tournaments.web.server import REFUSED, PageServer, static_folder
 from tournaments.web.table import Decision, SeatTable, action_entry, cards_in, policy_note
@@ -316,6 +316,33 @@ def test_a_clock_that_runs_out_with_no_tab_leaves_the_table() -> None:
     asyncio.run(main())
     assert left == [True]
     assert seat.left
+
+
+def test_the_driver_waits_until_the_referee_closed_the_table_or_the_stream_ended() -> None:
+    """The page is told "done" only after all of a session: the seat waits for the referee's close.
+
+    The referee hands over a finished session while its last events are still on their way
+    to the seat; the driver waits for the table's close (which comes after them), or for
+    the seat's stream to end (a seat that left hears nothing more).
+    """
+    seat = _seat()
+    seat.expect(TABLE, Seating(("a", "b", "c"), 0, 1, 1))
+
+    async def main() -> None:
+        stream: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        waiting = asyncio.create_task(told_everything(seat, TABLE, connections=[stream]))
+        await asyncio.sleep(0.01)
+        assert not waiting.done(), "the table is not closed yet"
+        seat.closed(TABLE)
+        await asyncio.wait_for(waiting, 10)
+        seat.expect("other", Seating(("a", "b", "c"), 0, 2, 2))
+        waiting = asyncio.create_task(told_everything(seat, "other", connections=[stream]))
+        await asyncio.sleep(0.01)
+        assert not waiting.done()
+        stream.set_result(None)  # the seat's stream ended (it left): nothing more will come
+        await asyncio.wait_for(waiting, 10)
+
+    asyncio.run(main())
 
 
 # ---------------------------------------------------------------------------- the command

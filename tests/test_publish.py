@@ -19,6 +19,7 @@ from tests.rotation_helpers import synthetic
 from tournaments.cli import reports
 from tournaments.cli.progress import show_standings, standings_printer, standings_table
 from tournaments.plan.candidate_match import MatchPlan, MatchSummary, summarize
+from tournaments.report.outfolder import point_latest
 from tournaments.report.publish import _cross_cell, from_json, publish, render_html, render_markdown, to_json
 from tournaments.report.session_pages import (
     SessionLink,
@@ -250,7 +251,7 @@ class TestNoOverclaiming:
         assert shown.count("not a stopping rule") == 1
         assert "nap match --sprt" in shown
         assert "±0.00" not in shown
-        assert "0.000 (n/a)" in shown  # rnd never won: no interval, not ±0.000
+        assert "0.000 n/a (no variation)" in shown  # rnd never won: no interval, not ±0.000, and why
         assert "1=" in shown
 
 
@@ -391,11 +392,11 @@ class TestLinkedPages:
         assert faulty == [
             (
                 "replays/s2.html#view=table&deal=1&step=5",
-                "session 2 (block 1, rotation 0): 1 fault, first at deal 1, decision 4: seat 1 (<beta>) late",
+                "session 2 (block 1, rotation 0): 1 fault, first at deal 2, decision 5: seat 1 (<beta>) late",
             ),
             (
                 "sessions.html#s3",
-                "session 3 (block 2, rotation 0): 1 fault, first at deal 1, decision 4: seat 1 (<beta>) late",
+                "session 3 (block 2, rotation 0): 1 fault, first at deal 2, decision 5: seat 1 (<beta>) late",
             ),
         ]
 
@@ -463,7 +464,7 @@ class TestLinkedPages:
             (["alpha", "<beta>", "gamma"], []),
             (["alpha", "<beta>", "gamma"], ["<beta>"]),
         ]
-        assert "seat 1 (&lt;beta&gt;): 1 late<br>first at deal 1, decision 4" in page
+        assert "seat 1 (&lt;beta&gt;): 1 late<br>first at deal 2, decision 5" in page
 
 
 class TestFairPlay:
@@ -538,3 +539,17 @@ class TestFairPlay:
         assert "does better on boards" not in capsys.readouterr().err
         live(self.flagged())
         assert capsys.readouterr().err.count("gamma does better on boards") == 1
+
+
+def test_latest_is_the_newest_tournament_whichever_finishes_last(tmp_path: Path) -> None:
+    """Two runs at once: the older may be published last, and ``latest`` stays at the newer."""
+    for number in (1, 2):
+        (tmp_path / f"t{number}").mkdir()
+        (tmp_path / f"t{number}" / "standings.json").write_text("{}", encoding="utf-8")
+    assert point_latest(tmp_path, 2) == tmp_path / "latest"
+    assert point_latest(tmp_path, 1) == tmp_path / "latest"
+    assert (tmp_path / "latest").readlink().name == "t2"
+    (tmp_path / "t3").mkdir()
+    (tmp_path / "t3" / "standings.json").write_text("{}", encoding="utf-8")
+    point_latest(tmp_path, 3)
+    assert (tmp_path / "latest").readlink().name == "t3"

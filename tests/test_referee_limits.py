@@ -190,6 +190,26 @@ def test_a_message_over_the_size_cap_is_an_oversized_fault() -> None:
     asyncio.run(scenario())
 
 
+def test_a_hello_over_the_size_cap_is_refused_with_its_size() -> None:
+    """No bot to charge a fault to yet: refused (BAD_HELLO, as docs/protocol.md says), unread."""
+
+    async def scenario() -> None:
+        async with referee(replace(LIMITS, max_message_bytes=64 * 1024)) as (_, port):
+            big = RawBot(port, "t-abuser")
+            message = nap_pb2.BotMessage()
+            message.hello.token = big.token
+            message.hello.protocol_version = 1
+            message.hello.bot_name = "x" * 100_000
+            await big.call.write(message.SerializeToString())
+            refusal = nap_pb2.RefereeMessage.FromString(await asyncio.wait_for(big.call.read(), 30)).refusal
+            assert refusal.reason == nap_pb2.REFUSAL_REASON_BAD_HELLO
+            size = message.ByteSize()
+            assert refusal.message == f"a first message of {size} bytes, more than the 65536 accepted"
+            await big.close()
+
+    asyncio.run(scenario())
+
+
 def test_a_stream_that_never_says_hello_is_let_go() -> None:
     async def scenario() -> None:
         async with referee(replace(LIMITS, hello_timeout_s=0.2)) as (_, port):

@@ -93,6 +93,16 @@ def test_embedded_steps_follow_the_engine(record: SessionRecord, page: str) -> N
     assert data["winners"] == list(record.winners)
 
 
+def test_deals_are_counted_from_one_as_on_every_page(page: str) -> None:
+    """The caption of each deal as dealt says ``Deal 1`` for the first, as the play and watch pages do."""
+    data = embedded(page)
+    captions = [shown["steps"][0]["caption"] for shown in data["deals"]]
+    assert [caption.split(" dealt by")[0] for caption in captions] == [
+        f"Deal {number}" for number in range(1, len(captions) + 1)
+    ]
+    assert '"Deal " + (deal.number + 1)' in page, "the deal picker counts from 1 too"
+
+
 @pytest.fixture(scope="module")
 def seven_record() -> SessionRecord:
     """A seven-card session at five seats: Six, Seven and Nap declared in turn."""

@@ -9,6 +9,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -16,11 +17,13 @@ from typing import Any
 
 import pytest
 
+from referee.match import TimeLimits
 from referee.rules import PROFILES, SessionRecord, verify
 from tournaments.errors import RunnerError
 from tournaments.plan.config import TournamentConfig
 from tournaments.plan.entries import BotEntry, example_bot
 from tournaments.play.blocks import BlockRun, play_block_in_process
+from tournaments.play.host import SOCKET_FOLDER, remove_orphan_socket_folders, socket_folder
 from tournaments.play.locks import lock_path
 from tournaments.play.runner import resume_tournament, run_tournament
 from tournaments.stats.standings import compute_standings, standings_of
@@ -40,9 +43,15 @@ def entrants(*pairs: tuple[str, str]) -> tuple[BotEntry, ...]:
 FOUR = entrants(("peel", "peel"), ("random", "random"), ("peel", "peel-2"), ("random", "random-2"))
 
 
+UNHURRIED = TimeLimits(decision_ms=120_000)
+"""A decision clock no bot here comes near, however busy the machine: what these tests compare
+(results, records, zero sums) is what the bots decide, which a late fault would change."""
+
+
 def config(
     bots: tuple[BotEntry, ...], *, sessions: int, seed: int = 7, table_size: int = 4, **options: object
 ) -> TournamentConfig:
+    options.setdefault("time_limits", UNHURRIED)
     return TournamentConfig(
         name="test",
         bots=bots,
@@ -115,7 +124,7 @@ class TestResume:
             stderr=subprocess.DEVNULL,
         )
         try:
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + 600  # generous: a busy machine starts 16 bot processes first
             done = 0
             while time.monotonic() < deadline and process.poll() is None:
                 time.sleep(0.1)
@@ -141,6 +150,8 @@ class TestResume:
             assert store.tournament(1).status == "finished"
             resumed = store.session_results(1)
             after = key_set(store, 1)
+        left = Path(tempfile.gettempdir()).glob(f"nap-referee-{process.pid}-*")
+        assert not list(left), "the killed run's socket folder is removed by the next run"
         assert not lock_path(db, 1).exists()
         assert before <= after
         assert len(resumed) == len(after) == sessions
@@ -395,7 +406,6 @@ class TestInProcess:
             )
             over_grpc = played_sessions(store, tournament)
             blocks = store.blocks(tournament)
-        from referee.match import TimeLimits  # noqa: PLC0415
         from referee.rules import get_profile  # noqa: PLC0415
 
         factories = {bot.name: bot.make_bot() for bot in FOUR}
@@ -472,3 +482,21 @@ class TestWorkerProcess:
             "python -m tournaments.play.executors.workers is started by the tournament "
             "runner (nap tournament run --workers N), not by hand"
         )
+
+
+def test_the_socket_folders_of_processes_that_are_gone_are_removed(tmp_path: Path) -> None:
+    """A ``kill -9`` leaves its referee's socket folder; the next run removes it, and no live one."""
+    gone = tmp_path / f"nap-referee-{2**22 + 7}-abc123"  # past the largest pid Linux gives
+    mine = tmp_path / f"nap-referee-{os.getpid()}-def456"
+    older = tmp_path / "nap-referee-ghi789"  # a name that says no process: left alone
+    for folder in (gone, mine, older):
+        folder.mkdir()
+        (folder / "referee.sock").touch()
+    assert remove_orphan_socket_folders(tmp_path) == [gone]
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted([mine.name, older.name])
+    made = socket_folder()
+    try:
+        assert SOCKET_FOLDER.fullmatch(made.name)
+        assert made.name.startswith(f"nap-referee-{os.getpid()}-")
+    finally:
+        made.rmdir()

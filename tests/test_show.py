@@ -58,7 +58,7 @@ def deals(played: tuple[SessionRecord, object]) -> list[Deal]:
 
 
 def sections(text: str) -> list[str]:
-    """The text of each deal, deal 0 first."""
+    """The text of each deal, the first first."""
     return re.split(r"\n(?=Deal \d+)", text.split("\nFinal balances:", maxsplit=1)[0])[1:]
 
 
@@ -82,6 +82,14 @@ def played_cards(deal: Deal) -> set[Card]:
     return {card for trick in deal.tricks for _, card in trick.plays} | {card for _, card in deal.trick}
 
 
+def test_deals_are_counted_from_one_as_on_every_page(played: tuple[SessionRecord, object]) -> None:
+    """``nap log show`` says ``Deal 1`` for the first deal, as the play, watch and replay pages do."""
+    record = played[0]
+    numbers = [section.split(":")[0] for section in sections(render_session(record, bots=BOTS))]
+    assert numbers[0] == "Deal 1"
+    assert numbers[-1].startswith(f"Deal {len(record.deals)}")
+
+
 def test_the_sample_session_has_passed_and_played_deals(deals: list[Deal]) -> None:
     """The fixture exercises both kinds of deal, so the hiding tests below mean something."""
     assert any(deal.declarer is None for deal in deals)
@@ -89,7 +97,7 @@ def test_the_sample_session_has_passed_and_played_deals(deals: list[Deal]) -> No
 
 
 def test_table_text_shows_every_card_dealt_to_seat_0(played: tuple[SessionRecord, object]) -> None:
-    """In table mode, deal 0's section holds all five cards seat 0 was dealt, as ``Q♥``."""
+    """In table mode, the first deal's section holds all five cards seat 0 was dealt, as ``Q♥``."""
     record = played[0]
     first = next(walk(record))
     text = sections(render_session(record, bots=BOTS))[0]

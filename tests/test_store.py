@@ -257,6 +257,54 @@ class TestFile:
             holder.execute("ROLLBACK")
             holder.close()
 
+    def test_a_database_in_a_folder_that_cannot_be_written_is_read_as_it_is(
+        self, db: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A reader opens it (SQLite cannot make its WAL files there); a writer is refused as before.
+
+        SQLite's refusal in a read-only folder (a read-only mount, checked by hand; or a folder
+        without write permission, which root ignores) is played here, with the folder's answer.
+        """
+        with Store.open(db) as store:
+            tournament = make_tournament(store)
+            record(store, make_result(tournament, 0, 0))
+        refused = StoreError(f"{db}: unable to open database file")
+
+        def unopenable(*_: object, **__: object) -> Store:
+            raise refused
+
+        monkeypatch.setattr(Store, "_open", classmethod(unopenable))
+        monkeypatch.setattr(os, "access", lambda path, mode: not (mode & os.W_OK and path == db.parent))
+        with pytest.raises(StoreError) as raised:
+            Store.open(db)
+        assert raised.value is refused
+        before = db.read_bytes()
+        with Store.open(db, check=False, reading=True) as reader:
+            assert reader.tournament(tournament).name == "cup"
+            assert reader.finished_keys(tournament) == {(0, 0)}
+        assert db.read_bytes() == before
+        assert sorted(path.name for path in db.parent.iterdir()) == [db.name], "nothing made beside it"
+
+    def test_an_old_database_in_a_folder_that_cannot_be_written_says_to_upgrade_it(
+        self, db: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        with closing(sqlite3.connect(db)) as conn:
+            create_old_database(conn, 5)
+            conn.commit()
+
+        def unopenable(*_: object, **__: object) -> Store:
+            msg = f"{db}: unable to open database file"
+            raise StoreError(msg)
+
+        monkeypatch.setattr(Store, "_open", classmethod(unopenable))
+        monkeypatch.setattr(os, "access", lambda *_: False)
+        with pytest.raises(StoreError) as raised:
+            Store.open(db, reading=True)
+        assert str(raised.value) == (
+            f"{db} is in a folder that cannot be written, and its schema 5 must be upgraded to "
+            f"{SCHEMA_VERSION} first: open it once where it can be written"
+        )
+
     def test_unopenable_path(self, tmp_path: Path) -> None:
         """A path in a missing folder is a StoreError naming the path."""
         with pytest.raises(StoreError, match=r"^cannot open .*nap\.db: unable to open"):

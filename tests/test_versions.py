@@ -1,13 +1,15 @@
 """A version is the code it names: submitted content is kept and played as it was; a changed bot is refused.
 
 ``nap bot submit`` keeps the folder's content in the database; ``--bot NAME`` plays the
-latest version from that content whatever happened to the folder since, ``NAME@VERSION``
-and ``NAME@HASH`` an older one; a resume whose bot's folder changed is refused in one
+latest version from that content whatever happened to the folder since (and says so in
+one line when a folder of that name differs), ``NAME@VERSION`` and ``NAME@HASH`` an older
+one, ``--bot ./NAME`` the folder; a resume whose bot's folder changed is refused in one
 line. And the same seed gives the same sessions, whatever else the database holds.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 from contextlib import closing
@@ -19,9 +21,13 @@ from click.testing import CliRunner, Result
 from tests.old_schemas import create_old_database
 from tournaments.cli import main
 from tournaments.errors import RunnerError, StoreError
+from tournaments.plan.config import TournamentConfig
+from tournaments.plan.entries import BUILTIN_BOTS, BotEntry
 from tournaments.plan.manifest import content_hash
 from tournaments.plan.versions import pack, parse_version, unpacked
 from tournaments.play.entrants import resolve
+from tournaments.play.host import remote_bot
+from tournaments.play.runner import register_entries
 from tournaments.store.database import Store
 
 if TYPE_CHECKING:
@@ -167,6 +173,89 @@ def test_a_submitted_bot_plays_as_submitted_and_an_older_version_by_name(tmp_pat
 
 
 @pytest.mark.slow
+def test_which_version_a_name_plays_after_submit_and_edit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The documented rule (WHICH_PLAYS), from the folder that holds the bot, as the Quick start does it.
+
+    ``--bot mybot`` plays the submitted version, and says in one line that the edited folder
+    was not played and how to play it; ``--bot ./mybot`` plays the folder, silently; once
+    the folder is submitted again the two are the same and nothing is said.
+    """
+    monkeypatch.chdir(tmp_path)
+    db, folder = tmp_path / "nap.db", _bot(tmp_path / "mybot", "0.1")
+    assert nap("bot", "submit", "mybot", "-n", "3", "--db", db).exit_code == 0
+    first = content_hash(folder)
+    _bot(folder, "0.2")  # edited in place, not submitted
+    by_name = _run(db, tmp_path / "a", "mybot")
+    assert by_name.exit_code == 0, by_name.output
+    assert _played(tmp_path / "a", 1) == {"0.1"}
+    said = (
+        f"--bot mybot plays the submitted mybot 0.1 ({first[:12]}), not the folder ./mybot, which differs "
+        "(--bot ./mybot plays the folder; nap bot submit ./mybot keeps it as a new version)"
+    )
+    assert [line for line in by_name.stderr.splitlines() if "mybot" in line] == [said]
+    by_path = _run(db, tmp_path / "b", "./mybot")
+    assert by_path.exit_code == 0, by_path.output
+    assert _played(tmp_path / "b", 2) == {"0.2"}
+    assert "--bot" not in by_path.stderr
+    assert nap("bot", "submit", "./mybot", "-n", "3", "--db", db).exit_code == 0
+    again = _run(db, tmp_path / "c", "mybot")
+    assert again.exit_code == 0, again.output
+    assert _played(tmp_path / "c", 3) == {"0.2"}
+    assert "--bot" not in again.stderr, "the folder is the version submitted: nothing to say"
+
+
+def test_a_name_is_a_bot_and_a_path_a_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A built-in's name plays the built-in beside a folder of that name, and says so; a path, the folder.
+
+    A bare name that no bot has plays the folder of that name; a path that is no folder is
+    one line.
+    """
+    monkeypatch.chdir(tmp_path)
+    _bot(tmp_path / "peel", "0.1", name="peel")
+    _bot(tmp_path / "solo", "0.3", name="solo")
+    said: list[str] = []
+    with Store.open(tmp_path / "nap.db") as store:
+        assert resolve("peel", store=store, say=said.append) == BUILTIN_BOTS["peel"]
+        assert said == [
+            (
+                "--bot peel plays the built-in peel, not the folder ./peel, which differs "
+                "(--bot ./peel plays the folder; nap bot submit ./peel keeps it as a new version)"
+            )
+        ]
+        assert resolve("./peel", store=store, say=said.append).cwd == tmp_path / "peel"
+        assert resolve("solo", store=store, say=said.append).version == "0.3"
+        assert resolve("p2=./peel", store=store, say=said.append).alias_of == "peel"
+        with pytest.raises(RunnerError, match=r"^\./nothing: no such folder"):
+            resolve("./nothing", store=store, say=said.append)
+    assert len(said) == 1
+
+
+def test_nap_bot_list_lists_bots_not_aliases_nor_the_person(tmp_path: Path) -> None:
+    """A tournament registers its entries' bots: an alias registers its bot, nap play's person none."""
+    config = TournamentConfig(
+        name="ann at the table",
+        bots=(BUILTIN_BOTS["peel"], BUILTIN_BOTS["random"].renamed("r2"), remote_bot("ann")),
+        table_size=3,
+        sessions=1,
+        seed=1,
+        person="ann",
+    )
+    with Store.open(tmp_path / "nap.db") as store:
+        register_entries(store, config)
+        register_entries(store, dataclasses.replace(config, person=None, bots=config.bots[:2]))
+        assert [(row.name, row.content_hash) for row in store.bots()] == [
+            ("peel", BUILTIN_BOTS["peel"].content_hash),
+            ("random", BUILTIN_BOTS["random"].content_hash),
+        ]
+    renamed = BUILTIN_BOTS["random"].renamed("r2").renamed("r3")
+    assert (renamed.name, renamed.alias_of) == ("r3", "random")
+    assert BotEntry.from_json(renamed.to_json()) == renamed
+    assert "alias_of" not in BUILTIN_BOTS["peel"].to_json(), "an entry under its own name is stored as before"
+
+
+@pytest.mark.slow
 def test_a_resume_after_the_bots_folder_changed_is_refused_in_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -234,8 +323,8 @@ def test_a_bot_registered_before_versions_were_kept_plays_only_while_its_folder_
         )
         conn.commit()
     with Store.open(db) as store:
-        entry = resolve("mybot", store=store)
+        entry = resolve("mybot", store=store, say=print)
         assert (entry.cwd, entry.content_hash) == (folder, content_hash(folder))
         (folder / "bot.py").write_text("# changed\n")
         with pytest.raises(RunnerError, match="was registered before versions were kept, and its folder"):
-            resolve("mybot", store=store)
+            resolve("mybot", store=store, say=print)

@@ -212,6 +212,40 @@ LIVE_DEAL_WITH_CARDS = (
 SETTLED_DEAL = "() => document.querySelector('#table .deal.over .settled') !== null"
 
 
+WIDE_STANDINGS = """() => showStandings({bots: [
+  {rank: "1=", bot: "pimc-the-reference-bot", sessions: 1200, chips: "+155.25 \u00b1 12.50 (only 4 blocks)",
+   win_share: "0.625 \u00b1 0.125", los_next: "99.9%", faults: 1234, rating: "+1234", chips_mean: 155.25},
+  {rank: "2", bot: "random-2", sessions: 1200, chips: "-155.25 \u00b1 12.50", win_share: "0.000 (n/a)",
+   los_next: "", faults: 0, rating: "-1234", chips_mean: -155.25}]})"""
+"""Standings as wide as they get, shown by the page's own function."""
+
+NARROW_CUT = """() => [...document.querySelectorAll("#standings td")].filter((td) => {
+  const box = td.getBoundingClientRect();
+  return box.right > window.innerWidth || box.width === 0;
+}).length"""
+"""The standings' cells outside a narrow page, or given no room."""
+
+
+def check_narrow(browser: Browser, url: str) -> None:
+    """At 420 px nothing scrolls sideways, and every figure of the standings is in sight, named."""
+    narrow = browser.new_page(viewport={"width": 420, "height": 900})
+    try:
+        narrow.goto(url)
+        narrow.wait_for_selector('#progress[data-total="6"]')
+        narrow.wait_for_selector("#table [data-card]")
+        narrow.evaluate(WIDE_STANDINGS)  # as wide as standings get, whatever this run has committed yet
+        assert narrow.evaluate("document.documentElement.scrollWidth") <= 420
+        assert narrow.evaluate(NARROW_CUT) == 0, "every figure of the standings in sight, none cut"
+        scroller = "document.querySelector('#standings-section .scroll')"
+        assert narrow.evaluate(f"{scroller}.scrollWidth <= {scroller}.clientWidth"), "nothing to scroll to"
+        named = narrow.eval_on_selector(
+            "#standings tbody td:nth-child(4)", "td => getComputedStyle(td, '::before').content"
+        )
+        assert "chips/session" in named, "each figure is named by its column"
+    finally:
+        narrow.close()
+
+
 def test_a_tournament_watched_live(run: Run, page: Page, browser: Browser) -> None:
     """Standings update as sessions commit; a followed table shows only cards already played."""
     page.add_init_script(RECORDER)
@@ -234,14 +268,7 @@ def test_a_tournament_watched_live(run: Run, page: Page, browser: Browser) -> No
     assert later["over"] == "false"
     page.screenshot(path=run.db.parent / "watch.png")  # kept in the test's folder, to look at
 
-    narrow = browser.new_page(viewport={"width": 420, "height": 900})
-    try:
-        narrow.goto(run.url)
-        narrow.wait_for_selector('#progress[data-total="6"]')
-        narrow.wait_for_selector("#table [data-card]")
-        assert narrow.evaluate("document.documentElement.scrollWidth") <= 420
-    finally:
-        narrow.close()
+    check_narrow(browser, run.url)
 
     run.release("later")
     assert run.process.wait(timeout=120) == 0, run.output.read_text(encoding="utf-8", errors="replace")

@@ -13,8 +13,26 @@ not at the table, a hand of the wrong size, a deck that is no pack): a bug to fi
 is not a RulesError, and it keeps its traceback.
 """
 
-__all__ = ["RulesError"]
+from __future__ import annotations
+
+import difflib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+__all__ = ["RulesError", "did_you_mean"]
 
 
 class RulesError(ValueError):
     """What was asked of the rules engine that the rules do not allow, or that it cannot read."""
+
+
+def did_you_mean(word: str, names: Iterable[str]) -> str:
+    """``"; did you mean heather?"`` when one of ``names`` is close to the misspelled ``word``, else ``""``.
+
+    For the end of a one-line error about a name nobody has: the nearest names first (at
+    most two), by :func:`difflib.get_close_matches`.
+    """
+    near = difflib.get_close_matches(word, list(names), n=2, cutoff=0.6)
+    return f"; did you mean {' or '.join(near)}?" if near else ""

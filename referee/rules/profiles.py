@@ -38,7 +38,7 @@ from types import UnionType
 from typing import Any, Final, get_args, get_type_hints
 
 from referee.rules.cards import Card, pack_of
-from referee.rules.errors import RulesError
+from referee.rules.errors import RulesError, did_you_mean
 
 PACK_SIZES: Final = (28, 32, 36, 40, 52)
 """The packs a profile may use: the whole pack, or a short pack of seed 001 (28 to 40 cards)."""
@@ -765,7 +765,8 @@ def get_profile(name_or_path: str) -> Profile:
     if name_or_path.endswith(".toml"):
         return load_profile(Path(name_or_path))
     known = ", ".join(PROFILES)
-    msg = f"unknown rules profile {name_or_path!r} (built in: {known}; or a path to a .toml file)"
+    near = did_you_mean(name_or_path, PROFILES)
+    msg = f"unknown rules profile {name_or_path!r} (built in: {known}; or a path to a .toml file){near}"
     raise ProfileError(msg)
 
 

@@ -397,8 +397,16 @@ class Referee:
         self._arm()
 
     def _faulted(self, faulted: Faulted) -> None:
+        """Log the fault and notify its bot. A late one is logged at info level (``nap -v`` shows it).
+
+        Lateness is the clock's to judge, and a busy machine makes many late answers, of
+        every bot: a tournament sums them up in one line at the end of its run
+        (:mod:`tournaments.stats.load_check`), rather than a warning for each between its
+        progress lines. Every other fault is a bot's own doing: a warning.
+        """
         fault = faulted.fault
-        self._log.warning(
+        log = self._log.info if fault.kind is FaultKind.LATE else self._log.warning
+        log(
             "fault",
             kind=str(fault.kind),
             bot=fault.bot,

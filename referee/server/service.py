@@ -103,7 +103,11 @@ class PlayService:
             return
         if first is grpc.aio.EOF:
             return
-        hello = read_bot_message(first) if len(first) <= limits.max_message_bytes else None
+        if len(first) > limits.max_message_bytes:  # no bot to charge a fault to yet: refused, unread
+            text = f"a first message of {len(first)} bytes, more than the {limits.max_message_bytes} accepted"
+            await context.write(refusal_message(RefusalReason.BAD_HELLO, text))
+            return
+        hello = read_bot_message(first)
         if not isinstance(hello, Hello):
             await context.write(refusal_message(RefusalReason.BAD_HELLO, "the first message must be a Hello"))
             return

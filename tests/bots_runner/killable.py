@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from referee.match import TimeLimits
 from tournaments.plan.config import TournamentConfig
 from tournaments.plan.entries import example_bot
 from tournaments.play.runner import resume_tournament, run_tournament
@@ -19,7 +20,13 @@ ENTRANTS = (("random", "random"), ("peel", "peel"), ("random", "random-2"), ("pe
 def config(seed: int, sessions: int, *, concurrency: int = 2) -> TournamentConfig:
     bots = tuple(example_bot(kind, name=name) for kind, name in ENTRANTS)
     return TournamentConfig(
-        name="killable", bots=bots, table_size=4, sessions=sessions, seed=seed, concurrency=concurrency
+        name="killable",
+        bots=bots,
+        table_size=4,
+        sessions=sessions,
+        seed=seed,
+        concurrency=concurrency,
+        time_limits=TimeLimits(decision_ms=120_000),  # no late answer, however busy the machine
     )
 
 

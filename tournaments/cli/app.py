@@ -32,6 +32,7 @@ from tournaments.plan.config import TournamentConfig
 from tournaments.plan.isolation import SANDBOX_MODES, BotLimits
 from tournaments.plan.scheduler import MAX_TABLE_SIZE, MIN_TABLE_SIZE
 from tournaments.play.commands import DB_VARIABLE, DEFAULT_DB, DEFAULT_OUT
+from tournaments.play.entrants import WHICH_PLAYS
 from tournaments.play.sandbox import Sandbox, SandboxSpec, sandbox_for
 from tournaments.store.database import Store
 
@@ -128,7 +129,7 @@ def open_store(path: Path, *, must_exist: bool = True, writing: bool = False) ->
     if must_exist and not path.exists():
         msg = f"{path}: no such database (run 'nap tournament run' first, or pass --db)"
         raise StoreError(msg)
-    with Store.open(path, check=writing) as store:
+    with Store.open(path, check=writing, reading=not writing) as store:
         yield store
 
 
@@ -184,12 +185,13 @@ class _Rules(click.ParamType[Profile, object]):
     name = "profile"
 
     def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> Profile:
+        del param, ctx  # the error is one line, not click's usage block
         if isinstance(value, Profile):
             return value
         try:
             return get_profile(str(value))
-        except ProfileError as exc:
-            self.fail(str(exc), param, ctx)
+        except ProfileError as exc:  # one line and exit status 1, as for a bot that names none
+            raise click.ClickException(str(exc)) from None
 
 
 profile_rules = _Rules()
@@ -251,8 +253,18 @@ def field_default(cls: type[DataclassInstance], name: str) -> object:
 
 
 def bots_option(help_text: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
-    """``--bot``/``-b`` BOT, repeatable: entrants in :func:`~tournaments.play.entrants.resolve`'s forms."""
-    return click.option("--bot", "-b", "bots", multiple=True, metavar="BOT", help=help_text)
+    """``--bot``/``-b`` BOT, repeatable: entrants in :func:`~tournaments.play.entrants.resolve`'s forms.
+
+    The help ends with the rule for what a name plays (:data:`~tournaments.play.entrants.WHICH_PLAYS`).
+    """
+    return click.option(
+        "--bot", "-b", "bots", multiple=True, metavar="BOT", help=f"{help_text} Which plays: {WHICH_PLAYS}."
+    )
+
+
+def note(line: str) -> None:
+    """A one-line note for the user, on stderr: stdout stays the command's output (its JSON too)."""
+    click.echo(line, err=True)
 
 
 workers_option = click.option(

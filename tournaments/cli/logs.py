@@ -26,6 +26,7 @@ from tournaments.report.replay_page import render_replay_html, write_replay
 from tournaments.report.session_pages import fault_place
 from tournaments.report.session_text import render_session
 from tournaments.store.logs import write_encoded_log
+from tournaments.words import count
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -256,7 +257,7 @@ def log_verify(session_ids: tuple[int, ...], db_path: Path, tournament: int | No
                 bad += bool(problems)
                 for problem in problems:
                     console.print(f"session {row.id}: {problem}", markup=False, highlight=False)
-    console.print(f"verified {checked} sessions: {checked - bad} match, {bad} mismatch")
+    console.print(f"verified {count(checked, 'session')}: {checked - bad} match, {bad} mismatch")
     if bad:
         raise SystemExit(1)
 
@@ -306,9 +307,9 @@ def log_export(  # noqa: PLR0913, PLR0917 - one parameter per command-line optio
                 key = {"tournament": row.tournament, "block": row.block, "rotation": row.rotation}
                 write_encoded_log(folder, **key, data=data)
                 written += 1
-    without = f"; {missing} sessions have no log (said above)" if missing else ""
+    without = f"; {count(missing, 'session')} {'has' if missing == 1 else 'have'} no log (said above)"
     console.print(
-        f"exported {written} session logs to {folder}/{without}",
+        f"exported {count(written, 'session log')} to {folder}/{without if missing else ''}",
         markup=False,
         highlight=False,
         soft_wrap=True,

@@ -23,6 +23,7 @@ from tournaments.cli.app import (
     friendly,
     isolation_options,
     margin_option,
+    note,
     out_option,
     profile_option,
     secret_seed,
@@ -42,6 +43,7 @@ from tournaments.report.publish import match_lines
 from tournaments.report.standings_files import StandingsWriter
 from tournaments.stats.sprt import Sprt
 from tournaments.store.database import Store
+from tournaments.words import count
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -187,6 +189,9 @@ def match_command(  # noqa: PLR0913, PLR0917 - one parameter per command-line op
 ) -> None:
     """Play CANDIDATE against copies of BASELINE (or a pool, --against) and say whether it is better.
 
+    CANDIDATE, BASELINE and each --against BOT are entrants as for 'nap tournament run':
+    NAME plays the built-in or submitted bot of that name, a path (./mybot) a bot folder.
+
     Every duplicate block seats the candidate with table-size - 1 opponents, rotated so
     that each holds every hand; each block gives one number, the candidate's edge: its
     chips per session minus the average opponent's. Printed: the edge with its 95%
@@ -209,11 +214,13 @@ def match_command(  # noqa: PLR0913, PLR0917 - one parameter per command-line op
     size = _table_size(table_size, profile)
     builds = build_sandbox(sandbox, bot_limits, hidden=(db_path, out))
     with Store.open(db_path) as store:
-        entry = resolve(candidate, store=store, sandbox=builds)
+        entry = resolve(candidate, store=store, sandbox=builds, say=note)
         opponents = (
-            resolve_all(pool, store=store, sandbox=builds)
+            resolve_all(pool, store=store, sandbox=builds, say=note)
             if pool
-            else _copies(resolve(str(baseline), store=store, sandbox=builds), size - 1, taken=entry.name)
+            else _copies(
+                resolve(str(baseline), store=store, sandbox=builds, say=note), size - 1, taken=entry.name
+            )
         )
         if entry.name in {opponent.name for opponent in opponents}:
             msg = f"the candidate and an opponent are both named {entry.name}; enter one as ALIAS=BOT"
@@ -289,4 +296,5 @@ def _start_line(start: RunStart, *, test: Sprt | None) -> str:
     """The match's id and what is left to play (at most, with a test), with the command that resumes it."""
     left = start.progress.sessions - start.progress.recorded
     most = "at most " if test is not None else ""
-    return f"match {start.tournament}: {start.name}, {most}{left} sessions (if it stops: {start.resume})"
+    sessions = count(left, "session")
+    return f"match {start.tournament}: {start.name}, {most}{sessions} (if it stops: {start.resume})"

@@ -17,6 +17,7 @@ from tournaments.cli.app import (
     field_default,
     friendly,
     isolation_options,
+    note,
     open_browser,
     out_option,
     profile_option,
@@ -28,6 +29,7 @@ from tournaments.play.entrants import resolve_all
 from tournaments.report.outfolder import logs_root
 from tournaments.store.database import Store
 from tournaments.web.play import HUMAN_DECISION_MS, TableSpec, play_at_table, seating_of
+from tournaments.words import count
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -37,7 +39,7 @@ if TYPE_CHECKING:
 
 
 @click.command("play")
-@bots_option("A bot to play against (built-in, registered or folder, as for 'nap tournament run'). Repeat.")
+@bots_option("A bot to play against (built-in, submitted or a folder, as for 'nap tournament run'). Repeat.")
 @profile_option
 @click.option(
     "--sessions",
@@ -103,7 +105,7 @@ def play(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
         builds = build_sandbox(sandbox, bot_limits, hidden=(db_path, out))
         spec = TableSpec(
             person=name if name is not None else _user_name(),
-            bots=resolve_all(bots, store=store, sandbox=builds),
+            bots=resolve_all(bots, store=store, sandbox=builds, say=note),
             profile=profile,
             seed=secret_seed() if seed is None else seed,
             seat=seat,
@@ -129,7 +131,7 @@ def play(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
         if played.left:
             console.print(
                 f"the page was closed: the referee played the rest of that session for you; "
-                f"{len(played.sessions)} of {played.planned} sessions played",
+                f"{len(played.sessions)} of {count(played.planned, 'session')} played",
                 markup=False,
                 soft_wrap=True,
             )

@@ -29,13 +29,14 @@ from rich.text import Text
 
 from tournaments.play.observers import RunObserver
 from tournaments.report.publish import POOL_HEADER, flag_warnings, percent, pool_cell, rank_label, rank_notes
+from tournaments.words import count
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from rich.progress import TaskID
 
-    from tournaments.play.observers import RunProgress, RunStart
+    from tournaments.play.observers import RunEnd, RunProgress, RunStart
     from tournaments.results import SessionResult
     from tournaments.stats.standings import Estimate, Standings
 
@@ -49,7 +50,7 @@ RATING_NOTE = (
     "session with more chips than whom, not by how much, so it may order bots differently."
 )
 """What the rating is, in the caption of the standings printed on the console."""
-BUSY_MARK = " [busy machine: bots late together]"
+BUSY_MARK = " [busy machine: bots late]"
 """Added to the progress line once the late faults say the machine is too busy.
 
 See :mod:`tournaments.stats.load_check`."""
@@ -171,7 +172,7 @@ def standings_table(standings: Standings, *, title: str = "Standings", live: boo
             f"{line.chips.mean:+.2f}",
             _spread(line.chips),
             "" if position == len(standings.bots) - 1 else percent(line.los_next),
-            f"{share.mean:.3f} " + ("(n/a)" if share.half_width is None else f"±{share.half_width:.3f}"),
+            f"{share.mean:.3f} {_spread(share, digits=3)}",
             *([pool_cell(standings, line, separator="\n")] if standings.shows_pool else []),
             str(line.faults),
             f"{line.rating:+.0f}",
@@ -191,8 +192,7 @@ def standings_lines(standings: Standings, *, title: str = "Standings") -> list[s
     for position, line in enumerate(standings.bots):
         share = line.win_share
         figures = [
-            f"win share {share.mean:.3f} "
-            + ("(n/a)" if share.half_width is None else f"±{share.half_width:.3f}"),
+            f"win share {share.mean:.3f} {_spread(share, digits=3)}",
             *([] if position == len(standings.bots) - 1 else [f"LOS over next {percent(line.los_next)}"]),
             f"faults {line.faults}",
             f"rating {line.rating:+.0f}",
@@ -200,7 +200,7 @@ def standings_lines(standings: Standings, *, title: str = "Standings") -> list[s
         lines += [
             (
                 f"{rank_label(standings, line):<3} {line.bot:<{width}}  {line.chips.mean:+.2f} "
-                f"chips/session {_spread(line.chips)}, {line.sessions} sessions"
+                f"chips/session {_spread(line.chips)}, {count(line.sessions, 'session')}"
             ),
             "    " + ", ".join(figures),
         ]
@@ -236,11 +236,14 @@ def _caption(standings: Standings, *, live: bool) -> str:
     return " ".join(parts)
 
 
-def _spread(value: Estimate) -> str:
-    """``±1.25``, ``±3.10 (3 blocks)``, ``n/a (1 block)`` or ``n/a (no variation)``: short, for a terminal."""
+def _spread(value: Estimate, *, digits: int = 2) -> str:
+    """``±1.25``, ``±3.10 (3 blocks)``, ``n/a (1 block)`` or ``n/a (no variation)``: short, for a terminal.
+
+    Where there is no interval it says why, in fewer words than the standings files do.
+    """
     if value.half_width is None:
         return "n/a (1 block)" if value.n < 2 else "n/a (no variation)"
-    return f"±{value.half_width:.2f}" + ("" if value.trusted else f" ({value.n} blocks)")
+    return f"±{value.half_width:.{digits}f}" + ("" if value.trusted else f" ({value.n} blocks)")
 
 
 def standings_printer(progress: Progress | None) -> Callable[[Standings], None]:
@@ -257,7 +260,8 @@ def standings_printer(progress: Progress | None) -> Callable[[Standings], None]:
         if shown and shown[-1] == standings:
             return
         shown[:] = [standings]
-        show_standings(console, standings, title=f"Standings after {standings.sessions} sessions", live=True)
+        title = f"Standings after {count(standings.sessions, 'session')}"
+        show_standings(console, standings, title=title, live=True)
         for warning in flag_warnings(standings):
             console.print(warning, markup=False, highlight=False, soft_wrap=True)
 
@@ -265,7 +269,7 @@ def standings_printer(progress: Progress | None) -> Callable[[Standings], None]:
 
 
 class ConsoleObserver(RunObserver):
-    """A run on the console: a line as it starts, a progress line, and live standings.
+    """A run on the console: a line as it starts, a progress line, live standings, a line on late faults.
 
     ``announce`` makes the line printed as a run starts (None: none). The progress line,
     a task of ``progress`` for each run, names the tournament, or a match's test so far,
@@ -301,7 +305,11 @@ class ConsoleObserver(RunObserver):
         )
 
     def committed(self, result: SessionResult, progress: RunProgress) -> None:  # noqa: ARG002 - only counted
-        """Advance the progress line, renamed first if what it says has changed."""
+        """Advance the progress line, renamed first if what it says has changed.
+
+        Once a match's test has decided, the line's total is what has been played: the
+        run stops there, so no time is left to show for the most it might have played.
+        """
         task = self._task
         if task is None:
             return
@@ -309,11 +317,18 @@ class ConsoleObserver(RunObserver):
         if line != self._line:
             self._line = line
             self.progress.update(task, description=line)
+        if progress.decided:
+            self.progress.update(task, total=progress.recorded)
         self.progress.advance(task)
 
     def standings(self, standings: Standings) -> None:
         """Print the standings so far (unless they are those printed last)."""
         self._show(standings)
+
+    def ended(self, end: RunEnd) -> None:
+        """Print the run's one line on its late faults, if it had any."""
+        if end.late is not None:
+            self.progress.console.print(end.late, markup=False, highlight=False, soft_wrap=True)
 
     def _line_of(self, progress: RunProgress) -> str:
         return (progress.test or self._name) + (BUSY_MARK if progress.busy else "")

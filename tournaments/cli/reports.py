@@ -23,6 +23,7 @@ from tournaments.report.standings_files import (
     stored_standings,
     write_standings,
 )
+from tournaments.words import count
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -84,7 +85,7 @@ def say_published(store: Store, tournament_id: int, out: Path, *, screen: Consol
     row = store.tournament(tournament_id)
     folder = tournament_folder(out, row.id)
     screen.print(
-        f"tournament {row.id} {row.status}, {store.tally([row.id]).sessions} sessions: "
+        f"tournament {row.id} {row.status}, {count(store.tally([row.id]).sessions, 'session')}: "
         f"standings.md, .json and .html written to {folder}/",
         markup=False,
         highlight=False,
@@ -97,9 +98,9 @@ def start_line(start: RunStart) -> str:
     """The tournament's id and what is left to play, with the command that resumes it."""
     left = start.progress.sessions - start.progress.recorded
     sessions = (
-        f"{left} of {start.progress.sessions} sessions left"
+        f"{left} of {count(start.progress.sessions, 'session')} left"
         if start.progress.recorded
-        else f"{left} sessions"
+        else count(left, "session")
     )
     return f"tournament {start.tournament}: {start.name}, {sessions} (if it stops: {start.resume})"
 

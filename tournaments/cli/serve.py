@@ -33,6 +33,7 @@ from tournaments.cli.app import (
     friendly,
     isolation_options,
     margin_option,
+    note,
     out_option,
     profile_option,
     secret_seed,
@@ -57,7 +58,7 @@ from tournaments.cli.reports import (
     required=True,
     help="A bot that connects from elsewhere with this token (made up and printed if absent). Repeat.",
 )
-@bots_option("A local entrant, as for 'nap tournament run' (built-in, registered or folder).")
+@bots_option("A local entrant, as for 'nap tournament run' (built-in, submitted or a folder).")
 @table_size_option()
 @click.option("--sessions", "-n", type=click.IntRange(1), default=40, show_default=True)
 @seed_option
@@ -113,7 +114,10 @@ def serve(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
             check_table_size(table_size, profile)
     with Store.open(db_path) as store:
         builds = build_sandbox(sandbox, bot_limits, hidden=(db_path, out))
-        entrants = (*(remote_bot(name) for name in tokens), *resolve_all(bots, store=store, sandbox=builds))
+        entrants = (
+            *(remote_bot(name) for name in tokens),
+            *resolve_all(bots, store=store, sandbox=builds, say=note),
+        )
         size = seats_for(entrants, table_size, profile)
         config = TournamentConfig(
             name=f"served on port {port}: {', '.join(e.name for e in entrants)}",

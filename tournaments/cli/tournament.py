@@ -23,6 +23,7 @@ from tournaments.cli.app import (
     isolation_options,
     json_option,
     margin_option,
+    note,
     open_store,
     out_option,
     profile_option,
@@ -63,6 +64,7 @@ from tournaments.report.standings_files import (
     tournament_facts,
 )
 from tournaments.store.database import Store
+from tournaments.words import count
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -114,7 +116,7 @@ def chosen_executor(executor: str, ray_address: str | None) -> Executor:
 
 @tournament.command("run")
 @bots_option(
-    "An entrant: built-in (random, peel, pimc), registered name, or bot folder; "
+    "An entrant: built-in (random, peel, pimc), submitted, or a bot folder; "
     "ALIAS=BOT enters it again. Repeat. Default: peel, random and a second copy of each.",
 )
 @table_size_option()
@@ -189,7 +191,7 @@ def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line o
             check_table_size(table_size, profile)
     builds = build_sandbox(sandbox, bot_limits, hidden=(db_path, out))
     with Store.open(db_path) as store:
-        entrants = resolve_all(bots or DEFAULT_ENTRANTS, store=store, sandbox=builds)
+        entrants = resolve_all(bots or DEFAULT_ENTRANTS, store=store, sandbox=builds, say=note)
         size = seats_for(entrants, table_size, profile)
         options: dict[str, Any] = {"concurrency": concurrency} if concurrency else {}
         config = TournamentConfig(
@@ -347,7 +349,8 @@ def _resume(tournament: int, db: Path) -> str:
 def status_lines(facts: dict[str, Any]) -> list[str]:
     """``nap tournament status`` as lines of plain words, from :func:`describe_tournament`'s data."""
     sessions, limits, profile = facts["sessions"], facts["time_limits"], facts["profile"]
-    finished = f", finished {_when(facts['finished_at'])}" if facts["finished_at"] else ""
+    ended = "finished" if facts["status"] == "finished" else "stopped"  # finished_at: when its last run ended
+    finished = f", {ended} {_when(facts['finished_at'])}" if facts["finished_at"] else ""
     bots = ", ".join(
         f"{bot['name']} {bot['version']}" + (f" ({bot['content_hash'][:12]})" if bot["content_hash"] else "")
         for bot in facts["bots"]
@@ -364,8 +367,8 @@ def status_lines(facts: dict[str, Any]) -> list[str]:
     return [
         f"tournament {facts['id']}: {facts['name']}",
         (
-            f"  status {facts['status']}, {sessions['played']} of {sessions['planned']} sessions "
-            f"in {facts['blocks']} blocks, {facts['faults']} faults"
+            f"  status {facts['status']}, {sessions['played']} of {count(sessions['planned'], 'session')} "
+            f"in {count(facts['blocks'], 'block')}, {count(facts['faults'], 'fault')}"
         ),
         f"  started {_when(facts['started_at'])}{finished}",
         (

@@ -9,6 +9,7 @@ without a process.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import sys
 from dataclasses import dataclass
@@ -34,6 +35,8 @@ class BotEntry:
     ``in_process`` is the import path (``"package.module:Class"``) of a
     :class:`clients.sdk.Bot` subclass that plays the same policy without a process,
     for :func:`tournaments.play.blocks.play_block_in_process`; None when there is none.
+    ``alias_of`` is the bot's own name when the entry enters it under another
+    (``peel`` for ``peel-2=peel``): the store registers the bot, not the alias.
     """
 
     name: str
@@ -42,6 +45,7 @@ class BotEntry:
     cwd: Path | None = None
     content_hash: str = ""
     in_process: str | None = None
+    alias_of: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The entry as JSON-ready data (kept in the tournament's stored config)."""
@@ -52,6 +56,7 @@ class BotEntry:
             "cwd": None if self.cwd is None else str(self.cwd),
             "content_hash": self.content_hash,
             "in_process": self.in_process,
+            **({} if self.alias_of is None else {"alias_of": self.alias_of}),
         }
 
     @classmethod
@@ -65,11 +70,12 @@ class BotEntry:
             cwd=None if cwd is None else Path(cwd),
             content_hash=str(data.get("content_hash", "")),
             in_process=data.get("in_process"),
+            alias_of=data.get("alias_of"),
         )
 
     def renamed(self, name: str) -> BotEntry:
         """The same bot entered again under another name (e.g. ``peel-2``)."""
-        return BotEntry(name, self.version, self.command, self.cwd, self.content_hash, self.in_process)
+        return dataclasses.replace(self, name=name, alias_of=self.alias_of or self.name)
 
     def make_bot(self) -> Callable[[], Bot]:
         """A factory of the entry's in-process bot; RunnerError when it has none."""

@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING, BinaryIO, Protocol
 
 import structlog
 
-from clients.supervisor import StopSequence, Supervisor
-from tournaments.errors import RunnerError
+from clients.supervisor import StopSequence, Supervisor, stop_process
+from tournaments.errors import OutputError, RunnerError, writing
 from tournaments.play.sandbox import (
     ADDRESS_ENV,
     TOKEN_ENV,
@@ -277,15 +277,23 @@ class BotProcess:
             msg = f"bot {entry.name}: cannot start {' '.join(entry.command)!r}: {reason}"
             raise RunnerError(msg) from None
         self._limit_said = False
-        with self.log_path.open("ab") as file:
-            where = "" if self.sandbox is None else "in a sandbox: "
-            file.write(f"--- {where}{' '.join(entry.command)} (pid {process.pid})\n".encode())
+        try:
+            with writing(self.log_path), self.log_path.open("ab") as file:
+                where = "" if self.sandbox is None else "in a sandbox: "
+                file.write(f"--- {where}{' '.join(entry.command)} (pid {process.pid})\n".encode())
+        except OutputError:  # its log cannot be kept (a full disk): the process is not left running
+            await stop_process(process, StopSequence(grace_s=0.0, group=True))
+            raise
         self._pump = asyncio.create_task(self._capture(process), name=f"log {self.name}")
         self._log.info("bot started", pid=process.pid)
         return process
 
     async def _capture(self, process: asyncio.subprocess.Process) -> None:
-        """Copy the process's output to the log file, up to the limit; always drain the pipe."""
+        """Copy the process's output to the log file, up to the limit; always drain the pipe.
+
+        A log that cannot be written (a full disk) is warned of once and no longer kept: the
+        pipe is still drained, or the bot would block on its next line.
+        """
         stream = process.stdout
         if stream is None:
             return
@@ -297,15 +305,24 @@ class BotProcess:
                 text = line.decode(errors="replace").rstrip()
                 if text:
                     self._tail.append(text)
-                    self._watch_limits(text, file)
-                room = self.log_limit_bytes - self._written
-                if room <= 0:
-                    continue
-                if len(line) > room:
-                    line = line[:room] + b"\n[log cut off: limit reached]\n"
-                file.write(line)
-                file.flush()
-                self._written += len(line)
+                if self._written < self.log_limit_bytes:
+                    try:
+                        self._keep(file, line, text)
+                    except OSError as exc:
+                        self._written = self.log_limit_bytes
+                        why = f"cannot write {self.log_path}: {exc.strerror or exc}"
+                        self._log.warning(f"bot {self.name}: its output is no longer kept: {why}")
+
+    def _keep(self, file: BinaryIO, line: bytes, text: str) -> None:
+        """Write ``line`` to the log, cut at the limit (which there is room left under)."""
+        if text:
+            self._watch_limits(text, file)
+        room = self.log_limit_bytes - self._written
+        if len(line) > room:
+            line = line[:room] + b"\n[log cut off: limit reached]\n"
+        file.write(line)
+        file.flush()
+        self._written += len(line)
 
     def _watch_limits(self, text: str, file: BinaryIO) -> None:
         """Say once, in the log and as a warning, when a sandboxed bot's output shows it reached a limit.

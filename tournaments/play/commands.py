@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["DB_VARIABLE", "DEFAULT_DB", "DEFAULT_OUT", "resume_command"]
+__all__ = ["DB_VARIABLE", "DEFAULT_DB", "DEFAULT_OUT", "resume_command", "standings_command"]
 
 DEFAULT_DB = Path("nap.db")
 """The database of a ``nap`` command given no ``--db`` (and no ``NAP_DB``)."""
@@ -35,12 +35,23 @@ def resume_command(
     which holds ``t<N>/`` with the logs) is None or the default folder; ``flags`` come last
     (the executor's: ``--executor ray --ray-address ...``).
     """
-    words = ["nap", "tournament", "resume", str(tournament)]
+    words = _with_places(["nap", "tournament", "resume", str(tournament)], db, logs_root)
+    return shlex.join([*words, *flags])
+
+
+def standings_command(tournament: int, *, db: Path, out: Path) -> str:
+    """The command that writes ``tournament``'s standings files into ``out`` again (``--db`` as above)."""
+    words = _with_places(["nap", "standings", str(tournament)], db, None)
+    return shlex.join([*words, "--out", str(out)])
+
+
+def _with_places(words: list[str], db: Path, out: Path | None) -> list[str]:
+    """``words`` with ``--db`` and ``--out`` where they are not what ``nap`` takes without them."""
     if not _same_path(db, Path(os.environ.get(DB_VARIABLE) or DEFAULT_DB)):
         words += ["--db", str(db)]
-    if logs_root is not None and not _same_path(logs_root, DEFAULT_OUT):
-        words += ["--out", str(logs_root)]
-    return shlex.join([*words, *flags])
+    if out is not None and not _same_path(out, DEFAULT_OUT):
+        words += ["--out", str(out)]
+    return words
 
 
 def _same_path(first: Path, second: Path) -> bool:

@@ -3,9 +3,17 @@
 On the command line an entrant is written ``BOT`` or ``ALIAS=BOT``, where ``BOT`` is a
 built-in bot (``random``, ``peel``, ...), a bot submitted with ``nap bot submit``
 (``NAME``: its latest version; ``NAME@VERSION`` or ``NAME@HASH``: that one; played from
-the content stored at submission, :mod:`tournaments.plan.versions`), or a folder holding a
-``nap-bot.toml`` (built and played where it is). ``ALIAS`` enters the same bot again
-under another name (``peel-2=peel``), e.g. to fill a table or to check that clones tie.
+the content stored at submission, :mod:`tournaments.plan.versions`), or the path of a
+folder holding a ``nap-bot.toml`` (built and played where it is). ``ALIAS`` enters the
+same bot again under another name (``peel-2=peel``), e.g. to fill a table or to check
+that clones tie.
+
+The rule (:data:`WHICH_PLAYS`): a name names a bot, a path a folder. A ``BOT`` with a
+``/`` in it (``./mybot``, ``bots/mybot``, an absolute path) is a folder; a bare ``NAME``
+is the built-in or submitted bot of that name, and a folder only when no bot has that
+name. When a bare ``NAME`` is both a bot and a bot folder in the current folder whose
+content differs, the bot plays and the caller is told so in one line (which one played,
+and how to play the other).
 
 Every entry carries the content hash of what it plays; :func:`recheck` refuses, in one
 line, an entry whose content has changed since (a resume after the bot's folder was
@@ -20,18 +28,26 @@ import dataclasses
 import os
 import signal
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
+from referee.rules.errors import did_you_mean
 from tournaments.errors import BuildError, RunnerError
 from tournaments.plan.entries import BUILTIN_BOTS, BotEntry, example_hash
-from tournaments.plan.manifest import Manifest, content_hash, read_manifest
+from tournaments.plan.manifest import MANIFEST, Manifest, content_hash, read_manifest
 from tournaments.plan.versions import VersionSpec, parse_version, unpacked
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from tournaments.play.sandbox import Sandbox
     from tournaments.store.database import BotRow, Store
+
+WHICH_PLAYS = (
+    "NAME plays the built-in or submitted bot of that name (the latest version submitted; "
+    "NAME@VERSION an older one), and a bot folder NAME only where no bot has that name; "
+    "a path (./mybot) plays that folder as it is now"
+)
+"""The rule for what ``--bot NAME`` plays, in the words every ``--help`` and doc uses."""
 
 DEFAULT_ENTRANTS = ("peel", "random", "peel-2=peel", "random-2=random")
 """What ``nap tournament run`` plays with no ``--bot``: the example bots, each twice."""
@@ -154,20 +170,26 @@ async def build_async(
     return output
 
 
-def resolve(spec: str, *, store: Store | None, sandbox: Sandbox | None = None) -> BotEntry:
-    """One entrant from its command-line form (see the module docstring); a folder is built in ``sandbox``."""
+def resolve(
+    spec: str, *, store: Store | None, say: Callable[[str], None], sandbox: Sandbox | None = None
+) -> BotEntry:
+    """One entrant from its command-line form (see the module docstring); a folder is built in ``sandbox``.
+
+    ``say`` is told, in one line, when a bare name played a bot although a different bot
+    folder of that name is in the current folder.
+    """
     alias, sep, target = spec.partition("=")
     if not sep:
         alias, target = "", spec
-    entry = _resolve_target(target.strip(), store=store, sandbox=sandbox)
+    entry = _resolve_target(target.strip(), store=store, sandbox=sandbox, say=say)
     return entry.renamed(alias.strip()) if alias.strip() else entry
 
 
 def resolve_all(
-    specs: Sequence[str], *, store: Store | None, sandbox: Sandbox | None = None
+    specs: Sequence[str], *, store: Store | None, say: Callable[[str], None], sandbox: Sandbox | None = None
 ) -> tuple[BotEntry, ...]:
     """Every entrant, with a clear error for an unknown bot or two entrants of one name."""
-    entries = tuple(resolve(spec, store=store, sandbox=sandbox) for spec in specs)
+    entries = tuple(resolve(spec, store=store, sandbox=sandbox, say=say) for spec in specs)
     seen: set[str] = set()
     for entry in entries:
         if entry.name in seen:
@@ -177,18 +199,47 @@ def resolve_all(
     return entries
 
 
-def _resolve_target(target: str, *, store: Store | None, sandbox: Sandbox | None) -> BotEntry:
+def is_path(target: str) -> bool:
+    """Whether ``target`` is written as a path (a folder), not a bot's name: it has a ``/`` in it."""
+    return "/" in target or target in {".", ".."}
+
+
+def _resolve_target(
+    target: str, *, store: Store | None, sandbox: Sandbox | None, say: Callable[[str], None]
+) -> BotEntry:
     path = Path(target)
-    if path.is_dir():
-        manifest = read_manifest(path)
-        build(manifest, sandbox=sandbox)
-        return entry_from_manifest(manifest)
+    if is_path(target):
+        if not path.is_dir():
+            msg = f"{target}: no such folder (a bot folder holds a nap-bot.toml)"
+            raise RunnerError(msg)
+        return _folder(path, sandbox=sandbox)
+    named = _named(target, store=store)
+    if named is None:
+        if path.is_dir():
+            return _folder(path, sandbox=sandbox)
+        _unknown(target, store=store)
+    note = _folder_beside(target, named)
+    if note is not None:
+        say(note)
+    return named
+
+
+def _folder(path: Path, *, sandbox: Sandbox | None) -> BotEntry:
+    manifest = read_manifest(path)
+    build(manifest, sandbox=sandbox)
+    return entry_from_manifest(manifest)
+
+
+def _named(target: str, *, store: Store | None) -> BotEntry | None:
+    """The built-in or submitted bot ``target`` names (``NAME`` or ``NAME@WHICH``); None if none."""
     if target in BUILTIN_BOTS:
         return BUILTIN_BOTS[target]
+    return None if store is None else _submitted(parse_version(target), store)
+
+
+def _unknown(target: str, *, store: Store | None) -> NoReturn:
+    """Raise the one-line error for a ``target`` that names no bot and no folder."""
     spec = parse_version(target)
-    found = None if store is None else _submitted(spec, store)
-    if found is not None:
-        return found
     if spec.which is not None and store is not None:
         versions = [
             f"{row.version} ({row.content_hash[:12]})" for row in store.bots() if row.name == spec.name
@@ -197,11 +248,27 @@ def _resolve_target(target: str, *, store: Store | None, sandbox: Sandbox | None
         msg = f"bot {spec.name} has no submitted version {spec.which!r}; {have}"
         raise RunnerError(msg)
     known = ", ".join(sorted(BUILTIN_BOTS))
+    names = {*BUILTIN_BOTS, *(row.name for row in store.bots())} if store is not None else set(BUILTIN_BOTS)
     msg = (
         f"unknown bot {target!r}: not a built-in bot ({known}), not submitted "
-        "(nap bot list), and not a folder with a nap-bot.toml"
+        f"(nap bot list), and not a folder with a nap-bot.toml{did_you_mean(spec.name, sorted(names))}"
     )
     raise RunnerError(msg)
+
+
+def _folder_beside(name: str, entry: BotEntry) -> str | None:
+    """The line saying which played when bot ``name`` did and a different bot folder ``./name`` is here."""
+    folder = Path(name)
+    if not (folder / MANIFEST).is_file() or content_hash(folder) == entry.content_hash:
+        return None
+    if entry.in_process is not None:
+        played = f"the built-in {name}"
+    else:
+        played = f"the submitted {name} {entry.version} ({entry.content_hash[:12]})"
+    return (
+        f"--bot {name} plays {played}, not the folder ./{name}, which differs "
+        f"(--bot ./{name} plays the folder; nap bot submit ./{name} keeps it as a new version)"
+    )
 
 
 def recheck(entries: Sequence[BotEntry], *, tournament: int, store: Store) -> tuple[BotEntry, ...]:

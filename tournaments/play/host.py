@@ -30,6 +30,7 @@ import contextlib
 import dataclasses
 import logging
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -107,11 +108,16 @@ def remote_bot(name: str) -> BotEntry:
     return BotEntry(name=name, version="remote", command=(), content_hash="remote")
 
 
-def quiet_logger() -> Any:  # noqa: ANN401 - a structlog bound logger
-    """The referee's logger during a tournament: warnings and worse only (faults, crashes)."""
+def quiet_logger(level: int = logging.WARNING) -> Any:  # noqa: ANN401 - a structlog bound logger
+    """The referee's logger during a tournament: warnings and worse only (faults, crashes) by default.
+
+    At ``logging.INFO`` or below (``nap -v``) also its progress: sessions, and each late
+    fault. ``NOTSET`` (a run whose caller configured no logging) is the default's.
+    """
+    shown = logging.WARNING if level == logging.NOTSET else min(level, logging.WARNING)
     return structlog.wrap_logger(
         structlog.PrintLogger(file=sys.stderr),
-        wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
+        wrapper_class=structlog.make_filtering_bound_logger(max(shown, logging.INFO)),
         processors=[
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
@@ -127,6 +133,8 @@ class BlockHost:
     default) and gives the tokens of entries without a command (remote bots, which
     connect by themselves). ``bot_log_suffix`` tells apart the bot logs of several hosts
     of one tournament. ``sandbox`` isolates the bot processes (None: plain processes).
+    ``log_level`` is the referee's (:func:`quiet_logger`): the run's own, ``logging.INFO``
+    with ``nap -v``.
     """
 
     def __init__(  # noqa: PLR0913 - keywords
@@ -140,6 +148,7 @@ class BlockHost:
         bot_log_suffix: str = "",
         sandbox: SandboxSpec | None = None,
         lanes: int | None = None,
+        log_level: int = logging.WARNING,
     ) -> None:
         self.config = config
         self.tournament = tournament
@@ -147,7 +156,10 @@ class BlockHost:
         self.profile = config.profile
         """The rules, one object for every block played here."""
         self.referee = Referee(
-            limits=limits, logger=quiet_logger(), profile=self.profile, time_limits=config.time_limits
+            limits=limits,
+            logger=quiet_logger(log_level),
+            profile=self.profile,
+            time_limits=config.time_limits,
         )
         self._hosting = hosting
         self._suffix = bot_log_suffix
@@ -177,7 +189,7 @@ class BlockHost:
         """
         referee, config, hosting = self.referee, self.config, self._hosting
         self._made_sandbox = None if self._sandbox is None else Sandbox(self._sandbox)
-        self._folder = Path(tempfile.mkdtemp(prefix="nap-referee-", dir=_short_temp()))
+        self._folder = socket_folder()
         try:
             port = await referee.start(
                 host=None if hosting is None else hosting.host,
@@ -379,6 +391,53 @@ _STARTING_AT_ONCE = max(2, os.cpu_count() or 1)
 and dozens started together on a small machine would each take long enough to time out."""
 _SOCKET_PATH_MAX = 100
 """Longer Unix socket paths do not fit ``sockaddr_un`` (108 bytes on Linux, 104 on macOS)."""
+
+
+SOCKET_FOLDER = re.compile(r"nap-referee-(\d+)-\w+")
+"""The name of a referee's socket folder: ``nap-referee-<pid>-<random>``, after the process it is for."""
+
+
+def socket_folder() -> Path:
+    """A new private folder for the referee's socket, named after this process (:data:`SOCKET_FOLDER`).
+
+    The folders of processes that are gone are removed first: a process stopped by
+    ``kill -9`` cannot remove its own (:func:`remove_orphan_socket_folders`).
+    """
+    parent = Path(_short_temp() or tempfile.gettempdir())
+    remove_orphan_socket_folders(parent)
+    return Path(tempfile.mkdtemp(prefix=f"nap-referee-{os.getpid()}-", dir=parent))
+
+
+def remove_orphan_socket_folders(parent: Path) -> list[Path]:
+    """Remove the socket folders in ``parent`` that are this user's and whose process is gone; those removed.
+
+    A folder of a live process (a recycled pid included), another user's, or of an older
+    name that says no process, is left alone.
+    """
+    removed = []
+    for folder in parent.glob("nap-referee-*"):
+        named = SOCKET_FOLDER.fullmatch(folder.name)
+        try:
+            if named is None or folder.stat().st_uid != os.getuid() or _alive(int(named[1])):
+                continue
+        except OSError:  # gone meanwhile
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (another user's included)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OverflowError:  # no process has such a number
+        return False
+    return True
 
 
 def _short_temp() -> str | None:

@@ -49,6 +49,9 @@ class RunProgress:
     busy: bool = False
     """The late faults so far say the machine is too busy for the bots' clocks
     (:mod:`tournaments.stats.load_check`)."""
+    decided: bool = False
+    """A match's test has decided: the sessions still in play finish, and the run stops
+    there, short of ``sessions`` (the most it might have played)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -73,6 +76,10 @@ class RunEnd:
     stopped: str | None = None
     """Why the run stopped before the end, in one line (a signal, a bot, a worker, the
     store, a bug); None when it finished: every session played, or a match's test decided."""
+    late: str | None = None
+    """The tournament's late faults so far in one line, with the busy-machine warning when
+    they point at the machine (:meth:`tournaments.stats.load_check.LateFaults.summary`);
+    None when there were none. Each late fault was logged at info level only."""
 
 
 class RunObserver:

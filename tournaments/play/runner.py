@@ -153,11 +153,17 @@ def _validate(config: TournamentConfig) -> Profile:
     return config.profile
 
 
-def register_entries(store: Store, bots: Sequence[BotEntry]) -> None:
-    """Register each entry of a tournament in the store's bots (a known one is left as it is)."""
-    for bot in bots:
+def register_entries(store: Store, config: TournamentConfig) -> None:
+    """Register the bots of a tournament's entries in the store's bots (a known one is left as it is).
+
+    An alias registers the bot it enters again (``peel`` for ``peel-2``), and the person
+    of ``nap play`` is no bot: ``nap bot list`` lists bots.
+    """
+    for bot in config.bots:
+        if bot.name == config.person:
+            continue
         store.register_bot(
-            name=bot.name,
+            name=bot.alias_of or bot.name,
             version=bot.version,
             command=bot.command,
             language=None,
@@ -193,7 +199,7 @@ async def run_tournament_async(
             )
     except ValueError as exc:
         raise RunnerError(str(exc)) from exc
-    register_entries(store, config.bots)
+    register_entries(store, config)
     tournament = store.create_tournament(
         name=config.name,
         config=config.to_json(),
@@ -369,7 +375,9 @@ def _why(exc: BaseException) -> str:
 
 def _ended(run: _Run, commit: _Committer, *, stopped: str | None) -> None:
     """Tell every observer that the run is over (``stopped``: why, in one line; None: it finished)."""
-    end = RunEnd(tournament=run.tournament, progress=commit.progress(), stopped=stopped)
+    end = RunEnd(
+        tournament=run.tournament, progress=commit.progress(), stopped=stopped, late=commit.late_summary()
+    )
     for observer in run.options.observers:
         observer.ended(end)
 
@@ -447,10 +455,7 @@ async def _run_blocks(run: _Run, runs: Sequence[BlockRun], commit: _Committer) -
         tables=run.tables,
     )
     recorded = commit.count
-    try:
-        await play_blocks(options.executor, runs, commit, context=context)
-    finally:
-        commit.warn_if_busy()  # at the end of the run too, under what it printed meanwhile
+    await play_blocks(options.executor, runs, commit, context=context)
     unplayed = sum(len(block.rotations) for block in runs) - (commit.count - recorded)
     if unplayed > 0 and (commit.monitor is None or not commit.monitor.decided):
         msg = f"the {options.executor.name} executor returned with {unplayed} sessions unplayed"
@@ -494,6 +499,15 @@ async def _until_decided(play: Coroutine[Any, Any, None], commit: _Committer) ->
             raise
 
 
+def machine_loaded() -> bool:
+    """Whether the machine's one-minute load average exceeds its cores (False where unknown)."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return False
+    return load > (os.cpu_count() or 1)
+
+
 def machine_load() -> str:
     """``load 5.2 on 2 cores``: the one-minute load average and the cores; empty where unknown."""
     try:
@@ -508,8 +522,9 @@ class _Committer:
 
     In a match, each session also goes to the match's ``monitor``, and ``on_decided`` is
     called once its test has decided. ``late`` counts the late faults (those of earlier
-    runs to begin with): once two bots are late in one session it warns, and the progress
-    told to the observers says so from then on.
+    runs to begin with), each session's with whether the machine was loaded then: once
+    they say the machine is busy, the progress told to the observers says so, and the
+    run's end carries their one-line summary.
     """
 
     def __init__(
@@ -534,8 +549,7 @@ class _Committer:
     def __call__(self, result: SessionResult, log: bytes) -> None:
         self.store.record_session(result, log=log)
         self.count += 1
-        if self.late.add(result):
-            self.warn_if_busy()
+        self.late.add(result, loaded=LateFaults.late_in(result) and machine_loaded())
         monitor = self.monitor
         was_decided = monitor is not None and monitor.decided
         if monitor is not None:
@@ -552,13 +566,17 @@ class _Committer:
         test = None
         if monitor is not None and monitor.plan.sprt is not None:
             test = f"{monitor.plan.candidate}: {monitor.describe()}"
-        return RunProgress(recorded=self.count, sessions=self.total, test=test, busy=self.late.busy)
+        return RunProgress(
+            recorded=self.count,
+            sessions=self.total,
+            test=test,
+            busy=self.late.busy,
+            decided=monitor is not None and monitor.decided,
+        )
 
-    def warn_if_busy(self) -> None:
-        """Warn (with the machine's load now) if the late faults so far say the machine is too busy."""
-        warning = self.late.warning(load=machine_load())
-        if warning is not None:
-            _log.warning(warning)
+    def late_summary(self) -> str | None:
+        """The one line on the late faults so far, with the machine's load now (None: there were none)."""
+        return self.late.summary(load=machine_load())
 
 
 @contextlib.contextmanager

@@ -109,7 +109,9 @@ _PASSED_TO_BUILDS = re.compile(
     r"(?i)(https?_proxy|no_proxy|all_proxy|npm_config_\w+|pip_\w+|cc|cxx|cflags|cxxflags|ldflags|cargo_\w+)"
 )
 """The settings a build may need from nap's environment (proxies, package managers, compilers)."""
-_PROBE_TIMEOUT_S = 20.0
+_PROBE_TIMEOUT_S = 300.0
+"""Seconds the probe (an empty Python in a sandbox, a fraction of a second) may take: generous,
+since a probe cut short on a busy machine would run every bot of the run unisolated."""
 _UID_BASE = 0x40000000
 """The user ids a sandbox runs its bot as when nap runs as root: one of 2**30 above this, at random."""
 

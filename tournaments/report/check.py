@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tournaments.words import count
+
 if TYPE_CHECKING:
     from tournaments.play.practice import CheckReport
 
@@ -13,7 +15,7 @@ __all__ = ["check_lines"]
 def check_lines(report: CheckReport) -> list[str]:
     """The report as ``nap bot check`` prints it, the verdict last and with its reasons."""
     against = ", ".join(report.opponents) or "nobody"
-    lines = [f"{report.bot}: {report.sessions} sessions against {against}"]
+    lines = [f"{report.bot}: {count(report.sessions, 'session')} against {against}"]
     if report.error:
         lines.append(f"  could not play: {report.error}")
     else:
@@ -70,7 +72,7 @@ def _reasons(report: CheckReport) -> str:
     if report.exits:
         reasons.append(f"its process exited with status {_exit(report, 0)}")
     if report.faults:
-        reasons.append(f"{sum(report.faults.values())} faults")
+        reasons.append(count(sum(report.faults.values()), "fault"))
     if not reasons:
         reasons.append("no session played")
     return f" ({'; '.join(reasons)})"

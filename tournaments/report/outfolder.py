@@ -6,7 +6,7 @@
     <out>/t<N>/sessions.html, replays/        its sessions, linked from the standings
                                               (tournaments.report.session_pages)
     <out>/t<N>/bots/<bot>-r<R>.log            its bots' output, a file per process (rotation R)
-    <out>/latest                              a link to the folder published last
+    <out>/latest                              a link to the newest tournament's folder
     <out>/index.html                          every tournament folder, newest first
 
 So the next tournament never overwrites this one's files, and a folder can be archived,
@@ -25,6 +25,8 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
+from tournaments.errors import writing
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -34,7 +36,8 @@ INDEX = "index.html"
 """The page in ``<out>`` that lists every tournament folder."""
 
 LATEST = "latest"
-"""The link in ``<out>`` to the tournament folder published last."""
+"""The link in ``<out>`` to the newest tournament's folder (the highest id published), the one
+``nap standings`` prints: a run that finishes after a newer one leaves it alone."""
 
 
 def logs_root(out: Path) -> Path:
@@ -48,24 +51,33 @@ def tournament_folder(out: Path, tournament: int) -> Path:
 
 
 def point_latest(out: Path, tournament: int) -> Path | None:
-    """Make ``<out>/latest`` a relative link to ``t<N>``, replacing the old link in one step.
+    """Make ``<out>/latest`` a relative link to the newest tournament's folder, in one step.
 
-    Returns the link, or None where none can be made (no symbolic links on this file
-    system, or a real file or folder named ``latest`` is in the way).
+    ``tournament`` has just been published; the newest is it, or a newer one published
+    before it (two runs at once: the older may finish last). Returns the link, or None
+    where none can be made (no symbolic links on this file system, or a real file or
+    folder named ``latest`` is in the way).
     """
     link = out / LATEST
     if link.exists() and not link.is_symlink():
         return None
+    newest = max(tournament, *_published(out))
     temporary = out / f".{LATEST}.{os.getpid()}.tmp"
     try:
         temporary.unlink(missing_ok=True)
-        temporary.symlink_to(f"t{tournament}", target_is_directory=True)
+        temporary.symlink_to(f"t{newest}", target_is_directory=True)
         temporary.replace(link)
     except OSError:
         with contextlib.suppress(OSError):
             temporary.unlink(missing_ok=True)
         return None
     return link
+
+
+def _published(out: Path) -> list[int]:
+    """The ids of the tournaments whose standings are in ``out`` (``t<N>/standings.json``)."""
+    found = (re.fullmatch(r"t(\d+)", folder.name) for folder in out.glob("t*"))
+    return [int(number[1]) for number in found if number and (out / number[0] / "standings.json").is_file()]
 
 
 def write_index(out: Path) -> Path:
@@ -81,7 +93,8 @@ def write_index(out: Path) -> Path:
             data = {}
         entries.append((int(number.group(1)), data if isinstance(data, dict) else {}))
     page = out / INDEX
-    page.write_text(render_index(entries), encoding="utf-8")
+    with writing(page):
+        page.write_text(render_index(entries), encoding="utf-8")
     return page
 
 

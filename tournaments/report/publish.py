@@ -23,6 +23,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from tournaments.errors import writing
 from tournaments.report.session_pages import (
     REPLAY_LIMIT,
     SESSIONS,
@@ -46,6 +47,7 @@ from tournaments.stats.standings import (
     Standings,
 )
 from tournaments.stats.tally import PoolRecord
+from tournaments.words import count
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Mapping, Sequence
@@ -109,32 +111,35 @@ def publish(  # noqa: PLR0913 - the standings, the folder and keyword-only optio
     page = folder / "standings.html"
     isolation = None if about is None else about.get("isolation")
     load = None if about is None else about.get("load")
-    markdown.write_text(
-        render_markdown(standings, title=title, match=match, isolation=isolation, load=load),
-        encoding="utf-8",
-    )
-    data.write_text(
-        json.dumps(to_json(standings, title=title, match=match, about=about), indent=2, sort_keys=True)
-        + "\n",
-        encoding="utf-8",
-    )
+    with writing(markdown):  # an error names the file (a write on a full disk names none)
+        markdown.write_text(
+            render_markdown(standings, title=title, match=match, isolation=isolation, load=load),
+            encoding="utf-8",
+        )
+    with writing(data):
+        data.write_text(
+            json.dumps(to_json(standings, title=title, match=match, about=about), indent=2, sort_keys=True)
+            + "\n",
+            encoding="utf-8",
+        )
     made: set[int] = set()
     if sessions is not None:
         _, made = write_session_pages(
             folder, sessions, title=title, log=log, db=db, limit=replay_limit, total=sessions_total
         )
-    page.write_text(
-        render_html(
-            standings,
-            title=title,
-            match=match,
-            sessions=sessions,
-            replays=made,
-            isolation=isolation,
-            load=load,
-        ),
-        encoding="utf-8",
-    )
+    with writing(page):
+        page.write_text(
+            render_html(
+                standings,
+                title=title,
+                match=match,
+                sessions=sessions,
+                replays=made,
+                isolation=isolation,
+                load=load,
+            ),
+            encoding="utf-8",
+        )
     return markdown, data, page
 
 
@@ -278,8 +283,7 @@ def match_lines(match: MatchSummary) -> list[str]:
     opponents = ", ".join(match.opponents)
     lines = [
         f"{match.candidate} against {opponents} at {match.table_size} seats: "
-        f"{match.blocks} blocks, {match.sessions} sessions read"
-        + (f" ({match.played} played)" if match.played != match.sessions else ""),
+        f"{count(match.blocks, 'block')}, {count(match.sessions, 'session')} read" + _unread(match),
         "edge (chips per session over the average opponent): "
         + ("n/a" if match.edge is None else _edge(match.edge)),
         f"likelihood of superiority: {percent(match.los)}",
@@ -294,6 +298,19 @@ def match_lines(match: MatchSummary) -> list[str]:
             "so the edge counts them; a measurement should have none)"
         )
     return lines
+
+
+def _unread(match: MatchSummary) -> str:
+    """Why some sessions played are not read: `` (60 played: 4 more ...)``; empty when all are."""
+    more = match.played - match.sessions
+    if more <= 0:
+        return ""
+    state = match.state
+    if state is not None and state.verdict is not None:
+        why = f"in blocks after block {state.blocks}, where the test decided"
+    else:
+        why = "in blocks not complete, or after one (a block is read once all its rotations are in)"
+    return f" ({match.played} played: {more} more {why}; kept, not read)"
 
 
 def _edge(edge: Estimate) -> str:
@@ -331,7 +348,7 @@ def render_markdown(
         head += ["## Match", "", *(f"- {line}" for line in match_lines(match)), ""]
     lines = [
         *head,
-        f"{standings.sessions} sessions in {standings.blocks} blocks. {READING_NOTE}",
+        f"{count(standings.sessions, 'session')} in {count(standings.blocks, 'block')}. {READING_NOTE}",
         "",
         *(line for warning in load_warnings(load) for line in (f"**Warning: {warning}.**", "")),
         row(headers),

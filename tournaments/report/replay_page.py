@@ -37,6 +37,7 @@ from referee.rules import (
     TrickWon,
     TrumpChosen,
 )
+from tournaments.errors import writing
 from tournaments.report.session_text import (
     Step,
     bid_label,
@@ -114,8 +115,9 @@ def write_replay(path: Path, page: str) -> Path:
 
     Makes the folder if needed.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(page, encoding="utf-8")
+    with writing(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(page, encoding="utf-8")
     return path
 
 
@@ -279,7 +281,7 @@ def _caption(step: Step, profile: Profile, bots: Sequence[str], *, table: bool =
 
     view = step.views[0]
     if step.action is None:
-        return f"Deal {step.deal} dealt by {who(view.dealer)}"
+        return f"Deal {step.deal + 1} dealt by {who(view.dealer)}"  # counted from 1, as every page does
     if isinstance(step.action, Penalty):
         parts = [f"{who(step.action.seat)} faulted: penalty"]
     elif isinstance(step.action, Card):

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from referee.rules import RecordError
-from tournaments.errors import LogError, StoreError
+from tournaments.errors import LogError, StoreError, writing
 from tournaments.report.audit import open_log
 from tournaments.report.replay_page import render_replay_html, write_replay
 from tournaments.report.templates import render
@@ -154,10 +154,14 @@ def first_fault(link: SessionLink) -> Fault:
 
 
 def fault_place(fault: Fault) -> str:
-    """``deal 2, decision 5`` (both from 0, as in the logs), or ``deal 2`` for a fault not at a decision."""
+    """``deal 3, decision 6``, or ``deal 3`` for a fault not at a decision.
+
+    Counted from 1, as every page and text counts deals; the log's fields count from 0
+    (``deal 3, decision 6`` is ``"deal": 2, "decision": 5``).
+    """
     if fault.deal is None:
         return "no deal"
-    return f"deal {fault.deal}" + ("" if fault.decision is None else f", decision {fault.decision}")
+    return f"deal {fault.deal + 1}" + ("" if fault.decision is None else f", decision {fault.decision + 1}")
 
 
 def first_fault_fragment(link: SessionLink) -> str:
@@ -224,10 +228,11 @@ def write_session_pages(  # noqa: PLR0913 - the pages, where, and what they say
         write_replay(folder / replay_href(link.id), page)
         made.add(link.id)
     path = folder / SESSIONS
-    path.write_text(
-        render_sessions_html(links, title=title, made=made, folder=folder, db=db, total=total),
-        encoding="utf-8",
-    )
+    with writing(path):
+        path.write_text(
+            render_sessions_html(links, title=title, made=made, folder=folder, db=db, total=total),
+            encoding="utf-8",
+        )
     return path, made
 
 

@@ -248,7 +248,7 @@ class _Text:
             return decision_note(decisions[index] if index < len(decisions) else None)
 
         extra = " (tie-break)" if tie_break else ""
-        self.lines += ["", f"Deal {first.deal}{extra}: dealer {self.who(start.dealer)}"]
+        self.lines += ["", f"Deal {first.deal + 1}{extra}: dealer {self.who(start.dealer)}"]
         self.hands(first, shown)
         exchanges = [step for step in steps if isinstance(step.action, Exchange)]
         if exchanges:

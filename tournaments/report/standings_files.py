@@ -13,9 +13,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from referee.rules import DEFAULT_PROFILE
-from tournaments.errors import RunnerError, writing
+from tournaments.errors import OutputError, RunnerError, writing
 from tournaments.plan.candidate_match import MatchSummary, summarize
 from tournaments.plan.config import TournamentConfig, stored_profile
+from tournaments.play.commands import standings_command
 from tournaments.play.executors.record import recorded_usage
 from tournaments.play.observers import RunEnd, RunObserver
 from tournaments.report.outfolder import point_latest, tournament_folder, write_index
@@ -23,6 +24,7 @@ from tournaments.report.provenance import describe_tournament
 from tournaments.report.publish import publish
 from tournaments.report.session_pages import LISTED_LIMIT, session_links
 from tournaments.stats.standings import standings_of
+from tournaments.words import count
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -128,6 +130,20 @@ class StandingsWriter(RunObserver):
         self.written: tuple[Path, ...] = ()
 
     def ended(self, end: RunEnd) -> None:
-        """Write the standings, unless the run stopped before the end."""
-        if end.stopped is None:
+        """Write the standings, unless the run stopped before the end.
+
+        Files that cannot be written (a full disk) are one line that says what is kept and
+        the command that writes them once there is room (docs/tournaments.md's promise).
+        """
+        if end.stopped is not None:
+            return
+        try:
             self.written = write_standings(self.store, end.tournament, self.out)
+        except OutputError as exc:
+            sessions = count(end.progress.recorded, "session")
+            again = standings_command(end.tournament, db=self.store.path, out=self.out)
+            msg = (
+                f"{exc}; tournament {end.tournament}'s {sessions} are kept in {self.store.path}: "
+                f"once there is room, {again} writes its standings"
+            )
+            raise OutputError(msg) from exc

@@ -155,6 +155,30 @@ def _check_intact(conn: sqlite3.Connection, name: str) -> None:
         raise _damaged(name, problems[0])
 
 
+def _open_as_it_is(path: Path) -> sqlite3.Connection:
+    """A connection that reads the database at ``path`` as it is, in a folder that cannot be written.
+
+    SQLite opens a database in WAL mode only where it can make the files beside it; with
+    ``immutable`` it reads the file alone, which nobody can change in such a folder. The
+    schema must be this version's already: an older file is upgraded where it can be written.
+    """
+    name = str(path)
+    try:
+        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro&immutable=1", uri=True)
+        _needs_schema(conn, name)
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+    except sqlite3.Error as exc:
+        raise _translate(exc, name) from exc
+    if version < sql.SCHEMA_VERSION:
+        conn.close()
+        msg = (
+            f"{name} is in a folder that cannot be written, and its schema {version} must be upgraded "
+            f"to {sql.SCHEMA_VERSION} first: open it once where it can be written"
+        )
+        raise StoreError(msg)
+    return conn
+
+
 def _needs_schema(conn: sqlite3.Connection, name: str) -> bool:
     """Say whether the file is new (schema to create); raise if it is not ours or newer."""
     app_id = conn.execute("PRAGMA application_id").fetchone()[0]
@@ -484,14 +508,27 @@ class Store:
         return scale
 
     @classmethod
-    def open(cls, path: Path, *, busy_timeout_ms: int = 5000, check: bool = True) -> Store:
+    def open(
+        cls, path: Path, *, busy_timeout_ms: int = 5000, check: bool = True, reading: bool = False
+    ) -> Store:
         """Open the database at ``path``, creating the file and schema if it is new.
 
         ``busy_timeout_ms`` is how long any statement waits for another process's lock
         before failing with "<path> is locked by another process". ``check`` runs
         ``PRAGMA quick_check`` on an existing file before anything is written to it and
-        refuses a damaged one; a caller that only reads may skip it.
+        refuses a damaged one; a caller that only reads may skip it. A caller that only
+        reads (``reading``) also opens a database whose folder cannot be written (a
+        read-only copy, an archive): read as it is (:func:`_open_as_it_is`).
         """
+        try:
+            return cls._open(path, busy_timeout_ms=busy_timeout_ms, check=check)
+        except StoreError:
+            if not reading or not path.is_file() or os.access(path.absolute().parent, os.W_OK):
+                raise
+        return cls(_open_as_it_is(path), path)
+
+    @classmethod
+    def _open(cls, path: Path, *, busy_timeout_ms: int, check: bool) -> Store:
         name = str(path)
         try:
             conn = sqlite3.connect(path, timeout=busy_timeout_ms / 1000, isolation_level=None)

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from tournaments.plan.entries import BotEntry
     from tournaments.store.database import Store
 
-__all__ = ["PAGE_FILES", "Played", "TableSpec", "play_at_table", "seating_of"]
+__all__ = ["PAGE_FILES", "Played", "TableSpec", "play_at_table", "seating_of", "told_everything"]
 
 _log = structlog.get_logger("nap.play")
 
@@ -159,7 +159,7 @@ async def play_at_table(
     seating = seating_of(spec)
     config = _config(spec, seating)
     limits = limits or ServerLimits()
-    register_entries(store, config.bots)
+    register_entries(store, config)
     boards = tuple(derive_seed(spec.seed, "board", index) for index in range(spec.sessions))
     tournament = store.create_tournament(
         name=config.name,
@@ -273,6 +273,7 @@ async def _play(  # noqa: PLR0913 - keywords
             )
             seat.expect(run.table(0), Seating(seating, spec.seat, index + 1, len(boards)))
             await host.play_block(run, commit)
+            await told_everything(seat, run.table(0), connections=tasks)
             if seat.left:
                 break
         seat.tell_page({"type": "done", "sessions": ids, "left": seat.left})
@@ -285,6 +286,23 @@ async def _play(  # noqa: PLR0913 - keywords
         await asyncio.gather(*tasks, return_exceptions=True)
         await server.stop()
     return Played(tournament=tournament, sessions=tuple(ids), planned=len(boards), left=seat.left)
+
+
+async def told_everything(
+    seat: PersonSeat, table: str, *, connections: Sequence[asyncio.Future[Any]]
+) -> None:
+    """Wait until the seat has been told all of ``table`` (the referee closed it), or its stream ended.
+
+    The referee hands the driver a finished session as soon as it is over, while its last
+    events (the last trick, the settlement, the session's end) are still on their way to
+    the seat; the page is told that it is done only after them. A seat that left has no
+    stream to wait for.
+    """
+    closed = asyncio.ensure_future(seat.table_closed(table))
+    try:
+        await asyncio.wait([closed, *connections], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        closed.cancel()
 
 
 def _isolation(spec: TableSpec, tournament: int, *, store: Store, logs_root: Path) -> SandboxSpec | None:

@@ -97,6 +97,8 @@ class PersonSeat:
         self._on_leave = on_leave
         self._clock = clock
         self._seatings: dict[str, Seating] = {}
+        self._closed: dict[str, asyncio.Event] = {}
+        """Per table expected, set once the referee has closed it (everything it told the seat is in)."""
         self._tables: dict[str, SeatTable] = {}
         self.table: SeatTable | None = None
         """The table shown (the last one opened)."""
@@ -112,6 +114,17 @@ class PersonSeat:
     def expect(self, table: str, seating: Seating) -> None:
         """The next table this seat sits at, and who sits where (before the referee opens it)."""
         self._seatings[table] = seating
+        self._closed[table] = asyncio.Event()
+
+    async def table_closed(self, table: str) -> None:
+        """Return once the referee has closed ``table`` to this seat (a table :meth:`expect` named).
+
+        The referee closes a table after the last events it tells of it (the last trick,
+        the settlement, the session's end), so the page has been sent all of them by then.
+        """
+        closed = self._closed[table]
+        await closed.wait()
+        del self._closed[table]
 
     async def first_tab(self, timeout: float) -> bool:  # noqa: ASYNC109 - the caller's deadline, in seconds
         """Wait for a tab to open the page; False if none did within ``timeout`` seconds."""
@@ -188,6 +201,9 @@ class PersonSeat:
         """The referee closed ``table`` (its session is over): the page keeps showing it."""
         self._seatings.pop(table, None)
         self._tables.pop(table, None)
+        closed = self._closed.get(table)
+        if closed is not None:
+            closed.set()
 
     def _table(self, table: str, seat: int, rules: Profile | None) -> SeatTable:
         found = self._tables.get(table)

@@ -91,6 +91,7 @@ class BlockWorker:
             limits=setup.limits,
             bot_log_suffix=message.bot_log_suffix,
             sandbox=setup.sandbox,
+            log_level=setup.log_level,
         )
         await host.start()
         self._host = host

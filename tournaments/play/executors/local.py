@@ -98,6 +98,7 @@ class LocalExecutor:
             limits=setup.limits,
             hosting=context.hosting,
             sandbox=setup.sandbox,
+            log_level=setup.log_level,
         )
         if context.tables is not None:
             context.tables(host.tables())

@@ -42,7 +42,7 @@ import threading
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Final, Self
 
 import structlog
 
@@ -62,6 +62,7 @@ from tournaments.play.executors.worker_messages import (
     expected,
 )
 from tournaments.play.tables import NoTables
+from tournaments.words import count
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Sequence
@@ -72,7 +73,7 @@ if TYPE_CHECKING:
     from tournaments.play.executors.base import Deliver, PlayContext, Players
     from tournaments.play.host import WorkerSetup
 
-__all__ = ["INSTALL_RAY", "RayExecutor", "RayPlayers", "ray_installed"]
+__all__ = ["INSTALL_RAY", "LOCAL_STARTS", "RayExecutor", "RayPlayers", "ray_installed", "start_local_ray"]
 
 INSTALL_RAY = "the Ray executor needs Ray, which is not installed: pip install 'nap-arena[ray]'"
 _BLOCK_LOSSES = 3
@@ -81,6 +82,18 @@ _PLACE_LOSSES = 3
 """Workers lost in a row, none having sent a session, before a place is given up."""
 _STOP_WAIT_S = 15.0
 """How long a Ray worker may take to stop its bots before it is killed."""
+LOCAL_STARTS = 3
+"""Tries at starting a local Ray instance. Ray gives a new node 30 s to register (a constant
+of Ray's own, ``ray._private.node``) and then gives up; a busy machine may need more, and
+a second try finds the files the first one read in the page cache."""
+LOCAL_SYSTEM_CONFIG: Final = {"worker_niceness": 0}
+"""Ray runs its workers at niceness 15, so that a cluster's workers yield to its other work;
+a local instance started for one run is that run's alone, as local worker processes are,
+and its workers (their referee, bots and builds) keep the run's own priority: niced, they
+starved beside any other job on the machine (a Node.js bot's build took over 10 minutes
+beside six busy processes on two cores) and their bots were the first late."""
+_NODE_SLOW = "timed out during startup"
+"""What Ray's error (a bare Exception) says of a node that did not register in time."""
 NOT_WATCHED = "the Ray executor does not forward the tables in play: only the standings are watched"
 
 _log = structlog.get_logger("nap.runner")
@@ -179,15 +192,10 @@ class RayExecutor:
         try:
             if self.address is None:
                 cpus = self.num_cpus or os.cpu_count() or 1
-                ray.init(
-                    address="local",
-                    num_cpus=cpus,
-                    include_dashboard=False,
-                    logging_level=quiet,
-                    runtime_env=runtime_env,
-                    _temp_dir=None if self.temp_dir is None else str(self.temp_dir),
+                start_local_ray(
+                    ray, cpus=cpus, temp_dir=self.temp_dir, runtime_env=runtime_env, log_level=quiet
                 )
-                return True, f"a local Ray instance with {_count(cpus, 'CPU')}"
+                return True, f"a local Ray instance with {count(cpus, 'CPU')}"
             _send_token_if_any()
             ray.init(address=self.address, logging_level=quiet, runtime_env=runtime_env)
             nodes = sum(1 for node in ray.nodes() if node.get("Alive"))
@@ -202,7 +210,7 @@ class RayExecutor:
             # ray.init makes SIGTERM exit the process; the runner's own handling stops it cleanly
             if previous is not None and threading.current_thread() is threading.main_thread():
                 signal.signal(signal.SIGTERM, previous)
-        return True, f"the Ray cluster at {self.address} ({_count(nodes, 'node')}, {_count(cpus, 'CPU')})"
+        return True, f"the Ray cluster at {self.address} ({count(nodes, 'node')}, {count(cpus, 'CPU')})"
 
 
 # ---------------------------------------------------------------------------- the blocks handed over
@@ -527,8 +535,56 @@ def _send_token_if_any() -> None:
     authentication_token_setup.maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
 
 
-def _count(number: int, thing: str) -> str:
-    return f"{number} {thing}{'' if number == 1 else 's'}"
+def start_local_ray(
+    ray: ModuleType, *, cpus: int, temp_dir: Path | None, runtime_env: dict[str, Any] | None, log_level: int
+) -> None:
+    """Start a local Ray instance (no dashboard), up to :data:`LOCAL_STARTS` times while its node is slow.
+
+    ``temp_dir`` holds its session files (None: Ray's own). A node that did not register in
+    time has its processes stopped before the next try; RuntimeError (one line) when the
+    last try's node is slow too. Any other error is raised as it is.
+    """
+    for attempt in range(1, LOCAL_STARTS + 1):
+        try:
+            ray.init(
+                address="local",
+                num_cpus=cpus,
+                include_dashboard=False,
+                logging_level=log_level,
+                runtime_env=runtime_env,
+                _temp_dir=None if temp_dir is None else str(temp_dir),
+                _system_config=LOCAL_SYSTEM_CONFIG,
+            )
+        except Exception as exc:
+            if _NODE_SLOW not in str(exc):
+                raise
+            _stop_unregistered_node(exc)
+            if attempt == LOCAL_STARTS:
+                msg = f"{_first_line(exc)} ({LOCAL_STARTS} tries)"
+                raise RuntimeError(msg) from exc
+            _log.info("local Ray node slow to start; trying again", attempt=attempt)
+        else:
+            return
+
+
+def _stop_unregistered_node(exc: BaseException) -> None:
+    """Stop the processes of the node whose start raised ``exc`` (Ray leaves them running).
+
+    Ray gives up on a node that did not register in time without stopping what it started
+    (its control store, raylet, log monitor, reaper...), and ``ray.shutdown`` knows nothing
+    of a node that never finished starting: the node is found in the traceback, where its
+    constructor raised, and its processes are killed and reaped.
+    """
+    from ray._private.node import Node  # noqa: PLC0415 - Ray is optional; its node, to stop what it left
+
+    traceback = exc.__traceback__
+    while traceback is not None:
+        node = traceback.tb_frame.f_locals.get("self")
+        if isinstance(node, Node):
+            with contextlib.suppress(Exception):
+                node.kill_all_processes(check_alive=False, allow_graceful=False, wait=True)
+            return
+        traceback = traceback.tb_next
 
 
 def _first_line(exc: BaseException) -> str:

@@ -49,7 +49,7 @@
   function setup() {
     data.deals.forEach((deal, i) => {
       const faulty = FAULTS.some((f) => f.deal === i);
-      const label = "Deal " + deal.number + (deal.tie_break ? " (tie-break)" : "")
+      const label = "Deal " + (deal.number + 1) + (deal.tie_break ? " (tie-break)" : "")
         + (faulty ? " ⚠" : "");
       $("deal").appendChild(el("option", { value: String(i) }, label));
     });
@@ -91,7 +91,8 @@
     $("faults-summary").textContent = "⚠ " + FAULTS.length + " fault" + (FAULTS.length > 1 ? "s" : "")
       + ": go to one";
     for (const fault of FAULTS) {
-      const where = "deal " + fault.deal + (fault.decision === null ? "" : ", decision " + fault.decision);
+      // counted from 1, as people count (the log's fields count from 0)
+      const where = "deal " + (fault.deal + 1) + (fault.decision === null ? "" : ", decision " + (fault.decision + 1));
       const button = el("button", { class: "jump", title: fault.detail },
                         "⚠ " + where + ": seat " + fault.seat + " " + fault.kind);
       const last = data.deals[fault.deal].steps.length - 1;

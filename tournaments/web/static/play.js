@@ -202,13 +202,21 @@ function render() {
 }
 
 function tick() {
-  if (!table || !table.decision || deadline === null) return;
+  if (ended || !table || !table.decision || deadline === null) return;
   const left = Math.max(0, deadline - performance.now());
   const total = table.decision.deadline_ms;
   $("clockfill").style.width = (100 * left / total).toFixed(1) + "%";
   $("clock").classList.toggle("urgent", left < Math.min(10000, total / 4));
   const prompt = PROMPTS[table.decision.phase] || "Your turn";
   $("clocktext").textContent = left > 0 ? prompt + ": " + (left / 1000).toFixed(1) + " s left." : "Time is up: the referee decides for you.";
+}
+
+// Nothing more comes to this tab: no decision is pending, so no clock runs and nothing is clickable.
+function end() {
+  ended = true;
+  deadline = null;
+  if (table) table.decision = null;
+  render();
 }
 
 function onMessage(message) {
@@ -230,13 +238,13 @@ function onMessage(message) {
     notice(message.message, true);
     render();
   } else if (message.type === "replaced") {
-    ended = true;
+    end();
     notice(message.message, true);
     document.body.dataset.ended = "replaced";
   } else if (message.type === "stored") {
     notice("Session " + message.played + " of " + message.sessions + " stored (session " + message.session_id + ").", false);
   } else if (message.type === "done") {
-    ended = true;
+    end();
     document.body.dataset.ended = "done";
     notice(message.left ? "You left the table: the rest of that session was played by the fault policy and stored. You can close this tab."
       : "All sessions played and stored (" + message.sessions.join(", ") + "). You can close this tab.", false);

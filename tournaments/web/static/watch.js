@@ -58,14 +58,18 @@ function showStatus(status) {
   showTables(status.tables, status.tables_unavailable);
 }
 
+// Each cell carries its column's header (data-label): a narrow page shows a bot's figures
+// one under the other, each named, instead of cutting the table's columns (watch.css).
 function showStandings(standings) {
   if (!standings) return;
+  const labels = [...document.querySelectorAll("#standings thead th")].map((th) => th.textContent);
+  const cell = (index, text, num) => el("td", { class: num ? "num" : "", "data-label": labels[index] }, text);
   const body = document.querySelector("#standings tbody");
   body.replaceChildren(...standings.bots.map((line) => el("tr", { "data-bot": line.bot, "data-sessions": String(line.sessions), "data-chips": String(line.chips_mean) },
-    el("td", {}, line.rank), el("td", {}, line.bot), el("td", { class: "num" }, String(line.sessions)),
-    el("td", { class: "num" }, line.chips), el("td", { class: "num" }, line.win_share),
-    el("td", { class: "num" }, line.los_next), el("td", { class: "num" }, String(line.faults)),
-    el("td", { class: "num" }, line.rating))));
+    cell(0, line.rank), cell(1, line.bot), cell(2, String(line.sessions), true),
+    cell(3, line.chips, true), cell(4, line.win_share, true),
+    cell(5, line.los_next, true), cell(6, String(line.faults), true),
+    cell(7, line.rating, true))));
 }
 
 function showFaults(faults) {
