@@ -187,6 +187,8 @@ def _decision_json(decision: Decision) -> dict[str, Any]:
         "seat": decision.seat,
         "latency_ms": round(decision.latency_ms, 3),
     }
+    if decision.cpu_ms is not None:
+        item["cpu_ms"] = round(decision.cpu_ms, 3)
     if decision.fault is not None:
         item["fault"] = decision.fault
     if decision.forced:
