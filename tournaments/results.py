@@ -56,6 +56,11 @@ class SeatResult:
     """Of those, the ones the referee played for it: a fault's substitute or penalty, or a
     decision after it was disqualified. ``asked`` and ``substituted`` are 0 in sessions
     stored before they were counted."""
+    cpu_us: int = 0
+    """The CPU its asked decisions were charged on the CPU clock, in microseconds (0: none
+    was on it, or the session was stored before it was counted)."""
+    clocked: int = 0
+    """Of the asked decisions, those on the CPU clock (:attr:`cpu_us` is theirs)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from referee.match import TimeLimits
 from tournaments.cli.app import (
+    backstop_option,
     bank_option,
     bots_option,
     build_sandbox,
@@ -139,6 +140,7 @@ def chosen_executor(executor: str, ray_address: str | None) -> Executor:
 @decision_option
 @bank_option
 @margin_option
+@backstop_option
 @connect_timeout_option
 @isolation_options
 @click.option("--name", default=None, help="A name for the tournament.")
@@ -166,6 +168,7 @@ def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line o
     decision_ms: int,
     bank_ms: int,
     margin_ms: int,
+    backstop_ms: int,
     connect_timeout: float,
     sandbox: str,
     bot_limits: BotLimits,
@@ -199,7 +202,9 @@ def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line o
             sessions=sessions,
             seed=secret_seed() if seed is None else seed,
             profile=profile,
-            time_limits=TimeLimits(decision_ms=decision_ms, session_bank_ms=bank_ms, margin_ms=margin_ms),
+            time_limits=TimeLimits(
+                decision_ms=decision_ms, session_bank_ms=bank_ms, margin_ms=margin_ms, backstop_ms=backstop_ms
+            ),
             connect_timeout_s=connect_timeout,
             workers=workers,
             sandbox=sandbox,

@@ -47,7 +47,7 @@ import structlog
 
 from clients.supervisor import StopSequence, Supervisor
 from tournaments.errors import RunnerError
-from tournaments.play.containment import ENTER_FAILED, ProcessTreeCpu
+from tournaments.play.containment import ENTER_FAILED, ProcessTreeCpu, cpu_from_proc
 from tournaments.play.sandbox import (
     ADDRESS_ENV,
     TOKEN_ENV,
@@ -56,6 +56,8 @@ from tournaments.play.sandbox import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from referee.wire.stream import RefusalReason
     from tournaments.plan.entries import BotEntry
     from tournaments.plan.isolation import BotLimits
@@ -218,6 +220,11 @@ class BotProcess:
     def last_output(self) -> str:
         """The last line the bot wrote (stdout or stderr), or an empty string."""
         return self._tail[-1] if self._tail else ""
+
+    @property
+    def cpu_meter(self) -> Callable[[], float | None] | None:
+        """How the referee reads its CPU (:meth:`cpu_ms`); None where it cannot (no cgroup, no ``/proc``)."""
+        return self.cpu_ms if self.cgroup is not None or cpu_from_proc() else None
 
     def cpu_ms(self) -> float | None:
         """The CPU its process tree has spent so far (ms), for the referee's CPU clock; None if unreadable.

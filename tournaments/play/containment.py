@@ -55,6 +55,7 @@ __all__ = [
     "Cgroups",
     "ProcessTreeCpu",
     "containment_problem",
+    "cpu_from_proc",
     "host_cgroups",
 ]
 
@@ -172,6 +173,11 @@ def _probe() -> _Hierarchy | str:
 @functools.cache
 def _here() -> _Hierarchy | str:
     return _probe()
+
+
+def cpu_from_proc() -> bool:
+    """Whether a process tree's CPU can be read from ``/proc`` here (where no cgroup counts it)."""
+    return Path(f"/proc/{os.getpid()}/task").is_dir() and hasattr(time, "clock_gettime")
 
 
 def containment_problem() -> str | None:

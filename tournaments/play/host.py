@@ -257,7 +257,7 @@ class BlockHost:
                 cgroup=cgroup,
                 limits=limits,
             )
-            self.referee.add_bot(name=identity, token=token, shown_as=entry.name, cpu=process.cpu_ms)
+            self.referee.add_bot(name=identity, token=token, shown_as=entry.name, cpu=process.cpu_meter)
             self._bots[identity] = entry.name
             processes.append(process)
         self.processes += processes

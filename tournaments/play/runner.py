@@ -43,6 +43,7 @@ from tournaments.plan.config import TournamentConfig
 from tournaments.plan.scheduler import BlockSpec, check_table_size, match_schedule, schedule
 from tournaments.play.blocks import BlockRun
 from tournaments.play.commands import resume_command
+from tournaments.play.containment import containment_problem, cpu_from_proc
 from tournaments.play.entrants import recheck
 from tournaments.play.executors.base import Executor, PlayContext, play_blocks
 from tournaments.play.executors.local import LocalExecutor, default_workers
@@ -426,6 +427,7 @@ async def _run_blocks(run: _Run, runs: Sequence[BlockRun], commit: _Committer) -
     than ``finished`` with sessions missing.
     """
     options, store, tournament = run.options, run.store, run.tournament
+    _contain(run)
     context = PlayContext(
         setup=WorkerSetup(
             run.config,
@@ -448,6 +450,27 @@ async def _run_blocks(run: _Run, runs: Sequence[BlockRun], commit: _Committer) -
     if unplayed > 0 and (commit.monitor is None or not commit.monitor.decided):
         msg = f"the {options.executor.name} executor returned with {unplayed} sessions unplayed"
         raise RunnerError(msg)
+
+
+def _contain(run: _Run) -> None:
+    """Whether this run contains its local bots in cgroups: a run that does not says so once, the store why.
+
+    Bots it cannot contain keep each process's own limits, and are clocked in their CPU
+    from ``/proc`` (on the wall where there is none); remote bots are neither contained
+    nor clocked in their CPU: they are on the wall clock.
+    """
+    problem = containment_problem()
+    remote = [bot.name for bot in run.config.bots if not bot.command]
+    local = any(bot.command for bot in run.config.bots)
+    reasons = []
+    if problem is not None and local:
+        clock = "their CPU read from /proc" if cpu_from_proc() else "on the wall clock"
+        reasons.append(f"bots not contained ({problem}): each process has its own limits, {clock}")
+        _log.warning(f"{reasons[-1]} (docs/security.md)")
+    if remote:
+        reasons.append(f"remote bots are not contained and are on the wall clock: {', '.join(remote)}")
+    if reasons:
+        run.store.mark_uncontained(run.tournament, "; ".join(reasons))
 
 
 def _isolate(run: _Run) -> SandboxSpec | None:
