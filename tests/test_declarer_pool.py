@@ -346,6 +346,9 @@ class TestShown:
             "rating",
             "rotation_edge",
             "rotation_flagged",
+            "cpu_us",
+            "clocked",
+            "cpu_ms_per_decision",
         }
         assert POOL_HEADER not in render_html(standings)
         console = Console(width=300, record=True)

@@ -56,7 +56,7 @@ from tournaments.play.executors.record import recorded_usage
 from tournaments.play.runner import RunOptions, resume_tournament, resume_tournament_async
 from tournaments.report.outfolder import logs_root
 from tournaments.report.provenance import shown_seed
-from tournaments.report.publish import to_json
+from tournaments.report.publish import isolation_line, to_json
 from tournaments.report.standings_files import (
     StandingsWriter,
     stored_match,
@@ -386,7 +386,13 @@ def status_lines(facts: dict[str, Any]) -> list[str]:
         (
             f"  time limits: {limits['decision_ms']} ms per decision, bank {limits['session_bank_ms']} ms "
             f"per seat and session, margin {limits['margin_ms']} ms"
+            + (
+                f"; a CPU-clocked decision's backstop {limits['backstop_ms']} ms"
+                if "backstop_ms" in limits
+                else ""
+            )
         ),
+        *(f"  {line}" for line in isolation_line(facts["isolation"])[1:]),
         f"  workers: {'one per two cores' if asked is None else asked} asked; executor {executor} ({when})",
         (
             f"  each worker: {facts['concurrency']} blocks in flight, bots restarted at most "
@@ -401,10 +407,17 @@ def _isolation(isolation: dict[str, Any]) -> str:
     if not isolation["isolated"]:
         return f"bots not isolated: {isolation['reason']}"
     limits = isolation["bot_limits"]
-    return (
-        f"bots isolated in every run (--sandbox {isolation['sandbox']}; each process at most "
-        f"{limits['memory_mb']} MiB, {limits['processes']} processes, {limits['open_files']} open files)"
-    )
+    if isolation.get("contained"):
+        each = (
+            f"each bot's processes together at most {limits['memory_mb']} MiB and {limits['processes']} "
+            f"processes, with an equal CPU share; each process {limits['open_files']} open files"
+        )
+    else:
+        each = (
+            f"each process at most {limits['memory_mb']} MiB, {limits['processes']} processes, "
+            f"{limits['open_files']} open files"
+        )
+    return f"bots isolated in every run (--sandbox {isolation['sandbox']}; {each})"
 
 
 def _seed(seed: int | None) -> str:

@@ -14,11 +14,16 @@ from tournaments.errors import RunnerError
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["SANDBOX_MODES", "BotLimits"]
+__all__ = ["LOCAL_ON_THE_WALL", "SANDBOX_MODES", "BotLimits"]
 
 SANDBOX_MODES = ("auto", "on", "off")
 """``--sandbox``: ``auto`` isolates the bots where bubblewrap works (a warning otherwise),
 ``on`` refuses to start without it, ``off`` runs them as plain processes."""
+
+
+LOCAL_ON_THE_WALL = "local bots clocked on the wall"
+"""Said in a run's record of what it did not contain (``tournaments.uncontained``) when it could not
+read its local bots' CPU either, so that they were on the wall clock."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -40,6 +40,7 @@ from referee.server import ServerLimits
 from tournaments.errors import ArenaError, LogError, RunnerError, StoreError, TournamentInterrupted
 from tournaments.plan.candidate_match import MatchMonitor
 from tournaments.plan.config import TournamentConfig
+from tournaments.plan.isolation import LOCAL_ON_THE_WALL
 from tournaments.plan.scheduler import BlockSpec, check_table_size, match_schedule, schedule
 from tournaments.play.blocks import BlockRun
 from tournaments.play.commands import resume_command
@@ -464,11 +465,11 @@ def _contain(run: _Run) -> None:
     local = any(bot.command for bot in run.config.bots)
     reasons = []
     if problem is not None and local:
-        clock = "their CPU read from /proc" if cpu_from_proc() else "on the wall clock"
+        clock = "their CPU read from /proc" if cpu_from_proc() else LOCAL_ON_THE_WALL
         reasons.append(f"bots not contained ({problem}): each process has its own limits, {clock}")
         _log.warning(f"{reasons[-1]} (docs/security.md)")
     if remote:
-        reasons.append(f"remote bots are not contained and are on the wall clock: {', '.join(remote)}")
+        reasons.append(f"remote bots are not contained, and clocked on the wall: {', '.join(remote)}")
     if reasons:
         run.store.mark_uncontained(run.tournament, "; ".join(reasons))
 
