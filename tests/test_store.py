@@ -1235,7 +1235,9 @@ class TestCpu:
                 )
                 result = SessionResult(tournament, 0, rotation, 7, seats)
                 store.record_session(result, log=log_of(result))
-                assert store.session_results(tournament)[-1] == result
+                stored = store.session_results(tournament)[-1]
+                assert stored == result
+                assert [(s.cpu_us, s.clocked) for s in stored.seats] == [(s.cpu_us, s.clocked) for s in seats]
             totals = store.tally([tournament]).bots
             assert {bot: (t.cpu_us, t.clocked) for bot, t in totals.items()} == {
                 "a": (1_500 + 3_000 + 4_500 + 0 + 1 + 2, 30),
