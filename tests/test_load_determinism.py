@@ -49,6 +49,7 @@ def busy_machine(processes: int = BUSY) -> Iterator[None]:
 
 def tournament(folder: Path, *args: str) -> tuple[bytes, dict[str, object], list[str]]:
     """Run ``nap tournament run ARGS`` in ``folder``: its standings.md, its load record, every fault."""
+    folder.mkdir(parents=True, exist_ok=True)
     where = ("--db", str(folder / "nap.db"), "--out", str(folder / "out"))
     result = CliRunner().invoke(main, ["tournament", "run", *args, *where])
     assert result.exit_code == 0, result.output
@@ -80,12 +81,15 @@ def test_the_built_in_bots_play_the_same_quietly_and_beside_six_busy_processes(t
 
 
 def test_on_a_busy_machine_a_bot_over_its_cpu_or_past_the_backstop_is_still_charged(tmp_path: Path) -> None:
-    limits = ("--decision-ms", "300", "--backstop-ms", "1500", "-k", "3", "-n", "3", "--seed", "5")
+    """300 ms a decision: 600 ms of CPU is late on its CPU (the backstop far off, as the burning takes
+    long on this machine); a 3 s sleep is late on the 1.5 s backstop."""
+    table = ("--decision-ms", "300", "-k", "3", "-n", "3", "--seed", "5")
     with busy_machine():
-        for how, ms, detail in (
-            ("burn", "600", "no answer within 300 ms of its CPU"),
-            ("sleep", "2000", "no answer within the wall clock's backstop of 1500 ms"),
+        for how, ms, backstop, detail in (
+            ("burn", "600", "60000", "no answer within 300 ms of its CPU"),
+            ("sleep", "3000", "1500", "no answer within the wall clock's backstop of 1500 ms"),
         ):
+            limits = (*table, "--backstop-ms", backstop)
             folder = tmp_path / how
             folder.mkdir()
             bot = folder / "clocked"
