@@ -25,9 +25,11 @@ import pytest
 
 from referee.match import (
     Answer,
+    Arbiter,
     Ask,
     Clock,
     CpuLedger,
+    Faulted,
     FaultKind,
     SessionSpec,
     Simulation,
@@ -335,3 +337,33 @@ def test_a_backstop_too_short_is_refused() -> None:
         TimeLimits(backstop_ms=-1)
     assert TimeLimits(decision_ms=3000).backstop == 30_000
     assert replace(TimeLimits(), backstop_ms=500).backstop == 500
+
+
+def test_cpu_spent_before_a_request_is_sent_is_judged_among_the_requests_held_then() -> None:
+    """1.5 s of CPU on the one request held, read just before a second is sent: the first is late.
+
+    The reading comes before the second request is held; were it judged after, the second's
+    limit would hide the overrun, though that CPU was spent before it was sent.
+    """
+    arbiter = Arbiter(fault_limit=0)
+    arbiter.add_bot("bot")
+    arbiter.clock_cpu("bot", cores=2.0)
+    arbiter.attach("bot", max_batch=8, listening=False)
+    seats = ("bot", "bot", "bot")
+    outputs = arbiter.open(spec(seats, table="first"), 0.0)
+    assert arbiter.read_cpu("bot", 0.0, 0.0) == []
+    [(first, _)] = arbiter.take("bot", 0.0)
+    outputs = arbiter.open(spec(seats, table="second"), 10.0)
+    outputs = arbiter.read_cpu("bot", 1500.0, 1500.0)
+    [late] = [item.fault for item in outputs if isinstance(item, Faulted)]
+    assert (late.table, late.kind, late.detail) == (
+        "first",
+        FaultKind.LATE,
+        "no answer within 1000 ms of its CPU",
+    )
+    taken = arbiter.take("bot", 1500.0)
+    assert {ask.table for ask, _ in taken} == {
+        "first",
+        "second",
+    }  # the first's next request, and the second's
+    assert first.table == "first"

@@ -11,9 +11,9 @@ Inputs: :meth:`~Arbiter.open` a table, a bot :meth:`~Arbiter.attach`\\ es or
 :meth:`~Arbiter.detach`\\ es, :meth:`~Arbiter.answers` arrive, a
 :meth:`~Arbiter.connection_fault`, time passes (:meth:`~Arbiter.tick` once
 :attr:`~Arbiter.wake_at` is reached), :meth:`~Arbiter.abort`. A bot on the CPU clock
-(:meth:`~Arbiter.clock_cpu`) also needs readings of its process's CPU, as values: with the
-requests taken for it, with its answers, and at each tick for the bots
-:meth:`~Arbiter.cpu_due` names. Each returns the outputs the
+(:meth:`~Arbiter.clock_cpu`) also needs readings of its process's CPU, as values: before
+requests are taken for it (:meth:`~Arbiter.read_cpu`), with its answers, and at each
+tick for the bots :meth:`~Arbiter.cpu_due` names. Each returns the outputs the
 caller carries out, in order (see :mod:`referee.match.messages`); an
 :class:`~referee.match.messages.Ask` in them means its bot has a request to send, which
 the caller takes with :meth:`~Arbiter.take` when it writes to that bot. The gRPC referee
@@ -95,9 +95,9 @@ class Arbiter:
     def clock_cpu(self, bot: str, *, cores: float) -> None:
         """Clock bot ``bot`` in its process's CPU (which can spend ``cores`` ms of it per ms).
 
-        From then on the caller reads that CPU (the process tree's, in ms) when it takes
-        requests for the bot (:meth:`take`), when answers come (:meth:`answers`) and when
-        :meth:`cpu_due` names it (:meth:`tick`).
+        From then on the caller reads that CPU (the process tree's, in ms) before it takes
+        requests for the bot (:meth:`read_cpu`, then :meth:`take`), when answers come
+        (:meth:`answers`) and when :meth:`cpu_due` names it (:meth:`tick`).
         """
         self._bots[bot].clock_cpu(cores=cores)
 
@@ -187,15 +187,29 @@ class Arbiter:
         """The requests last taken for ``bot`` are written to its stream: their clocks run from now."""
         self._bots[bot].written(now)
 
-    def take(self, bot: str, now: float, cpu: float | None = None) -> list[tuple[Ask, int]]:
+    def take(self, bot: str, now: float) -> list[tuple[Ask, int]]:
         """The requests to send to ``bot`` now, each with the deadline it carries (ms).
 
-        ``cpu`` is a reading of its process's CPU taken before they leave, on the CPU clock.
+        On the CPU clock, read its CPU first (:meth:`read_cpu`).
         """
         state = self._bots[bot]
-        sent = state.take(now, cpu)
+        sent = state.take(now)
         self._watch(state)
         return sent
+
+    def read_cpu(self, bot: str, cpu: float, now: float) -> list[Output]:
+        """A reading of ``bot``'s process CPU (ms), on the CPU clock: the requests it outran are late.
+
+        Taken before requests are sent to it (:meth:`take`), so that the CPU it spent
+        before them is judged among the requests it held then.
+        """
+        out: list[Output] = []
+        state = self._bots[bot]
+        if state.cpu is not None:
+            self._outran(state, cpu, now, out)
+            if self._due:
+                self._settle(now, out)
+        return out
 
     def cpu_due(self, now: float) -> list[str]:
         """The bots on the CPU clock whose CPU must be read for :meth:`tick` at ``now``."""

@@ -15,10 +15,10 @@ match core's :class:`~referee.match.messages.Ask`, which stays as the core made 
 
 A bot on the CPU clock (:meth:`BotState.clock_cpu`) keeps a
 :class:`~referee.match.cpu.CpuLedger`: the requests it was sent are held there from then
-until they end, the caller's readings of its process's CPU come in with
-:meth:`BotState.take` (before the requests sent), with its answers and when
-:attr:`BotState.cpu_check_at` is reached (:meth:`BotState.read_cpu`), and each request
-ends with the CPU it was charged (:attr:`Request.cpu_ms`). Its requests' wall-clock
+until they end, the caller's readings of its process's CPU come in
+(:meth:`BotState.read_cpu`) before requests are sent to it, with its answers and when
+:attr:`BotState.cpu_check_at` is reached, and each request ends with the CPU it was
+charged (:attr:`Request.cpu_ms`). Its requests' wall-clock
 deadlines are then their backstops (:attr:`~referee.match.messages.Ask.backstop_ms`).
 """
 
@@ -159,16 +159,15 @@ class BotState:
             self._start_clock(request, now)
         return request
 
-    def take(self, now: float, cpu_ms: float | None = None) -> list[tuple[Ask, int]]:
+    def take(self, now: float) -> list[tuple[Ask, int]]:
         """The requests to send now, with the deadline each carries (ms from now).
 
         As many as there is room for; a request sent again after a reconnect carries what
-        is left of its deadline. On the CPU clock each is held from now, and ``cpu_ms`` is
-        a reading of the process's CPU taken before they leave (None: none taken).
+        is left of its deadline. On the CPU clock each is held from now: the caller reads
+        the process's CPU first (:meth:`read_cpu`), so that what it spent before is shared
+        among the requests it held then.
         """
         ledger = self.cpu
-        if ledger is not None and cpu_ms is not None:
-            ledger.read(cpu_ms)
         room = self.max_outstanding - len(self.outstanding)
         queue = self._queue
         sent: list[tuple[Ask, int]] = []

@@ -211,7 +211,10 @@ class Simulation:
             if not self.arbiter.bot(name).connected:
                 continue
             now = self.now
-            for ask, deadline_ms in self.arbiter.take(name, now, bot.cpu(now)):
+            cpu = bot.cpu(now)
+            if cpu is not None:
+                self._handle(self.arbiter.read_cpu(name, cpu, now))
+            for ask, deadline_ms in self.arbiter.take(name, now):
                 for reaction in bot.respond(ask, deadline_ms, now):
                     if bot.process is not None:
                         bot.process.work(now, now + reaction.after_ms, reaction.cpu_ms)

@@ -162,6 +162,7 @@ class Referee:
             sent=self._arm,
             batch_window_s=self.limits.batch_window_s,
             cpu=cpu,
+            charge=self._charge_cpu,
         )
         self._links[name] = link
         self._by_token[token] = link
@@ -335,6 +336,10 @@ class Referee:
         """Answers from ``link``'s bot, in the order they came (with a reading of its CPU, on that clock)."""
         self._feed(self.arbiter.answers, link.name, answers, self.now(), link.read_cpu())
         link.answered()
+
+    def _charge_cpu(self, name: str, cpu: float) -> None:
+        """A reading of bot ``name``'s CPU before requests leave for it: what it outran is late."""
+        self._feed(self.arbiter.read_cpu, name, cpu, self.now())
 
     def cut_off(self, link: BotLink) -> bool:
         """Whether ``link``'s connection sent more answers to unknown requests than allowed."""

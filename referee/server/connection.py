@@ -83,7 +83,8 @@ class BotLink:
     calls ``sent`` after sending requests (their clocks started: the referee's timer may
     have to be set earlier). ``cpu`` reads the bot's CPU for the CPU clock (None: the
     bot is on the wall clock): before requests leave, as answers come, and when the
-    clock asks (:meth:`read_cpu`).
+    clock asks (:meth:`read_cpu`); ``charge(name, reading)`` hands the referee the reading
+    taken before requests leave (its outputs carried out before they are taken).
     """
 
     def __init__(  # noqa: PLR0913 - keywords
@@ -95,10 +96,12 @@ class BotLink:
         sent: Callable[[], None],
         batch_window_s: float = 0.005,
         cpu: CpuMeter | None = None,
+        charge: Callable[[str, float], None] | None = None,
     ) -> None:
         self.name = state.name
         self.state = state
         self.cpu = cpu
+        self._charge = charge
         self._arbiter = arbiter
         self._encoders = encoders
         self._sent = sent
@@ -182,12 +185,15 @@ class BotLink:
 
     def _drain(self, now_ms: float) -> list[bytes]:
         encoders = self._encoders
-        reading = self.read_cpu() if self.cpu is not None and self.state.queued else None
+        if self.cpu is not None and self._charge is not None and self.state.queued:
+            reading = self.read_cpu()
+            if reading is not None:
+                self._charge(self.name, reading)
         requests = [
             encoders[ask.table].batch_entry(
                 ask.view, request_id=ask.request_id, deadline_ms=deadline_ms, bank_ms=ask.bank_ms
             )
-            for ask, deadline_ms in self._arbiter.take(self.name, now_ms, reading)
+            for ask, deadline_ms in self._arbiter.take(self.name, now_ms)
         ]
         if requests:
             self._sent()
