@@ -4,10 +4,11 @@
     .venv/bin/python bench/clock.py --hostile [--sessions 12]
     .venv/bin/python bench/clock.py --resume-trials 6 [--busy 10] [--sessions 60]
 
-By default it plays one seeded ``nap tournament run`` of the built-in bots (random, peel
+By default it plays a seeded ``nap tournament run`` of the built-in bots (random, peel
 and pimc, three seats) quietly, then again beside ``--busy`` CPU-bound processes, and
 prints for each run its time, the machine's load, the late faults and each bot's CPU per
-decision, and whether the two standings.md are byte for byte the same.
+decision, and whether the two standings.md are byte for byte the same; then the same for
+random, peel and random-2 on a 50 ms clock, which the wall clock let the load outrun.
 
 ``--hostile`` plays a bot that answers what the referee would play for it beside random
 and peel, three times: calm, spinning four busy threads, and with four busy children;
@@ -113,29 +114,35 @@ def describe(name: str, folder: Path, seconds: float, load: float) -> None:
     cpu = ", ".join(
         f"{line['bot']} {line['cpu_ms_per_decision']:.1f}"
         for line in data["bots"]
-        if line["cpu_ms_per_decision"]
+        if line.get("cpu_ms_per_decision")  # none from a Nap Arena before the CPU clock
     )
     print(
         f"  {name}: {seconds:.0f} s, load {load:.1f} at its end; late faults {sum(late.values())} "
-        f"{late or ''}; faults {len(faults(folder))}; CPU per decision (ms): {cpu}"
+        f"{late or ''}; faults {len(faults(folder))}; CPU per decision (ms): {cpu or 'not recorded'}"
     )
 
 
 def determinism(args: argparse.Namespace, root: Path) -> None:
-    tournament = built_in(args.sessions, args.seed)
-    print(
-        f"built-in bots, {args.sessions} sessions, seed {args.seed}: "
-        f"quiet, then beside {args.busy} busy processes"
-    )
-    seconds, load = run(root / "quiet", tournament)
-    describe("quiet", root / "quiet", seconds, load)
-    with busy(args.busy):
-        seconds, load = run(root / "busy", tournament)
-    describe("busy ", root / "busy", seconds, load)
-    same = (root / "quiet" / "out" / "t1" / "standings.md").read_bytes() == (
-        root / "busy" / "out" / "t1" / "standings.md"
-    ).read_bytes()
-    print(f"  standings.md byte for byte the same: {'yes' if same else 'NO'}")
+    tight = ["--bot", "random", "--bot", "peel", "--bot", "random-2=random", "-k", "3"]
+    tight += ["-n", str(args.sessions), "--seed", str(args.seed), "--decision-ms", "50"]
+    for name, tournament in (
+        ("built-in bots (random, peel, pimc)", built_in(args.sessions, args.seed)),
+        ("random, peel and random-2 on a 50 ms clock", tight),
+    ):
+        print(
+            f"{name}, {args.sessions} sessions, seed {args.seed}: "
+            f"quiet, then beside {args.busy} busy processes"
+        )
+        folder = root / name.split()[0]
+        seconds, load = run(folder / "quiet", tournament)
+        describe("quiet", folder / "quiet", seconds, load)
+        with busy(args.busy):
+            seconds, load = run(folder / "busy", tournament)
+        describe("busy ", folder / "busy", seconds, load)
+        same = (folder / "quiet" / "out" / "t1" / "standings.md").read_bytes() == (
+            folder / "busy" / "out" / "t1" / "standings.md"
+        ).read_bytes()
+        print(f"  standings.md byte for byte the same: {'yes' if same else 'NO'}")
 
 
 def hostile(args: argparse.Namespace, root: Path) -> None:
