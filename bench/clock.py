@@ -1,7 +1,7 @@
 """Results that do not depend on the machine's load: the CPU decision clock and the bots' containment.
 
     .venv/bin/python bench/clock.py [--sessions 60] [--busy 6]
-    .venv/bin/python bench/clock.py --hostile [--sessions 12]
+    .venv/bin/python bench/clock.py --hostile [--sessions 30] [--decision-ms 50]
     .venv/bin/python bench/clock.py --resume-trials 6 [--busy 10] [--sessions 60]
 
 By default it plays a seeded ``nap tournament run`` of the built-in bots (random, peel
@@ -148,7 +148,7 @@ def determinism(args: argparse.Namespace, root: Path) -> None:
 def hostile(args: argparse.Namespace, root: Path) -> None:
     print(
         "a bot answering the referee's own moves beside random and peel, "
-        f"{args.sessions} sessions, seed {args.seed}"
+        f"{args.sessions} sessions, seed {args.seed}, {args.decision_ms} ms a decision"
     )
     chips: dict[str, dict[str, list[int]]] = {}
     for mode in ("none", "threads", "children"):
@@ -175,6 +175,8 @@ def hostile(args: argparse.Namespace, root: Path) -> None:
                 str(args.sessions),
                 "--seed",
                 str(args.seed),
+                "--decision-ms",
+                str(args.decision_ms),
             ],
         )
         data = facts(folder)
@@ -185,18 +187,20 @@ def hostile(args: argparse.Namespace, root: Path) -> None:
                 bot: [
                     row[0]
                     for row in conn.execute(
-                        "SELECT chips FROM seat_results WHERE bot = ? ORDER BY session_id", (bot,)
+                        "SELECT r.chips FROM seat_results r JOIN sessions s ON s.id = r.session_id"
+                        " WHERE r.bot = ? ORDER BY s.block_idx, s.rotation",
+                        (bot,),
                     )
                 ]
                 for bot in ("random", "peel")
             }
         tally = {bot: sum(1 for fault in found if fault[0] == bot) for bot in ("spinner", "random", "peel")}
-        cpu = {bot: lines[bot]["cpu_ms_per_decision"] for bot in ("spinner", "random", "peel")}
+        cpu = {bot: lines[bot].get("cpu_ms_per_decision") for bot in ("spinner", "random", "peel")}
         print(
             f"  {mode:<8}: {seconds:.0f} s, load {load:.1f}; faults: "
             + ", ".join(f"{bot} {n}" for bot, n in tally.items())
             + "; CPU per decision (ms): "
-            + ", ".join(f"{bot} {ms:.1f}" for bot, ms in cpu.items())
+            + ", ".join(f"{bot} {'not recorded' if ms is None else f'{ms:.1f}'}" for bot, ms in cpu.items())
         )
     for mode in ("threads", "children"):
         same = chips[mode] == chips["none"]
@@ -267,6 +271,7 @@ def main() -> None:
     parser.add_argument("--sessions", "-n", type=int, default=60)
     parser.add_argument("--seed", type=int, default=41)
     parser.add_argument("--busy", type=int, default=6, help="CPU-bound processes beside the loaded runs")
+    parser.add_argument("--decision-ms", type=int, default=1000, help="with --hostile: the decision clock")
     parser.add_argument(
         "--hostile", action="store_true", help="a bot that keeps cores busy, beside random and peel"
     )
