@@ -27,26 +27,41 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from referee.rules import DEFAULT_PROFILE
 from referee.server import Referee, ServerLimits, SessionSpec, TimeLimits, tune_collector
-from tournaments.plan.isolation import BotLimits
-from tournaments.play.containment import ProcessTreeCpu, host_cgroups
 
 REPO = Path(__file__).resolve().parent.parent
 
 
-async def run(*, max_batch: int, tables: int, seconds: float, bots: int, cpu_clock: bool) -> None:  # noqa: PLR0915 - one run, start to end
+def _register(
+    referee: Referee, names: list[str], pids: dict[str, int], *, cpu_clock: bool
+) -> tuple[Any, list[Any]]:
+    """Register the bots; on the CPU clock each gets a cgroup (where one can be made) and a meter.
+
+    Imported here: the wall clock's run is the same on a Nap Arena from before the CPU clock.
+    """
+    if not cpu_clock:
+        for name in names:
+            referee.add_bot(name=name, token=f"t-{name}")
+        return None, [None] * len(names)
+    from tournaments.plan.isolation import BotLimits  # noqa: PLC0415
+    from tournaments.play.containment import ProcessTreeCpu, host_cgroups  # noqa: PLC0415
+
+    cgroups = host_cgroups()
+    groups = [None if cgroups is None else cgroups.bot(name, BotLimits()) for name in names]
+    for name, group in zip(names, groups, strict=True):
+        meter = group.cpu_ms if group is not None else ProcessTreeCpu(functools.partial(pids.get, name))
+        referee.add_bot(name=name, token=f"t-{name}", cpu=meter)
+    return cgroups, groups
+
+
+async def run(*, max_batch: int, tables: int, seconds: float, bots: int, cpu_clock: bool) -> None:
     referee = Referee(limits=ServerLimits(max_outstanding=64, fault_limit=0))
     names = [f"bot{i}" for i in range(bots)]
-    cgroups = host_cgroups() if cpu_clock else None
-    groups = [None if cgroups is None else cgroups.bot(name, BotLimits()) for name in names]
     pids: dict[str, int] = {}
-    for name, group in zip(names, groups, strict=True):
-        meter = None
-        if cpu_clock:
-            meter = group.cpu_ms if group is not None else ProcessTreeCpu(functools.partial(pids.get, name))
-        referee.add_bot(name=name, token=f"t-{name}", cpu=meter)
+    cgroups, groups = _register(referee, names, pids, cpu_clock=cpu_clock)
     port = await referee.start()
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     processes = []
