@@ -51,12 +51,19 @@ if TYPE_CHECKING:
     from tournaments.plan.isolation import BotLimits
 
 __all__ = [
+    "ENTER",
     "BotCgroup",
     "Cgroups",
+    "Hierarchy",
     "ProcessTreeCpu",
+    "cgroup_mounts",
     "containment_problem",
     "cpu_from_proc",
+    "delegated_v2",
     "host_cgroups",
+    "own_groups",
+    "sweep_dead_hosts",
+    "writable_v1",
 ]
 
 V1_CONTROLLERS: Final = ("memory", "pids", "cpu", "cpuacct")
@@ -69,7 +76,7 @@ CPU_WEIGHT_V2: Final = 100
 """``cpu.weight`` of every bot's group (the kernel's default): equal shares."""
 ENTER_FAILED: Final = 125
 """The exit status of a bot process that could not enter its group (it never ran)."""
-_ENTER = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
+ENTER: Final = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
 """The shell's part (:meth:`BotCgroup.command`): enter each group named, then become the command."""
 _PREFIX: Final = "nap-"
 _HOST_NAME = re.compile(r"nap-(\d+)-[0-9a-f]+")
@@ -78,7 +85,7 @@ _KILL_ROUNDS: Final = 50
 
 
 @dataclass(frozen=True, slots=True)
-class _Hierarchy:
+class Hierarchy:
     """Where this process's cgroups are: ``base`` for each controller (one folder per mount)."""
 
     version: int
@@ -92,10 +99,11 @@ class _Hierarchy:
 
     @property
     def name(self) -> str:
+        """``cgroup v1`` or ``cgroup v2``."""
         return f"cgroup v{self.version}"
 
 
-def _mounts(mountinfo: str) -> list[tuple[str, str, set[str]]]:
+def cgroup_mounts(mountinfo: str) -> list[tuple[str, str, set[str]]]:
     """The cgroup mounts of ``/proc/self/mountinfo``: (mount point, file system type, super options)."""
     found = []
     for line in mountinfo.splitlines():
@@ -106,7 +114,7 @@ def _mounts(mountinfo: str) -> list[tuple[str, str, set[str]]]:
     return found
 
 
-def _own_groups(proc_cgroup: str) -> dict[str, str]:
+def own_groups(proc_cgroup: str) -> dict[str, str]:
     """Per v1 controller the group of the process, and its v2 group under ``""`` (``/proc/self/cgroup``)."""
     own: dict[str, str] = {}
     for line in proc_cgroup.splitlines():
@@ -120,7 +128,7 @@ def _own_groups(proc_cgroup: str) -> dict[str, str]:
     return own
 
 
-def _v2(mounts: Sequence[tuple[str, str, set[str]]], own: dict[str, str]) -> _Hierarchy | str:
+def delegated_v2(mounts: Sequence[tuple[str, str, set[str]]], own: dict[str, str]) -> Hierarchy | str:
     """The v2 hierarchy delegated to this process, or why not."""
     point = next((mount for mount, kind, _ in mounts if kind == "cgroup2"), None)
     if point is None or "" not in own:
@@ -135,10 +143,10 @@ def _v2(mounts: Sequence[tuple[str, str, set[str]]], own: dict[str, str]) -> _Hi
         return f"cgroup v2 delegates no {', '.join(missing)} controller here ({base})"
     if not os.access(base, os.W_OK):
         return f"cgroup v2 group {base} is not writable"
-    return _Hierarchy(2, dict.fromkeys(V2_CONTROLLERS, base))
+    return Hierarchy(2, dict.fromkeys(V2_CONTROLLERS, base))
 
 
-def _v1(mounts: Sequence[tuple[str, str, set[str]]], own: dict[str, str]) -> _Hierarchy | str:
+def writable_v1(mounts: Sequence[tuple[str, str, set[str]]], own: dict[str, str]) -> Hierarchy | str:
     """The writable v1 hierarchies of the controllers a bot needs, or why not."""
     bases: dict[str, Path] = {}
     for controller in V1_CONTROLLERS:
@@ -149,29 +157,29 @@ def _v1(mounts: Sequence[tuple[str, str, set[str]]], own: dict[str, str]) -> _Hi
         if not os.access(base, os.W_OK):
             return f"cgroup v1 {controller} group {base} is not writable"
         bases[controller] = base
-    return _Hierarchy(1, bases)
+    return Hierarchy(1, bases)
 
 
-def _probe() -> _Hierarchy | str:
+def _probe() -> Hierarchy | str:
     """The hierarchy bots can be contained in here (v2 first), or why neither works."""
     if not sys.platform.startswith("linux"):
         return f"cgroups are Linux's, not {sys.platform}'s"
     try:
-        mounts = _mounts(Path("/proc/self/mountinfo").read_text())
-        own = _own_groups(Path("/proc/self/cgroup").read_text())
+        mounts = cgroup_mounts(Path("/proc/self/mountinfo").read_text())
+        own = own_groups(Path("/proc/self/cgroup").read_text())
     except OSError as exc:
         return f"cannot read this process's cgroups ({exc.strerror or exc})"
-    v2 = _v2(mounts, own)
-    if isinstance(v2, _Hierarchy):
+    v2 = delegated_v2(mounts, own)
+    if isinstance(v2, Hierarchy):
         return v2
-    v1 = _v1(mounts, own)
-    if isinstance(v1, _Hierarchy):
+    v1 = writable_v1(mounts, own)
+    if isinstance(v1, Hierarchy):
         return v1
     return f"{v2}, and {v1}"
 
 
 @functools.cache
-def _here() -> _Hierarchy | str:
+def _here() -> Hierarchy | str:
     return _probe()
 
 
@@ -229,7 +237,7 @@ def _counter(path: Path, name: str) -> int:
 class Cgroups:
     """One host's cgroups for its bot processes: a folder of its own, a group per bot process in it."""
 
-    def __init__(self, hierarchy: _Hierarchy) -> None:
+    def __init__(self, hierarchy: Hierarchy) -> None:
         self.hierarchy = hierarchy
         self.name = f"{_PREFIX}{os.getpid()}-{secrets.token_hex(3)}"
         self._made = False
@@ -245,7 +253,7 @@ class Cgroups:
         if self._made:
             return
         for base in self.hierarchy.folders:
-            _sweep(base)
+            sweep_dead_hosts(base)
             folder = base / self.name
             folder.mkdir(exist_ok=True)
             if self.hierarchy.version == 2:  # the controllers the bots' groups need, in this folder
@@ -300,7 +308,7 @@ def _delegate(base: Path, folder: Path) -> None:
     _write(folder / "cgroup.subtree_control", wanted)
 
 
-def _sweep(base: Path) -> None:
+def sweep_dead_hosts(base: Path) -> None:
     """Remove what hosts that were killed left in ``base``: folders of dead hosts, once empty."""
     with contextlib.suppress(OSError):
         for folder in base.iterdir():
@@ -335,7 +343,7 @@ def _kill_all(folder: Path) -> None:
 class BotCgroup:
     """The cgroup of one bot process and everything it starts (see the module)."""
 
-    def __init__(self, hierarchy: _Hierarchy, folders: dict[str, Path]) -> None:
+    def __init__(self, hierarchy: Hierarchy, folders: dict[str, Path]) -> None:
         self.hierarchy = hierarchy
         self.folders = folders
         """Per controller, the group's folder (controllers mounted together share one)."""
@@ -369,7 +377,7 @@ class BotCgroup:
     def command(self, argv: Sequence[str]) -> list[str]:
         """``argv`` started in this group: ``/bin/sh`` enters it (status 125 if it cannot), then execs."""
         procs = [str(folder / "cgroup.procs") for folder in dict.fromkeys(self.folders.values())]
-        return ["/bin/sh", "-c", _ENTER, "nap-cgroup", *procs, "--", *argv]
+        return ["/bin/sh", "-c", ENTER, "nap-cgroup", *procs, "--", *argv]
 
     def cpu_ms(self) -> float | None:
         """The CPU the group's processes have spent, alive or gone (ms); None when it cannot be read."""
@@ -382,10 +390,6 @@ class BotCgroup:
             return int(os.pread(fd, 32, 0)) / 1e6
         except (OSError, ValueError):
             return None
-
-    def empty(self) -> bool:
-        """Whether no process is left in the group."""
-        return not _pids(self.folders["pids"])
 
     def counts(self) -> tuple[int, int]:
         """The kernel's counts of the group's limits reached so far: (memory, processes).
