@@ -73,6 +73,7 @@ __all__ = [
     "resume_tournament_async",
     "run_tournament",
     "run_tournament_async",
+    "uncontained",
 ]
 
 _log = structlog.get_logger("nap.runner")
@@ -453,25 +454,33 @@ async def _run_blocks(run: _Run, runs: Sequence[BlockRun], commit: _Committer) -
         raise RunnerError(msg)
 
 
-def _contain(run: _Run) -> None:
-    """Whether this run contains its local bots in cgroups: a run that does not says so once, the store why.
+def uncontained(bots: Sequence[BotEntry], problem: str | None, *, proc: bool) -> str | None:
+    """What a run of ``bots`` neither contains nor clocks in its CPU, and why (None: nothing).
 
-    Bots it cannot contain keep each process's own limits, and are clocked in their CPU
-    from ``/proc`` (on the wall where there is none); remote bots are neither contained
-    nor clocked in their CPU: they are on the wall clock.
+    ``problem`` is why no cgroup can be made here (:func:`containment_problem`; None when
+    one can); ``proc`` whether a process tree's CPU can be read from ``/proc`` instead.
+    Local bots not contained keep each process's own limits and are clocked in their CPU
+    from ``/proc`` (on the wall where there is none); remote bots are neither contained nor
+    clocked in their CPU: they are on the wall clock.
     """
-    problem = containment_problem()
-    remote = [bot.name for bot in run.config.bots if not bot.command]
-    local = any(bot.command for bot in run.config.bots)
+    remote = [bot.name for bot in bots if not bot.command]
     reasons = []
-    if problem is not None and local:
-        clock = "their CPU read from /proc" if cpu_from_proc() else LOCAL_ON_THE_WALL
+    if problem is not None and len(remote) < len(bots):
+        clock = "their CPU read from /proc" if proc else LOCAL_ON_THE_WALL
         reasons.append(f"bots not contained ({problem}): each process has its own limits, {clock}")
-        _log.warning(f"{reasons[-1]} (docs/security.md)")
     if remote:
         reasons.append(f"remote bots are not contained, and clocked on the wall: {', '.join(remote)}")
-    if reasons:
-        run.store.mark_uncontained(run.tournament, "; ".join(reasons))
+    return "; ".join(reasons) or None
+
+
+def _contain(run: _Run) -> None:
+    """Say once, and record in the store, what this run neither contains nor clocks in its CPU."""
+    problem = containment_problem()
+    reason = uncontained(run.config.bots, problem, proc=cpu_from_proc())
+    if problem is not None and any(bot.command for bot in run.config.bots):
+        _log.warning(f"bots not contained: {problem} (docs/security.md)")
+    if reason is not None:
+        run.store.mark_uncontained(run.tournament, reason)
 
 
 def _isolate(run: _Run) -> SandboxSpec | None:

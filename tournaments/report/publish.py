@@ -369,11 +369,11 @@ def isolation_line(isolation: Mapping[str, Any] | None) -> list[str]:
         return lines
     by_clock = {clock: [bot for bot, its in clocks.items() if its == clock] for clock in ("cpu", "wall")}
     said = [
-        f"{kind} ({', '.join(bots)})"
-        for kind, bots in (("their own CPU", by_clock["cpu"]), ("the wall", by_clock["wall"]))
+        f"{where} ({', '.join(bots)})"
+        for where, bots in (("in their own CPU", by_clock["cpu"]), ("on the wall", by_clock["wall"]))
         if bots
     ]
-    clocked = f"Decisions clocked in {' and on '.join(said)}" if said else "No decision clocked"
+    clocked = f"Decisions clocked {' and '.join(said)}" if said else "No decision clocked"
     if isolation.get("contained"):
         lines.append(f"{clocked}; each bot's processes contained as a whole in every run (docs/security.md).")
     else:
