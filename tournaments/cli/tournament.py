@@ -386,13 +386,13 @@ def status_lines(facts: dict[str, Any]) -> list[str]:
         (
             f"  time limits: {limits['decision_ms']} ms per decision, bank {limits['session_bank_ms']} ms "
             f"per seat and session, margin {limits['margin_ms']} ms"
-            + (
-                f"; a CPU-clocked decision's backstop {limits['backstop_ms']} ms"
-                if "backstop_ms" in limits
-                else ""
-            )
         ),
         *(f"  {line}" for line in isolation_line(facts["isolation"])[1:]),
+        *(
+            [f"  a decision clocked in CPU ends on the wall at {limits['backstop_ms']} ms (its backstop)"]
+            if "cpu" in facts["isolation"].get("clocks", {}).values()
+            else []
+        ),
         f"  workers: {'one per two cores' if asked is None else asked} asked; executor {executor} ({when})",
         (
             f"  each worker: {facts['concurrency']} blocks in flight, bots restarted at most "
