@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/clock.py [--sessions 60] [--busy 6]
     .venv/bin/python bench/clock.py --hostile [--sessions 30] [--decision-ms 50]
-    .venv/bin/python bench/clock.py --resume-trials 6 [--busy 10] [--sessions 60]
+    .venv/bin/python bench/clock.py --resume-trials 6 [--busy 10] [--sessions 60] [--decision-ms 1000]
 
 By default it plays a seeded ``nap tournament run`` of the built-in bots (random, peel
 and pimc, three seats) quietly, then again beside ``--busy`` CPU-bound processes, and
@@ -228,10 +228,10 @@ def stored(db: Path) -> int:
 
 
 def resume_trials(args: argparse.Namespace, root: Path) -> None:
-    tournament = built_in(args.sessions, args.seed)
+    tournament = [*built_in(args.sessions, args.seed), "--decision-ms", str(args.decision_ms)]
     print(
         f"kill -9 and resume, {args.resume_trials} trials beside {args.busy} busy processes: "
-        f"built-in bots, {args.sessions} sessions, seed {args.seed}"
+        f"built-in bots, {args.sessions} sessions, seed {args.seed}, {args.decision_ms} ms a decision"
     )
     rng = random.Random(args.seed)
     with busy(args.busy):
@@ -271,7 +271,9 @@ def main() -> None:
     parser.add_argument("--sessions", "-n", type=int, default=60)
     parser.add_argument("--seed", type=int, default=41)
     parser.add_argument("--busy", type=int, default=6, help="CPU-bound processes beside the loaded runs")
-    parser.add_argument("--decision-ms", type=int, default=1000, help="with --hostile: the decision clock")
+    parser.add_argument(
+        "--decision-ms", type=int, default=1000, help="with --hostile or --resume-trials: the decision clock"
+    )
     parser.add_argument(
         "--hostile", action="store_true", help="a bot that keeps cores busy, beside random and peel"
     )
