@@ -175,7 +175,7 @@ def test_a_bot_that_keeps_cores_busy_slows_nobody_and_is_charged_itself(tmp_path
         assert busy.chips(opponent) == calm.chips(opponent)
         assert max(busy.cpu_ms(opponent)) < 100
     assert all(fault.startswith("late: ") for fault in busy.faults("spinner"))
-    assert sum(busy.cpu_ms("spinner")) > 10 * sum(calm.cpu_ms("spinner"))
+    assert sum(busy.cpu_ms("spinner")) > 3 * sum(calm.cpu_ms("spinner"))
 
 
 def test_memory_spread_over_children_is_stopped_at_the_limit_of_the_whole_tree(tmp_path: Path) -> None:
