@@ -24,12 +24,24 @@ the bot's chosen time: p50, p99, max), the longest garbage-collection pause (on 
 clock, and in the pass's own CPU: on two cores the clock also counts waiting for one;
 a process's last passes after ``atexit`` hold no table and are not counted) and the CPU
 the run took. Not a test: figures depend on the machine.
+
+What it did not see, once: isolated bots (the default, ``--sandbox auto``) do not get
+this process's environment, so their garbage-collection passes went untimed and their
+CPU uncounted, and a run that reported no late fault here had hundreds in the same
+tournament played by hand: the bots' own pauses (their collector's, up to 232 ms, and
+the wait for a core beside a thousand tables) were charged to them on the wall clock.
+Now each bot times its own passes and prints them to its log as it ends (the bench reads
+them there, sandbox or not), the referee records each decision's CPU (the bots' CPU per
+decision is printed from the standings), and the late faults are split by clock: a
+sleeping bot spends next to no CPU, so on the CPU clock only the wall-clock backstop
+could make it late, and every late fault left is the harness's or the machine's.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import dataclasses
 import gc
 import itertools
@@ -120,10 +132,39 @@ async def bot(address: str, token: str, low: float, high: float, decision_ms: in
     writing.cancel()
 
 
+BOT_GC = "bench-gc: "
+"""Starts the line in which an SDK bot prints its garbage-collection passes as it ends (its log)."""
+
+
+def time_own_collections() -> None:
+    """Time this process's collector passes and print them to stdout as it ends (a bot's log)."""
+    began = [0.0, 0.0]
+    seen = {"passes": 0, "longest": 0.0, "longest_cpu": 0.0, "over_100_ms": 0}
+
+    def timed(phase: str, info: dict[str, int]) -> None:
+        del info
+        if phase == "start":
+            began[:] = time.perf_counter(), time.thread_time()
+            return
+        ms, cpu_ms = (time.perf_counter() - began[0]) * 1000, (time.thread_time() - began[1]) * 1000
+        seen["passes"] += 1
+        seen["longest"] = max(seen["longest"], ms)
+        seen["longest_cpu"] = max(seen["longest_cpu"], cpu_ms)
+        seen["over_100_ms"] += ms > 100
+
+    def report() -> None:
+        print(BOT_GC + json.dumps(seen), flush=True)
+
+    gc.callbacks.append(timed)
+    atexit.register(report)
+
+
 def sdk_bot(address: str, token: str, low: float, high: float, decision_ms: int) -> None:
     """The same bot on the Python SDK: an ``async def decide`` that sleeps its share."""
     from clients.sdk import Bot, Options, run  # noqa: PLC0415 - only the bot processes need it
     from referee.rules import SeatView  # noqa: PLC0415
+
+    time_own_collections()
 
     class Sleeper(Bot):
         async def decide(self, view: SeatView) -> object:  # type: ignore[override]
@@ -150,9 +191,13 @@ class Tally:
     decisions: int = 0
     sessions: int = 0
     late: int = 0
+    late_by: dict[str, int] = dataclasses.field(default_factory=dict)
+    """The late faults by how they were late: on the wall clock, on a bot's CPU, on the backstop."""
     other_faults: int = 0
     added_ms: list[float] = dataclasses.field(default_factory=list)
     gc_pause_ms: float = 0.0
+    bot_cpu: dict[str, float] = dataclasses.field(default_factory=dict)
+    """Each bot's CPU per decision on the CPU clock (ms), from the store."""
     loop_lag_ms: list[float] = dataclasses.field(default_factory=list)
     """How late the referee's event loop woke a 10 ms sleeper, each time (its own delays)."""
 
@@ -344,11 +389,18 @@ def read_logs(db: Path, args: argparse.Namespace) -> Tally:
                         table, deal_number, index, low=low, high=high, decision_ms=args.decision_ms
                     )
                     tally.added_ms.append(decision["latency_ms"] - own)
-        for kind, count in conn.execute("SELECT kind, count(*) FROM faults GROUP BY kind"):
+        for kind, detail in conn.execute("SELECT kind, detail FROM faults"):
             if kind == FaultKind.LATE:
-                tally.late += count
+                tally.late += 1
+                how = "backstop" if "backstop" in detail else "CPU" if "of its CPU" in detail else "wall"
+                tally.late_by[how] = tally.late_by.get(how, 0) + 1
             else:
-                tally.other_faults += count
+                tally.other_faults += 1
+        tally.bot_cpu = {
+            bot: cpu_us / clocked / 1000
+            for bot, cpu_us, clocked in conn.execute("SELECT bot, cpu_us, clocked FROM bot_totals")
+            if clocked
+        }
     return tally
 
 
@@ -383,7 +435,16 @@ def tournament(args: argparse.Namespace) -> tuple[Tally, dict[str, Collections],
             seen = json.loads(report.read_text(encoding="utf-8"))
             argv = " ".join(seen.pop("argv"))
             kind = "workers" if "executors" in argv else "runner" if "tournament" in argv else "bots"
-            collections[kind].add(seen)
+            if kind != "bots":  # each bot times its own, and prints them to its log
+                collections[kind].add(seen)
+        for log in (root / "out" / "t1" / "bots").glob("*.log"):
+            for line in log.read_text(errors="replace").splitlines():
+                if line.startswith(BOT_GC):
+                    seen = json.loads(line.removeprefix(BOT_GC))
+                    longest, longest_cpu = seen.pop("longest"), seen.pop("longest_cpu")
+                    seen |= {"total_ms": 0.0, "over_20_ms": 0, "cpu_over_100_ms": 0}
+                    seen |= {"longest": [0.0, 0.0, longest], "longest_cpu": [0.0, 0.0, longest_cpu]}
+                    collections["bots"].add(seen)
         return read_logs(root / "nap.db", args), collections, elapsed, cpu
 
 
@@ -404,8 +465,11 @@ def print_tournament(args: argparse.Namespace) -> None:
         f"3 SDK bots thinking {low:.0%}-{high:.0%} of {args.decision_ms} ms, --sandbox {args.sandbox}: "
         f"{tally.sessions} sessions, {tally.decisions} asked decisions in {elapsed:.0f} s"
     )
-    print(f"  late faults: {tally.late} (other faults: {tally.other_faults})")
+    by = ", ".join(f"{how} {count}" for how, count in sorted(tally.late_by.items())) or "none"
+    print(f"  late faults: {tally.late} ({by}; other faults: {tally.other_faults})")
     print_added(tally)
+    per_bot = ", ".join(f"{bot} {ms:.2f} ms" for bot, ms in sorted(tally.bot_cpu.items()))
+    print(f"  the bots' own CPU per decision (the referee's CPU clock, their cgroup or /proc): {per_bot}")
     if args.sandbox == "off":
         print(
             f"  CPU of every process of the run: {cpu:.0f} s, "
@@ -416,8 +480,6 @@ def print_tournament(args: argparse.Namespace) -> None:
         print(f"  CPU counted: {cpu:.0f} s (runner, workers, part of the isolated bots: see --sandbox off)")
     for kind in ("runner", "workers", "bots"):
         seen = collections.get(kind)
-        if seen is None and kind == "bots":
-            continue  # isolated bots do not get this process's environment
         if seen is None:
             print(f"  garbage collection, {kind}: no figures (the timer did not run there)")
             continue

@@ -92,6 +92,46 @@ V4_BOT_TOTALS = """CREATE TABLE bot_totals (
         PRIMARY KEY (tournament_id, bot)) WITHOUT ROWID"""
 """The bot_totals table as schema version 4 made it: no counts of decisions."""
 
+V6_TOURNAMENTS = """CREATE TABLE tournaments (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        config TEXT NOT NULL,  -- JSON object
+        seed INTEGER NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('running', 'finished', 'interrupted')),
+        created_at TEXT NOT NULL,
+        finished_at TEXT,
+        unisolated TEXT)  -- NULL: every run ran its bots isolated; else why the first that did not"""
+"""The tournaments table as schema versions 4 to 6 made it: no ``uncontained``."""
+
+V6_SEAT_RESULTS = """CREATE TABLE seat_results (
+        session_id INTEGER NOT NULL REFERENCES sessions (id),
+        seat INTEGER NOT NULL,
+        bot TEXT NOT NULL,
+        chips INTEGER NOT NULL,
+        win_share REAL NOT NULL,
+        faults INTEGER NOT NULL DEFAULT 0,
+        asked INTEGER NOT NULL DEFAULT 0,  -- decisions asked of the seat (forced moves apart)
+        substituted INTEGER NOT NULL DEFAULT 0,  -- of those, played by the referee (faults, disqualified)
+        PRIMARY KEY (session_id, seat)) WITHOUT ROWID"""
+"""The seat_results table as schema versions 5 and 6 made it: no CPU."""
+
+V6_BOT_TOTALS = """CREATE TABLE bot_totals (
+        tournament_id INTEGER NOT NULL,
+        bot TEXT NOT NULL,
+        sessions INTEGER NOT NULL, blocks INTEGER NOT NULL,
+        chips INTEGER NOT NULL, chips_sq INTEGER NOT NULL,
+        wins INTEGER NOT NULL, wins_sq INTEGER NOT NULL,
+        expected INTEGER NOT NULL, faults INTEGER NOT NULL, beats INTEGER NOT NULL,
+        pools INTEGER NOT NULL, pool_chips INTEGER NOT NULL, widows INTEGER NOT NULL,
+        widows_taken INTEGER NOT NULL, widows_taken_made INTEGER NOT NULL,
+        widows_peeked INTEGER NOT NULL, exchanged INTEGER NOT NULL,
+        rotation_blocks INTEGER NOT NULL DEFAULT 0,
+        rotation_edge INTEGER NOT NULL DEFAULT 0,  -- in 1/3600 chip, whatever the table sizes
+        rotation_edge_sq INTEGER NOT NULL DEFAULT 0,
+        asked INTEGER NOT NULL DEFAULT 0, substituted INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (tournament_id, bot)) WITHOUT ROWID"""
+"""The bot_totals table as schema versions 5 and 6 made it: no CPU."""
+
 V5_FAULTS = """CREATE TABLE faults (
         id INTEGER PRIMARY KEY,  -- keeps the faults of a session in the order seen
         session_id INTEGER NOT NULL REFERENCES sessions (id),
@@ -133,8 +173,19 @@ OLD_TABLES: dict[int, dict[str, str]] = {
         "seat_results": V4_SEAT_RESULTS,
         "faults": V5_FAULTS,
     },
-    4: {"seat_results": V4_SEAT_RESULTS, "bot_totals": V4_BOT_TOTALS, "faults": V5_FAULTS},
-    5: {"faults": V5_FAULTS},
+    4: {
+        "tournaments": V6_TOURNAMENTS,
+        "seat_results": V4_SEAT_RESULTS,
+        "bot_totals": V4_BOT_TOTALS,
+        "faults": V5_FAULTS,
+    },
+    5: {
+        "tournaments": V6_TOURNAMENTS,
+        "seat_results": V6_SEAT_RESULTS,
+        "bot_totals": V6_BOT_TOTALS,
+        "faults": V5_FAULTS,
+    },
+    6: {"tournaments": V6_TOURNAMENTS, "seat_results": V6_SEAT_RESULTS, "bot_totals": V6_BOT_TOTALS},
 }
 """The tables each version had in another shape than today's."""
 
@@ -144,12 +195,13 @@ OLD_STATEMENTS: dict[int, tuple[str, ...]] = {
     3: (*store_schema.SCHEMA, *store_schema.PACKED),
     4: (*store_schema.SCHEMA, *store_schema.PACKED),
     5: (*store_schema.SCHEMA, *store_schema.PACKED, store_schema.BOT_CONTENTS),
+    6: (*store_schema.SCHEMA, *store_schema.PACKED, store_schema.BOT_CONTENTS),
 }
 """Today's statements of the tables each version had (before the old shapes are put back)."""
 
 
 def create_old_database(conn: sqlite3.Connection, version: int) -> None:
-    """Make ``conn``'s empty database one of schema ``version`` (1 to 5), marked as ours, with no rows."""
+    """Make ``conn``'s empty database one of schema ``version`` (1 to 6), marked as ours, with no rows."""
     tables = OLD_TABLES[version]
     for statement in OLD_STATEMENTS[version]:
         old = (

@@ -302,7 +302,12 @@ def test_json_documents_parse_and_say_their_format(with_faults: Played, tmp_path
     assert documents["standings"]["tournament"]["id"] == 1
     assert documents["list"]["tournaments"][0]["sessions"] == {"played": 3, "planned": 3}
     assert documents["status"]["status"] == "finished"
-    assert documents["status"]["time_limits"] == {"decision_ms": 200, "session_bank_ms": 0, "margin_ms": 0}
+    assert documents["status"]["time_limits"] == {
+        "decision_ms": 200,
+        "session_bank_ms": 0,
+        "margin_ms": 0,
+        "backstop_ms": 10_000,
+    }
     assert documents["sessions"]["format"] == "nap-arena-sessions/2"
     assert documents["sessions"]["more"] is True
     assert [s["rotation"] for s in documents["sessions"]["sessions"]] == [0, 1]

@@ -278,6 +278,7 @@ def test_bot_new_check_submit_list(tmp_path: Path) -> None:
     assert code == 0, out
     assert "verdict: PASS" in out
     assert "p50" in out
+    assert "; its own CPU: p50 " in out  # where it spends its time, on the clock it is judged by
     code, out = nap("bot", "submit", str(folder), "-n", "3", "--db", db)
     assert code == 0, out
     assert "submitted as bot 1" in out

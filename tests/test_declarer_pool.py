@@ -239,7 +239,7 @@ class TestStored:
             assert old.seats[0].declarations == (Declaration("nap", made=True),)
             assert old.seats[1].declarations == (Declaration("three", made=False),)
         with closing(sqlite3.connect(db)) as conn:
-            assert conn.execute("PRAGMA user_version").fetchone()[0] == store_schema.SCHEMA_VERSION == 6
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == store_schema.SCHEMA_VERSION == 7
         with Store.open(db) as store:  # migrated once: opening again changes nothing
             tournament = store.create_tournament(
                 name="pool", config={}, seed=1, blocks=[(0, 1000, ("alpha", "beta", "gamma"))]
@@ -346,6 +346,9 @@ class TestShown:
             "rating",
             "rotation_edge",
             "rotation_flagged",
+            "cpu_us",
+            "clocked",
+            "cpu_ms_per_decision",
         }
         assert POOL_HEADER not in render_html(standings)
         console = Console(width=300, record=True)

@@ -185,9 +185,10 @@ def test_a_run_with_bots_late_together_warns_and_the_standings_say_so(tmp_path: 
         'name = "slow"\nversion = "1"\ncommand = ["{python}", "bot.py"]\n', encoding="utf-8"
     )
     out = tmp_path / "out"
+    # a sleep spends no CPU: the wall clock's backstop makes it late
     args = [
         "tournament", "run", "-b", str(folder), "-b", "s2=" + str(folder), "-b", "random", "-n", "3",
-        "--decision-ms", "100", "--db", str(tmp_path / "nap.db"), "--out", str(out),
+        "--decision-ms", "100", "--backstop-ms", "500", "--db", str(tmp_path / "nap.db"), "--out", str(out),
     ]  # fmt: skip
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output

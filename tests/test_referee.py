@@ -525,8 +525,8 @@ def test_an_error_in_the_referee_ends_the_sessions_with_it(monkeypatch: pytest.M
     """A bug in the core is not a bot's fault and must not hang a table: play_session raises it."""
     from referee.match import Match  # noqa: PLC0415
 
-    def broken(self: Match, text: str, elapsed_ms: float) -> list[object]:
-        del self, text, elapsed_ms
+    def broken(self: Match, text: str, elapsed_ms: float, cpu_ms: float | None = None) -> list[object]:
+        del self, text, elapsed_ms, cpu_ms
         msg = "boom"
         raise RuntimeError(msg)
 

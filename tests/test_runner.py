@@ -165,14 +165,12 @@ class TestResume:
         with Store.open(db) as store:
             resumed_played = played_sessions(store, 1)
         assert resumed_played.keys() == straight_played.keys()
-        compared = [
-            key
-            for key, (result, _, _) in resumed_played.items()
-            if not result.faults and not straight_played[key][0].faults  # late answers on a loaded machine
-        ]
-        for key in compared:
-            assert resumed_played[key] == straight_played[key], key
-        assert len(compared) >= sessions // 2, f"only {len(compared)} of {sessions} sessions without a fault"
+        for (
+            key,
+            played,
+        ) in resumed_played.items():  # the CPU clock: no late answer, however loaded the machine
+            assert played == straight_played[key], key
+            assert played[0].faults == (), key
 
 
 def key_set_of(results: list) -> set[tuple[int, int, int, tuple[str, ...]]]:  # type: ignore[type-arg]

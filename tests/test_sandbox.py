@@ -34,6 +34,7 @@ from tournaments.plan.isolation import BotLimits
 from tournaments.plan.scheduler import schedule
 from tournaments.play import sandbox as sandboxing
 from tournaments.play.blocks import BlockRun, play_block_in_process
+from tournaments.play.containment import containment_problem
 from tournaments.play.runner import run_tournament
 from tournaments.play.sandbox import (
     REFEREE_SOCKET,
@@ -473,7 +474,12 @@ def test_an_isolated_tournament_says_so_with_its_limits(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, [str(arg) for arg in (*args, *bots, *where)])
     assert result.exit_code == 0, result.output
     about = json.loads((tmp_path / "out" / "t1" / "standings.json").read_text())["tournament"]
-    assert about["isolation"] == {
+    isolation = about["isolation"]
+    contained, containment = isolation.pop("contained"), isolation.pop("containment")
+    assert contained is (containment_problem() is None)
+    assert containment is None if contained else containment_problem() in containment
+    assert isolation.pop("clocks") == dict.fromkeys(("random", "peel", "random-2"), "cpu")
+    assert isolation == {
         "isolated": True,
         "reason": None,
         "sandbox": "on",

@@ -34,7 +34,7 @@ from tournaments.stats.tally import Tally, tally_of
 from tournaments.store import database as store_module
 from tournaments.store.database import BotRow, SessionRow, Store
 from tournaments.store.logs import decode_log, encode_log, write_encoded_log
-from tournaments.store.schema import APPLICATION_ID, SCHEMA_VERSION, UNISOLATED_BEFORE
+from tournaments.store.schema import APPLICATION_ID, SCHEMA_VERSION, UNCONTAINED_BEFORE, UNISOLATED_BEFORE
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -1048,7 +1048,7 @@ class TestUpgradeFromVersion2:
             assert store.tally(played.tournaments) == tally_of(played.results.values())
             assert [row.unisolated for row in store.tournaments()] == [UNISOLATED_BEFORE] * 3
         with closing(sqlite3.connect(db)) as conn:
-            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
             assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
             columns = [row[1] for row in conn.execute("PRAGMA table_info(sessions)")]
             assert columns == ["id", "tournament_id", "block_idx", "rotation", "finished_at"]
@@ -1138,9 +1138,13 @@ def write_old_version(db: Path, source: Path, version: int) -> None:
         tables = [row[0] for row in conn.execute("SELECT name FROM main.sqlite_master WHERE type = 'table'")]
         for table in tables:
             names = [row[1] for row in conn.execute(f"PRAGMA main.table_info({table})")]
-            values = [V5_FAULT_VALUES.get(name, name) if table == "faults" else name for name in names]
+            quoted = [f'"{name}"' for name in names]  # a fault's "table" is a keyword
+            values = [
+                V5_FAULT_VALUES.get(name, column) if table == "faults" and version <= 5 else column
+                for name, column in zip(names, quoted, strict=True)
+            ]
             conn.execute(
-                f"INSERT INTO main.{table} ({', '.join(names)})"  # noqa: S608 - names from sqlite_master
+                f"INSERT INTO main.{table} ({', '.join(quoted)})"  # noqa: S608 - names from sqlite_master
                 f" SELECT {', '.join(values)} FROM source.{table}"
             )
         conn.commit()
@@ -1181,7 +1185,7 @@ class TestUpgradeFromVersion3:
             store.mark_unisolated(1, "bwrap not available")
             assert store.tournament(1).unisolated == UNISOLATED_BEFORE
         with closing(sqlite3.connect(db)) as conn:
-            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
 
     def test_an_upgraded_file_has_a_new_ones_shape_and_goes_on_like_one(
         self, tmp_path: Path, old: tuple[Path, Played]
@@ -1231,13 +1235,67 @@ class TestUpgradeFromVersion5:
         Store.open(tmp_path / "new.db").close()
         assert shape(db) == shape(tmp_path / "new.db")
         with closing(sqlite3.connect(db)) as conn:
-            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 7
             assert conn.execute("SELECT count(*) FROM faults").fetchone()[0] == faults
             assert (
                 conn.execute("SELECT count(*) FROM faults WHERE -1 IN (seat, deal, decision)").fetchone()[0]
                 == 0
             )
             assert conn.execute('SELECT count(*) FROM faults WHERE "table" IS NULL').fetchone()[0] == faults
+
+
+class TestUpgradeFromVersion6:
+    """A version 6 file gets the CPU columns (0 in its sessions) and the containment mark."""
+
+    def test_its_sessions_read_back_with_no_cpu_and_its_tournaments_uncontained(self, tmp_path: Path) -> None:
+        with Store.open(tmp_path / "scratch.db") as scratch:
+            played = play(scratch)
+        db = tmp_path / "nap.db"
+        write_old_version(db, tmp_path / "scratch.db", 6)
+        with closing(sqlite3.connect(db)) as conn:
+            assert "cpu_us" not in [row[1] for row in conn.execute("PRAGMA table_info(seat_results)")]
+        with Store.open(db) as store:
+            for tournament in played.tournaments:
+                stored = store.session_results(tournament)
+                assert sorted(stored, key=repr) == sorted(played.of(tournament), key=repr)
+                assert store.tally([tournament]) == tally_of(stored)
+            assert [row.uncontained for row in store.tournaments()] == [UNCONTAINED_BEFORE] * 3
+            store.mark_uncontained(1, "no cgroup here")
+            assert store.tournament(1).uncontained == UNCONTAINED_BEFORE
+        Store.open(tmp_path / "new.db").close()
+        assert shape(db) == shape(tmp_path / "new.db")
+
+
+class TestCpu:
+    """The CPU each seat's decisions were charged is kept with its result and summed per bot."""
+
+    def test_a_seats_cpu_reads_back_and_adds_up_in_its_bots_totals(self, tmp_path: Path) -> None:
+        with Store.open(tmp_path / "nap.db") as store:
+            tournament = store.create_tournament(
+                name="cpu", config={}, seed=1, blocks=[(0, 7, ("a", "b", "c"))]
+            )
+            for rotation in range(3):
+                seats = tuple(
+                    SeatResult(
+                        seat, bot, 1 - seat, 0.0, asked=10, cpu_us=1_500 * (seat + 1) + rotation, clocked=10
+                    )
+                    for seat, bot in enumerate(("a", "b", "c")[rotation:] + ("a", "b", "c")[:rotation])
+                )
+                result = SessionResult(tournament, 0, rotation, 7, seats)
+                store.record_session(result, log=log_of(result))
+                stored = store.session_results(tournament)[-1]
+                assert stored == result
+                assert [(s.cpu_us, s.clocked) for s in stored.seats] == [(s.cpu_us, s.clocked) for s in seats]
+            totals = store.tally([tournament]).bots
+            assert {bot: (t.cpu_us, t.clocked) for bot, t in totals.items()} == {
+                "a": (1_500 + 3_000 + 4_500 + 0 + 1 + 2, 30),
+                "b": (3_000 + 4_500 + 1_500 + 3, 30),
+                "c": (4_500 + 1_500 + 3_000 + 3, 30),
+            }
+            assert store.tournament(tournament).uncontained is None
+            store.mark_uncontained(tournament, "no cgroup here")
+            store.mark_uncontained(tournament, "another reason")
+            assert store.tournament(tournament).uncontained == "no cgroup here"
 
 
 def one_session_version_2(db: Path, result: SessionResult, log_path: str) -> None:

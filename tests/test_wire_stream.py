@@ -21,6 +21,7 @@ from referee.wire.stream import (
     missing_decisions,
     read_bot_message,
     refusal_message,
+    too_many_answers,
     welcome_message,
 )
 
@@ -29,6 +30,58 @@ TOKEN = "s3cret"  # noqa: S105 - a test bot's token
 
 def _bytes(**kind: object) -> bytes:
     return nap_pb2.BotMessage(**kind).SerializeToString()  # type: ignore[arg-type]
+
+
+def _answers(count: int, *, first_id: int = 1, action: str = "pass") -> bytes:
+    message = nap_pb2.BotMessage()
+    for request_id in range(first_id, first_id + count):
+        message.answers.answers.add(request_id=request_id, action=action)
+    return message.SerializeToString()
+
+
+class TestTooManyAnswers:
+    """A message of more answers than the bot may hold is refused from its first bytes, unread."""
+
+    @pytest.mark.parametrize("action", ["pass", "\n" * 5])
+    def test_up_to_the_most_it_may_hold_is_read_one_more_is_refused(self, action: str) -> None:
+        """Whatever bytes the actions hold (a newline is the byte that opens each answer)."""
+        assert too_many_answers(_answers(4, action=action), 4) is None
+        read = read_bot_message(_answers(4, action=action))
+        assert isinstance(read, tuple)
+        assert len(read) == 4
+        refused = too_many_answers(_answers(5, action=action), 4)
+        assert refused == "more than 4 answers in one message, more than it may hold"
+
+    def test_the_answers_are_counted_over_every_field_that_holds_some(self) -> None:
+        """Protobuf merges a message field written twice: three fields of two answers are six."""
+        split = _answers(2) + _answers(2, first_id=3) + _answers(2, first_id=5)
+        read = read_bot_message(split)
+        assert isinstance(read, tuple)
+        assert len(read) == 6
+        assert too_many_answers(split, 6) is None
+        assert too_many_answers(split, 5) is not None
+
+    def test_what_follows_the_answer_past_the_most_is_never_read(self) -> None:
+        """200,000 answers, the bytes after the fifth garbage: refused all the same, without reading them."""
+        whole = _answers(200_000)
+        head = nap_pb2.BotMessage()
+        for request_id in range(1, 6):
+            head.answers.answers.add(request_id=request_id, action="pass")
+        cut = len(head.SerializeToString()) + 8  # the tag and length of the field grow with its size
+        broken = whole[:cut] + b"\xff" * (len(whole) - cut)
+        assert read_bot_message(broken) == Malformed(NOT_A_BOT_MESSAGE, fatal=True)
+        assert too_many_answers(broken, 4) == "more than 4 answers in one message, more than it may hold"
+
+    def test_answers_behind_more_fields_than_any_message_has_are_refused(self) -> None:
+        """Fields a newer protocol might add are skipped, but no more than any message could hold."""
+        unknown = bytes([5 << 3 | 0, 1])  # field 5, a varint: none of this protocol's
+        assert too_many_answers(unknown * 3 + _answers(300), 256) is not None
+        assert too_many_answers(unknown * 65 + _answers(300), 256) == "a message of more than 64 fields"
+
+    def test_bytes_that_are_no_message_are_left_to_the_reader(self) -> None:
+        assert too_many_answers(b"\xff" * 100_000, 4) is None
+        assert too_many_answers(bytes([2 << 3 | 2, 100]), 4) is None  # a length past the end
+        assert too_many_answers(b"", 4) is None
 
 
 class TestDecisionKinds:

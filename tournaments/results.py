@@ -7,7 +7,7 @@ without importing each other.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -56,6 +56,12 @@ class SeatResult:
     """Of those, the ones the referee played for it: a fault's substitute or penalty, or a
     decision after it was disqualified. ``asked`` and ``substituted`` are 0 in sessions
     stored before they were counted."""
+    cpu_us: int = field(default=0, compare=False)
+    """The CPU its asked decisions were charged on the CPU clock, in microseconds (0: none
+    was on it, or the session was stored before it was counted). A measure of the
+    machine's, not of the session: two results that differ only in it are equal."""
+    clocked: int = field(default=0, compare=False)
+    """Of the asked decisions, those on the CPU clock (:attr:`cpu_us` is theirs)."""
 
 
 @dataclass(frozen=True, slots=True)

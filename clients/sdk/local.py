@@ -79,7 +79,9 @@ class LocalBot:
     that seat, and given ``rules`` (as the SDK gives the rules of the referee's Welcome).
     Each request is decided at once with :func:`decide_or_fallback` (a bot that raises
     or answers an illegal action gets the fallback played, and no fault, as over gRPC);
-    the time it took, on ``clock``, is its think time. A bot that raises ``SystemExit``
+    the time it took, on ``clock``, is its think time, and the CPU its thread spent, on
+    ``cpu``, what it spent on the decision (for a bot on the CPU clock, as a tournament's
+    local bots are). A bot that raises ``SystemExit``
     is a process that exits: it leaves and does not come back. Events reach the bots that
     override :meth:`Bot.on_event`, as the SDK decodes them.
     """
@@ -90,10 +92,12 @@ class LocalBot:
         *,
         rules: Profile | None = None,
         clock: Callable[[], float] = time.perf_counter,
+        cpu: Callable[[], float] = time.thread_time,
     ) -> None:
         self._factory = factory
         self._rules = rules
         self._clock = clock
+        self._cpu = cpu
         self._bots: dict[tuple[str, int], Bot] = {}
         self.listening = wants_events(factory)
         self.fallbacks = 0
@@ -111,13 +115,15 @@ class LocalBot:
         """Decide ``ask`` now; the answer leaves after the time the bot took."""
         del deadline_ms, now
         bot = self.bot(ask.table, ask.seat)
-        started = self._clock()
+        started, cpu = self._clock(), self._cpu()
         try:
             action, problem = decide_or_fallback(bot, SeatView(*ask.view))
         except SystemExit:
-            return [Leave((self._clock() - started) * 1000, detail="the bot exited")]
+            spent = (self._cpu() - cpu) * 1000
+            return [Leave((self._clock() - started) * 1000, detail="the bot exited", cpu_ms=spent)]
         self.fallbacks += problem is not None
-        return [Answer(ask.request_id, str(action), (self._clock() - started) * 1000)]
+        spent = (self._cpu() - cpu) * 1000
+        return [Answer(ask.request_id, str(action), (self._clock() - started) * 1000, spent)]
 
     def tell(self, tell: Tell) -> None:
         """Hand the seat's bot the engine events of ``tell`` (a substitution notice is none)."""

@@ -12,13 +12,16 @@ same choices of the same bots.
   (request ids, queues, deadlines, reconnect grace); :class:`BotState`: one bot's share
 - outputs: :class:`Ask`, :class:`Tell`, :class:`Faulted`, :class:`Closed`,
   :class:`Unseated`, :class:`Finished`; :class:`SeatPenalized` (told with the events)
-- :class:`TimeLimits` and :class:`SeatClocks`; :class:`FaultKind` and :class:`Fault`
+- :class:`TimeLimits` and :class:`SeatClocks`; a bot's :class:`Clock`, and its process's
+  CPU shared among the requests it holds (:class:`CpuLedger`); :class:`FaultKind` and
+  :class:`Fault`
 - :class:`Simulation` with its bots' reactions :class:`Answer`, :class:`Leave`, :class:`Garble`
 """
 
 from referee.match.arbiter import Arbiter
 from referee.match.bots import BotState
-from referee.match.clock import SeatClocks, TimeLimits
+from referee.match.clock import Clock, SeatClocks, TimeLimits
+from referee.match.cpu import CpuLedger
 from referee.match.faults import Fault, FaultKind
 from referee.match.loop import Match
 from referee.match.messages import (
@@ -46,8 +49,10 @@ __all__ = [
     "Arbiter",
     "Ask",
     "BotState",
+    "Clock",
     "CloseReason",
     "Closed",
+    "CpuLedger",
     "Decision",
     "Declared",
     "Fault",

@@ -10,7 +10,10 @@ reports a connection's faults at every table the bot sits at.
 Inputs: :meth:`~Arbiter.open` a table, a bot :meth:`~Arbiter.attach`\\ es or
 :meth:`~Arbiter.detach`\\ es, :meth:`~Arbiter.answers` arrive, a
 :meth:`~Arbiter.connection_fault`, time passes (:meth:`~Arbiter.tick` once
-:attr:`~Arbiter.wake_at` is reached), :meth:`~Arbiter.abort`. Each returns the outputs the
+:attr:`~Arbiter.wake_at` is reached), :meth:`~Arbiter.abort`. A bot on the CPU clock
+(:meth:`~Arbiter.clock_cpu`) also needs readings of its process's CPU, as values: before
+requests are taken for it (:meth:`~Arbiter.read_cpu`), with its answers, and at each
+tick for the bots :meth:`~Arbiter.cpu_due` names. Each returns the outputs the
 caller carries out, in order (see :mod:`referee.match.messages`); an
 :class:`~referee.match.messages.Ask` in them means its bot has a request to send, which
 the caller takes with :meth:`~Arbiter.take` when it writes to that bot. The gRPC referee
@@ -29,8 +32,9 @@ from referee.match.loop import Match
 from referee.match.messages import Ask, Closed, CloseReason, Finished, Unseated
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Mapping
 
+    from referee.match.clock import Clock
     from referee.match.messages import Output, SessionSpec
     from referee.rules import SessionRecord
 
@@ -64,8 +68,8 @@ class Arbiter:
         """Per table, its latest request."""
         self._ids = itertools.count(1)
         """The request ids of every table (drawn by its match core)."""
-        self._due: deque[tuple[Ask, float]] = deque()
-        """Withdrawn requests whose tables still wait for their reply, with its elapsed ms."""
+        self._due: deque[tuple[Ask, float, float | None]] = deque()
+        """Withdrawn requests whose tables still wait for their reply, with its elapsed ms and CPU."""
         self.wake_at: float | None = None
         """When :meth:`tick` must run next (a deadline, or a grace period's end), if ever:
         never later than the first thing due."""
@@ -88,6 +92,19 @@ class Arbiter:
             msg = f"no bot called {name!r} (registered: {', '.join(sorted(self._bots))})"
             raise KeyError(msg) from None
 
+    def clock_cpu(self, bot: str, *, cores: float) -> None:
+        """Clock bot ``bot`` in its process's CPU (which can spend ``cores`` ms of it per ms).
+
+        From then on the caller reads that CPU (the process tree's, in ms) before it takes
+        requests for the bot (:meth:`read_cpu`, then :meth:`take`), when answers come
+        (:meth:`answers`) and when :meth:`cpu_due` names it (:meth:`tick`).
+        """
+        self._bots[bot].clock_cpu(cores=cores)
+
+    def clock(self, bot: str) -> Clock:
+        """The clock bot ``bot``'s decisions run on."""
+        return self._bots[bot].clock
+
     def attach(self, bot: str, *, max_batch: int, listening: bool) -> None:
         """Bot ``bot`` (re)connected; what it holds in flight is sent again first."""
         state = self._bots[bot]
@@ -105,11 +122,19 @@ class Arbiter:
             self._connection_fault(state, FaultKind.DISCONNECT, detail, 0, "", now, out)
         return out
 
-    def answers(self, bot: str, answers: Iterable[tuple[int, str]], now: float) -> list[Output]:
-        """Answers from ``bot``: (request id, action text) pairs, in the order they came."""
+    def answers(
+        self, bot: str, answers: Iterable[tuple[int, str]], now: float, cpu: float | None = None
+    ) -> list[Output]:
+        """Answers from ``bot``: (request id, action text) pairs, in the order they came.
+
+        ``cpu`` is a reading of its process's CPU (ms) taken as they came, on the CPU clock:
+        the requests it outran are late before the answers are played.
+        """
         state = self._bots[bot]
         matches = self._matches
         out: list[Output] = []
+        if cpu is not None:
+            self._outran(state, cpu, now, out)
         for request_id, text in answers:
             found = state.answer(request_id)
             if type(found) is Request:
@@ -117,7 +142,7 @@ class Arbiter:
                 if match is not None:
                     sent_at = found.sent_at  # set: it was sent, since it is answered
                     elapsed = 0.0 if sent_at is None else now - sent_at
-                    self._carry(match, match.answered(text, elapsed), now, out)
+                    self._carry(match, match.answered(text, elapsed, found.cpu_ms), now, out)
             elif found is False:
                 if self.cut_off(bot):
                     break
@@ -131,6 +156,9 @@ class Arbiter:
                     now,
                     out,
                 )
+        if state.cpu is not None:
+            state.check_cpu(now)
+            self._watch(state)
         if self._due:
             self._settle(now, out)
         return out
@@ -160,11 +188,32 @@ class Arbiter:
         self._bots[bot].written(now)
 
     def take(self, bot: str, now: float) -> list[tuple[Ask, int]]:
-        """The requests to send to ``bot`` now, each with the deadline it carries (ms)."""
+        """The requests to send to ``bot`` now, each with the deadline it carries (ms).
+
+        On the CPU clock, read its CPU first (:meth:`read_cpu`).
+        """
         state = self._bots[bot]
         sent = state.take(now)
         self._watch(state)
         return sent
+
+    def read_cpu(self, bot: str, cpu: float, now: float) -> list[Output]:
+        """A reading of ``bot``'s process CPU (ms), on the CPU clock: the requests it outran are late.
+
+        Taken before requests are sent to it (:meth:`take`), so that the CPU it spent
+        before them is judged among the requests it held then.
+        """
+        out: list[Output] = []
+        state = self._bots[bot]
+        if state.cpu is not None:
+            self._outran(state, cpu, now, out)
+            if self._due:
+                self._settle(now, out)
+        return out
+
+    def cpu_due(self, now: float) -> list[str]:
+        """The bots on the CPU clock whose CPU must be read for :meth:`tick` at ``now``."""
+        return [name for name, state in self._bots.items() if state.cpu_due(now)]
 
     # -- tables ----------------------------------------------------------------------------
 
@@ -209,21 +258,34 @@ class Arbiter:
 
     # -- time ------------------------------------------------------------------------------
 
-    def tick(self, now: float) -> list[Output]:
-        """Time is ``now``: fail the requests past their deadline and those of bots gone for good."""
+    def tick(self, now: float, cpu: Mapping[str, float] | None = None) -> list[Output]:
+        """Time is ``now``: fail the requests past their deadline and those of bots gone for good.
+
+        ``cpu`` holds a reading of the process's CPU of each bot :meth:`cpu_due` named (ms):
+        the requests it outran are late.
+        """
         out: list[Output] = []
         matches = self._matches
-        for state in self._bots.values():
+        for name, state in self._bots.items():
             due = state.due
             if due is None or due > now + EARLY_MS:
                 continue
+            reading = None if cpu is None else cpu.get(name)
+            if reading is not None:
+                self._outran(state, reading, now, out)
             late, gone = state.due_now(now)
             for request in late:
                 match = matches.get(request.ask.table)
                 if match is not None:
                     self._carry(
                         match,
-                        match.unanswered(FaultKind.LATE, request.elapsed(now), away=not state.connected),
+                        match.unanswered(
+                            FaultKind.LATE,
+                            request.elapsed(now),
+                            away=not state.connected,
+                            cpu_ms=request.cpu_ms,
+                            backstop=request.cpu_ms is not None,
+                        ),
                         now,
                         out,
                     )
@@ -243,6 +305,25 @@ class Arbiter:
         )
         return out
 
+    def _outran(self, state: BotState, cpu: float, now: float, out: list[Output]) -> None:
+        """A reading of ``state``'s CPU: the requests it outran are late, each charged its limit."""
+        matches = self._matches
+        for request in state.read_cpu(cpu, now):
+            match = matches.get(request.ask.table)
+            if match is not None:
+                self._carry(
+                    match,
+                    match.unanswered(
+                        FaultKind.LATE,
+                        request.elapsed(now),
+                        away=not state.connected,
+                        cpu_ms=request.cpu_ms,
+                    ),
+                    now,
+                    out,
+                )
+        self._watch(state)
+
     def _watch(self, state: BotState) -> None:
         """``state``'s clocks may have started: wake no later than its first deadline."""
         due = state.due
@@ -258,7 +339,7 @@ class Arbiter:
                 state = self._bots[item.bot]
                 if state.gone:  # fails at once, as soon as this input is handled
                     self._asks[item.table] = Request(item, done=True)
-                    self._due.append((item, 0.0))
+                    self._due.append((item, 0.0, None))
                 else:
                     self._asks[item.table] = state.add(item, now)
                     if not state.connected:
@@ -273,7 +354,7 @@ class Arbiter:
                     and state.withdraw(request)
                     and item.reason is CloseReason.DISQUALIFIED
                 ):
-                    self._due.append((request.ask, request.elapsed(now)))
+                    self._due.append((request.ask, request.elapsed(now), request.cpu_ms))
             elif type(item) is Finished:
                 del self._matches[match.table]
                 self._asks.pop(match.table, None)
@@ -284,10 +365,11 @@ class Arbiter:
         """Reply to the requests that ended without an answer while the input was handled."""
         due = self._due
         while due:
-            ask, elapsed = due.popleft()
+            ask, elapsed, cpu = due.popleft()
             match = self._matches.get(ask.table)
             if match is not None and match.asked is ask:
-                self._carry(match, match.unanswered(FaultKind.DISCONNECT, elapsed, away=True), now, out)
+                unanswered = match.unanswered(FaultKind.DISCONNECT, elapsed, away=True, cpu_ms=cpu)
+                self._carry(match, unanswered, now, out)
 
     def _connection_fault(  # noqa: PLR0913, PLR0917 - one fault's parts
         self,

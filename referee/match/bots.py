@@ -12,12 +12,23 @@ Times are milliseconds on the caller's clock, given with each call; nothing here
 a clock or arms a timer: :class:`~referee.match.arbiter.Arbiter` asks for the next time
 something is due. A request's clock is a :class:`Request` of this bookkeeping around the
 match core's :class:`~referee.match.messages.Ask`, which stays as the core made it.
+
+A bot on the CPU clock (:meth:`BotState.clock_cpu`) keeps a
+:class:`~referee.match.cpu.CpuLedger`: the requests it was sent are held there from then
+until they end, the caller's readings of its process's CPU come in
+(:meth:`BotState.read_cpu`) before requests are sent to it, with its answers and when
+:attr:`BotState.cpu_check_at` is reached, and each request ends with the CPU it was
+charged (:attr:`Request.cpu_ms`). Its requests' wall-clock
+deadlines are then their backstops (:attr:`~referee.match.messages.Ask.backstop_ms`).
 """
 
 from __future__ import annotations
 
 from collections import deque
 from typing import TYPE_CHECKING
+
+from referee.match.clock import Clock
+from referee.match.cpu import CpuLedger
 
 if TYPE_CHECKING:
     from referee.match.messages import Ask
@@ -31,22 +42,29 @@ WRITE_SLACK_MS = 0.5
 RETIRED_KEPT = 4096
 """How many ended ids a bot's late answers are still recognised for (bounded memory)."""
 
+CPU_POLL_MS = 5.0
+"""The shortest wait between two readings of a CPU-clocked bot's CPU for its deadlines (its
+answers and the requests sent to it bring readings of their own)."""
+
 
 class Request:
     """One :class:`~referee.match.messages.Ask` in a bot's queue or in flight, with its clock.
 
     ``sent_at`` once it left (or once the bot was away, so that a decision due meanwhile
     waits no longer than its deadline), ``expires_at`` then (``sent_at`` plus the ask's
-    ``late_ms``), ``done`` once it has had its one reply or ended without one.
+    ``late_ms``, or its ``backstop_ms`` on the CPU clock), ``done`` once it has had its one
+    reply or ended without one; ``cpu_ms`` once it ended, the CPU it was charged on the CPU
+    clock (None on the wall clock).
     """
 
-    __slots__ = ("ask", "done", "expires_at", "sent_at")
+    __slots__ = ("ask", "cpu_ms", "done", "expires_at", "sent_at")
 
     def __init__(self, ask: Ask, *, done: bool = False) -> None:
         self.ask = ask
         self.sent_at: float | None = None
         self.expires_at: float | None = None
         self.done = done
+        self.cpu_ms: float | None = None
 
     def elapsed(self, now: float) -> float:
         """Milliseconds from its sending to ``now`` (0 if it never left)."""
@@ -68,6 +86,8 @@ class BotState:
         "_unwritten",
         "cap",
         "connected",
+        "cpu",
+        "cpu_check_at",
         "due",
         "gone",
         "grace_until",
@@ -110,6 +130,19 @@ class BotState:
         self._unwritten: list[Request] = []
         """Requests taken to be sent whose clocks started when they were taken, at ``_taken_at``."""
         self._taken_at = 0.0
+        self.cpu: CpuLedger | None = None
+        """Its process's CPU while it holds requests, on the CPU clock (None: the wall clock)."""
+        self.cpu_check_at: float | None = None
+        """When its CPU must be read next for its requests' deadlines (None: nothing held)."""
+
+    def clock_cpu(self, *, cores: float) -> None:
+        """Clock this bot's decisions in its process's CPU (which can spend ``cores`` ms per ms)."""
+        self.cpu = CpuLedger(cores=cores)
+
+    @property
+    def clock(self) -> Clock:
+        """The clock its decisions run on."""
+        return Clock.WALL if self.cpu is None else Clock.CPU
 
     @property
     def queued(self) -> bool:
@@ -130,8 +163,11 @@ class BotState:
         """The requests to send now, with the deadline each carries (ms from now).
 
         As many as there is room for; a request sent again after a reconnect carries what
-        is left of its deadline.
+        is left of its deadline. On the CPU clock each is held from now: the caller reads
+        the process's CPU first (:meth:`read_cpu`), so that what it spent before is shared
+        among the requests it held then.
         """
+        ledger = self.cpu
         room = self.max_outstanding - len(self.outstanding)
         queue = self._queue
         sent: list[tuple[Ask, int]] = []
@@ -142,6 +178,8 @@ class BotState:
                 continue
             ask = request.ask
             outstanding[ask.request_id] = request
+            if ledger is not None:
+                ledger.hold(ask.request_id, ask.late_ms)
             sent_at = request.sent_at
             if request.expires_at is None or sent_at is None:
                 self._start_clock(request, now)
@@ -151,6 +189,8 @@ class BotState:
             else:  # what is left of the deadline it was told
                 sent.append((ask, max(1, int(sent_at + ask.deadline_ms - now))))
             room -= 1
+        if ledger is not None and sent:
+            self.check_cpu(now)
         return sent
 
     def written(self, now: float) -> None:
@@ -164,7 +204,7 @@ class BotState:
             for request in self._unwritten:
                 if not request.done and request.sent_at is not None and request.sent_at < now:
                     request.sent_at = now
-                    request.expires_at = now + request.ask.late_ms
+                    request.expires_at = now + self._wall_limit(request.ask)
         self._unwritten.clear()
 
     def answer(self, request_id: int) -> Request | bool:
@@ -180,7 +220,42 @@ class BotState:
             return True
         request.done = True
         self._clocked.pop(request_id, None)
+        ledger = self.cpu
+        if ledger is not None:
+            request.cpu_ms = ledger.release(request_id)
         return request
+
+    def read_cpu(self, cpu_ms: float, now: float) -> list[Request]:
+        """A reading of its process's CPU (on the CPU clock): end and return the requests it outran.
+
+        Oldest first, each charged its limit (:meth:`~referee.match.cpu.CpuLedger.overrun`);
+        the next reading is due at :attr:`cpu_check_at`.
+        """
+        ledger = self.cpu
+        if ledger is None:
+            return []
+        ledger.read(cpu_ms)
+        late = []
+        for request_id, charged in ledger.overrun():
+            request = self.outstanding.get(request_id)
+            if request is not None and not request.done:
+                self._end(request)
+                request.cpu_ms = charged
+                late.append(request)
+        self.check_cpu(now)
+        return late
+
+    def check_cpu(self, now: float) -> None:
+        """Set when the CPU must be read next: as soon as the process could outrun its limits.
+
+        Called after every reading, and after answers (a request that took little of its
+        limit leaves the others less to share).
+        """
+        ledger = self.cpu
+        wait = None if ledger is None else ledger.check_in_ms(least_ms=CPU_POLL_MS)
+        at = self.cpu_check_at = None if wait is None else now + wait
+        if at is not None and (self.due is None or at < self.due):
+            self.due = at
 
     def expired(self, now: float) -> list[Request]:
         """End every request past its deadline (they are retired): the late ones."""
@@ -212,15 +287,24 @@ class BotState:
         return late, gone
 
     def next_due(self) -> float | None:
-        """The earliest deadline of a request whose clock runs, or the end of the grace period."""
+        """When something is due next: a deadline, the grace period's end, or a reading of its CPU."""
         due = min(
             (request.expires_at for request in self._clocked.values() if request.expires_at is not None),
             default=None,
         )
-        grace = self.grace_until
-        if grace is not None and (due is None or grace < due):
-            return grace
+        for at in (self.grace_until, self.cpu_check_at):
+            if at is not None and (due is None or at < due):
+                due = at
         return due
+
+    def cpu_due(self, now: float) -> bool:
+        """Whether its CPU must be read at ``now`` (on the CPU clock)."""
+        at = self.cpu_check_at
+        return at is not None and at <= now + EARLY_MS
+
+    def _wall_limit(self, ask: Ask) -> int:
+        """How long ``ask`` may be held on the wall clock: its deadline, or on the CPU clock its backstop."""
+        return ask.late_ms if self.cpu is None else ask.backstop_ms
 
     def _start_clock(self, request: Request, now: float) -> None:
         if request.expires_at is not None:
@@ -228,7 +312,7 @@ class BotState:
         sent_at = request.sent_at
         if sent_at is None:
             sent_at = request.sent_at = now
-        expires = request.expires_at = sent_at + request.ask.late_ms
+        expires = request.expires_at = sent_at + self._wall_limit(request.ask)
         self._clocked[request.ask.request_id] = request
         due = self.due
         if due is None or expires < due:
@@ -238,6 +322,9 @@ class BotState:
         request.done = True
         request_id = request.ask.request_id
         self._clocked.pop(request_id, None)
+        ledger = self.cpu
+        if ledger is not None:
+            request.cpu_ms = ledger.release(request_id)
         if self.outstanding.pop(request_id, None) is not None:
             retired = self.retired
             retired.add(request_id)
@@ -283,4 +370,7 @@ class BotState:
         for request in pending:
             request.done = True
             self._clocked.pop(request.ask.request_id, None)
+        if self.cpu is not None:
+            self.cpu.drop()
+            self.cpu_check_at = None
         return pending

@@ -6,8 +6,10 @@ disqualified bot), then hands out an :class:`~referee.match.messages.Ask` for th
 act and waits for its reply: :meth:`Match.answered` with the bot's text, or
 :meth:`Match.unanswered` when none came (late, the bot gone, the request withdrawn).
 
-Judging a reply: past the seat's deadline (decision limit plus bank) it is late; text that
-is no bid or card is malformed; a bid or card the rules forbid now is illegal. A faulty
+Judging a reply: past the seat's deadline (decision limit plus bank) on its bot's clock it
+is late (on the CPU clock, the arbiter charges the CPU and says when it was outrun; the
+wall clock is then a backstop); text that is no bid or card is malformed; a bid or card
+the rules forbid now is illegal. A faulty
 decision is replaced by the policy: under *substitute* the referee plays
 :func:`~referee.rules.fallback_action` for the seat; under *revoke*, in play, the deal
 stops with a :class:`~referee.rules.Penalty` against the seat. A bot whose faults at this
@@ -16,7 +18,7 @@ the fallback for its seats to the end.
 
 Every output is data; each seat is told what happened through
 :meth:`~referee.rules.Session.tell`, its one exit for hidden information. Nothing here
-reads a clock: elapsed times come in with the replies.
+reads a clock: elapsed times (and CPU charged) come in with the replies.
 """
 
 from __future__ import annotations
@@ -70,6 +72,8 @@ _new_decision: Final = tuple.__new__
 """Builds a :class:`Decision` from its fields' tuple without the named tuple's Python-level ``__new__``."""
 _new_ask: Final = tuple.__new__
 """Builds an :class:`Ask` likewise."""
+_DecisionFields = tuple[int, str, float, str | None, bool, float | None]
+"""A :class:`Decision`'s fields, in order."""
 
 
 class Match:
@@ -102,7 +106,7 @@ class Match:
         self._faults: list[Fault] = []
         self._fault_counts: dict[str, int] = {}
         self._disqualified: set[str] = set()
-        self._decisions: list[list[tuple[int, str, float, str | None, bool]]] = [[]]
+        self._decisions: list[list[_DecisionFields]] = [[]]
         """Per deal, each decision's fields: plain tuples, which the garbage collector stops
         tracking, so that thousands of tables in flight do not lengthen its pauses."""
         self._settled: list[DealSettled] = []
@@ -136,18 +140,42 @@ class Match:
         self._advance(out)
         return out
 
-    def answered(self, text: str, elapsed_ms: float) -> list[Output]:
-        """The bot of the seat asked answered ``text`` after ``elapsed_ms``."""
-        return self._reply(text, elapsed_ms, FaultKind.LATE, away=False)
+    def answered(self, text: str, elapsed_ms: float, cpu_ms: float | None = None) -> list[Output]:
+        """The bot of the seat asked answered ``text`` after ``elapsed_ms``.
 
-    def unanswered(self, kind: FaultKind, elapsed_ms: float, *, away: bool = False) -> list[Output]:
+        ``cpu_ms`` is the CPU it was charged for it on the CPU clock (None: it is on the
+        wall clock): then ``elapsed_ms`` is judged against the backstop only.
+        """
+        return self._reply(text, elapsed_ms, FaultKind.LATE, away=False, cpu_ms=cpu_ms, backstop=False)
+
+    def unanswered(
+        self,
+        kind: FaultKind,
+        elapsed_ms: float,
+        *,
+        away: bool = False,
+        cpu_ms: float | None = None,
+        backstop: bool = False,
+    ) -> list[Output]:
         """No answer came for the seat asked: ``kind`` says why (late, or the bot gone).
 
-        ``away`` says the bot was disconnected at the time (for the fault's detail).
+        ``away`` says the bot was disconnected at the time (for the fault's detail);
+        ``cpu_ms`` is the CPU it was charged on the CPU clock (None: it is on the wall
+        clock), and ``backstop`` says it was late on the wall clock's backstop rather than
+        in its CPU.
         """
-        return self._reply(None, elapsed_ms, kind, away=away)
+        return self._reply(None, elapsed_ms, kind, away=away, cpu_ms=cpu_ms, backstop=backstop)
 
-    def _reply(self, text: str | None, elapsed_ms: float, kind: FaultKind, *, away: bool) -> list[Output]:
+    def _reply(  # noqa: PLR0913 - one reply's parts
+        self,
+        text: str | None,
+        elapsed_ms: float,
+        kind: FaultKind,
+        *,
+        away: bool,
+        cpu_ms: float | None,
+        backstop: bool,
+    ) -> list[Output]:
         """The seat asked answered ``text`` (None: no answer came, for the reason ``kind``)."""
         out: list[Output] = []
         asked = self.asked
@@ -157,20 +185,31 @@ class Match:
         seat = asked.seat
         disqualified = self._disqualified
         if disqualified and asked.bot in disqualified:  # while it was thinking
-            self._play(seat, self._fallback(), elapsed_ms, DISQUALIFIED, out)
+            action = self._fallback()
+            self._apply((seat, str(action), elapsed_ms, DISQUALIFIED, False, cpu_ms), action, out)
         else:
-            self._clocks.charge(seat, elapsed_ms)
+            self._clocks.charge(seat, elapsed_ms if cpu_ms is None else cpu_ms)
             if text is None:
-                self._fault(asked, kind, self._no_answer(asked, away=away), elapsed_ms, "", out)
+                detail = self._no_answer(asked, away=away, cpu=cpu_ms is not None, backstop=backstop)
+                self._fault(asked, kind, detail, elapsed_ms, cpu_ms, "", out)
             else:
-                self._judge(asked, text, elapsed_ms, out)
+                self._judge(asked, text, elapsed_ms, cpu_ms, out)
         self._advance(out)
         return out
 
-    def _judge(self, asked: Ask, text: str, elapsed_ms: float, out: list[Output]) -> None:
+    def _judge(
+        self, asked: Ask, text: str, elapsed_ms: float, cpu_ms: float | None, out: list[Output]
+    ) -> None:
         """Play the answer if it is in time and legal; else record the fault and apply the policy."""
-        if elapsed_ms > asked.late_ms:
-            self._fault(asked, FaultKind.LATE, self._no_answer(asked, away=False), asked.late_ms, "", out)
+        if cpu_ms is None:
+            if elapsed_ms > asked.late_ms:
+                detail = self._no_answer(asked, away=False, cpu=False, backstop=False)
+                self._fault(asked, FaultKind.LATE, detail, asked.late_ms, None, "", out)
+                return
+        elif cpu_ms > asked.late_ms or elapsed_ms > asked.backstop_ms:
+            backstop = elapsed_ms > asked.backstop_ms
+            detail = self._no_answer(asked, away=False, cpu=True, backstop=backstop)
+            self._fault(asked, FaultKind.LATE, detail, elapsed_ms, cpu_ms, "", out)
             return
         action = _ACTION_OF_TEXT.get(text)
         played = text  # the canonical text: what the decision records
@@ -178,15 +217,14 @@ class Match:
             try:
                 action = parse_action(text)
             except ValueError as exc:
-                self._fault(asked, FaultKind.MALFORMED, str(exc), elapsed_ms, text, out)
+                self._fault(asked, FaultKind.MALFORMED, str(exc), elapsed_ms, cpu_ms, text, out)
                 return
             played = str(action)
         if action in asked.view.legal_actions:
-            self._apply((asked.seat, played, elapsed_ms, None, False), action, out)
+            self._apply((asked.seat, played, elapsed_ms, None, False, cpu_ms), action, out)
         else:
-            self._fault(
-                asked, FaultKind.ILLEGAL, self._illegal(action, text, asked.seat), elapsed_ms, text, out
-            )
+            detail = self._illegal(action, text, asked.seat)
+            self._fault(asked, FaultKind.ILLEGAL, detail, elapsed_ms, cpu_ms, text, out)
 
     def connection_fault(
         self, bot: str, kind: FaultKind, detail: str, *, request_id: int = 0, action: str = ""
@@ -238,7 +276,8 @@ class Match:
             assert seat is not None  # noqa: S101 - the session is not over
             bot = seats[seat]
             if disqualified and bot in disqualified:
-                self._play(seat, self._fallback(), 0.0, DISQUALIFIED, out)
+                action = self._fallback()
+                self._apply((seat, str(action), 0.0, DISQUALIFIED, False, None), action, out)
                 continue
             legal = None
             if not ask_forced:
@@ -246,7 +285,9 @@ class Match:
                 if len(legal) == 1:
                     action = legal[0]
                     self._apply(
-                        (seat, _TEXT_OF_ACTION.get(action) or str(action), 0.0, None, True), action, out
+                        (seat, _TEXT_OF_ACTION.get(action) or str(action), 0.0, None, True, None),
+                        action,
+                        out,
                     )
                     continue
             clocks = self._clocks
@@ -262,20 +303,14 @@ class Match:
                     clocks.bank_ms(seat),
                     deadline + clocks.margin_ms,
                     next(self._request_ids),
+                    clocks.backstop_at_ms(seat),
                 ),
             )
             out.append(ask)
             return
         self._finish(CloseReason.SESSION_OVER, out)
 
-    def _play(
-        self, seat: int, action: Action, elapsed_ms: float, fault: str | None, out: list[Output]
-    ) -> None:
-        self._apply((seat, str(action), elapsed_ms, fault, False), action, out)
-
-    def _apply(
-        self, decision: tuple[int, str, float, str | None, bool], action: Action, out: list[Output]
-    ) -> None:
+    def _apply(self, decision: _DecisionFields, action: Action, out: list[Output]) -> None:
         session = self._session
         deals = session.deals
         deal_number = len(deals) - 1
@@ -345,9 +380,14 @@ class Match:
 
     # -- faults ----------------------------------------------------------------------------
 
-    def _no_answer(self, asked: Ask, *, away: bool) -> str:
+    def _no_answer(self, asked: Ask, *, away: bool, cpu: bool, backstop: bool) -> str:
+        """Why no answer counted, in a few words: on which clock it ran out."""
         margin = asked.late_ms - asked.deadline_ms
         within = f"{asked.deadline_ms} ms" + (f" (and a {margin} ms margin)" if margin else "")
+        if cpu and backstop:
+            within = f"the wall clock's backstop of {asked.backstop_ms} ms"
+        elif cpu:
+            within = f"{within} of its CPU"
         return f"no answer within {within}{' (bot disconnected)' if away else ''}"
 
     def _illegal(self, action: Action, text: str, seat: int) -> str:
@@ -363,6 +403,7 @@ class Match:
         kind: FaultKind,
         detail: str,
         elapsed_ms: float,
+        cpu_ms: float | None,
         text: str,
         out: list[Output],
     ) -> None:
@@ -387,7 +428,7 @@ class Match:
         else:
             action = self._fallback()
             self._tell_all(SeatPenalized(seat, deal_number, kind, action), out)
-        self._apply((seat, str(action), elapsed_ms, str(kind), False), action, out)
+        self._apply((seat, str(action), elapsed_ms, str(kind), False, cpu_ms), action, out)
 
     def _record(self, fault: Fault, request_id: int, action: str, out: list[Output]) -> None:
         self._faults.append(fault)

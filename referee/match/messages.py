@@ -47,10 +47,12 @@ class SessionSpec:
 class Decision(NamedTuple):
     """One action of a deal, as the referee decided it.
 
-    ``action`` is its text; ``latency_ms`` how long the bot took; ``fault`` the fault kind
-    when the referee substituted or penalized it (or ``"disqualified"``), else None;
-    ``forced`` True when it was the seat's only legal action and the referee played it
-    without asking (latency 0).
+    ``action`` is its text; ``latency_ms`` how long the bot took, on the referee's clock
+    (from the request's sending to its answer); ``fault`` the fault kind when the referee
+    substituted or penalized it (or ``"disqualified"``), else None; ``forced`` True when it
+    was the seat's only legal action and the referee played it without asking (latency 0);
+    ``cpu_ms`` the CPU the bot's process was charged for it on the CPU clock
+    (:mod:`referee.match.cpu`), None on the wall clock or when the referee played it.
 
     A named tuple rather than a frozen dataclass: a session makes one per decision, and
     ``tuple.__new__(Decision, fields)`` costs a fraction of a dataclass's ``__init__``.
@@ -61,6 +63,7 @@ class Decision(NamedTuple):
     latency_ms: float
     fault: str | None
     forced: bool = False
+    cpu_ms: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,10 +109,11 @@ class Ask(NamedTuple):
     """A decision asked of ``seat``'s bot at ``table``: its view (legal actions included) and clock.
 
     ``deadline_ms`` is what the bot is told; it is late past ``late_ms`` (the deadline
-    plus the clock's margin). ``request_id`` numbers it among all the requests of the
-    referee (the arbiter's count, which the match core draws from), so an answer to
-    another bot's request is caught. A value: the arbiter keeps the request's clock beside
-    it (:class:`~referee.match.bots.Request`), on the caller's time.
+    plus the clock's margin) on its clock, and on the CPU clock also past ``backstop_ms``
+    on the wall clock (:class:`~referee.match.clock.TimeLimits`). ``request_id`` numbers it
+    among all the requests of the referee (the arbiter's count, which the match core draws
+    from), so an answer to another bot's request is caught. A value: the arbiter keeps the
+    request's clock beside it (:class:`~referee.match.bots.Request`), on the caller's time.
 
     A named tuple rather than a frozen dataclass, as :class:`Decision` is: one is made per
     decision asked, and ``tuple.__new__(Ask, fields)`` costs a fraction of a dataclass's
@@ -124,6 +128,7 @@ class Ask(NamedTuple):
     bank_ms: int
     late_ms: int
     request_id: int
+    backstop_ms: int = 0
 
     def __repr__(self) -> str:
         return (

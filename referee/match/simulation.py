@@ -16,6 +16,12 @@ milliseconds, with nothing left to timing.
 Requests are delivered as soon as they can be sent (no batching window), at most the
 bot's ``max_batch`` in flight. Everything each bot would have been sent is kept in
 :attr:`Simulation.received`.
+
+A bot may be clocked in its CPU (``cores`` given to :meth:`Simulation.add_bot`), as the
+referee clocks a local bot: its simulated process spends each reaction's ``cpu_ms``
+evenly from the moment it was sent the request to the reaction, and ``busy`` cores all
+the time besides (a bot with threads spinning in the background); the referee reads that
+CPU when it sends the bot requests, when the bot answers and when its clock asks.
 """
 
 from __future__ import annotations
@@ -32,17 +38,19 @@ from referee.match.messages import Ask, Closed, Faulted, Finished, Tell, Unseate
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
+    from referee.match.clock import Clock
     from referee.match.faults import Fault
     from referee.match.messages import Output, SessionOutcome, SessionSpec
 
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """Answer request ``request_id`` with ``text``, ``after_ms`` from now."""
+    """Answer request ``request_id`` with ``text``, ``after_ms`` from now, having spent ``cpu_ms`` on it."""
 
     request_id: int
     text: str
     after_ms: float = 0.0
+    cpu_ms: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +60,7 @@ class Leave:
     after_ms: float = 0.0
     back_after_ms: float | None = None
     detail: str = "connection lost"
+    cpu_ms: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +68,7 @@ class Garble:
     """Send ``after_ms`` from now bytes that are no message: a malformed fault, and the connection ends."""
 
     after_ms: float = 0.0
+    cpu_ms: float = 0.0
 
 
 Reaction = Answer | Leave | Garble
@@ -69,12 +79,46 @@ GARBLED = "a message that is not a BotMessage"
 
 
 @dataclass(slots=True)
+class _Process:
+    """A simulated bot process's CPU: each reaction's spent evenly until it comes, and a busy rate."""
+
+    busy: float = 0.0
+    """Cores it keeps busy all the time besides its reactions."""
+    spent: float = 0.0
+    """The CPU of the reactions that have come."""
+    working: list[tuple[float, float, float]] = field(default_factory=list)
+    """The reactions still to come: (sent at, due at, CPU), each spent evenly in between."""
+
+    def work(self, start: float, end: float, cpu_ms: float) -> None:
+        if cpu_ms > 0:
+            self.working.append((start, end, cpu_ms))
+
+    def cpu(self, now: float) -> float:
+        """The CPU spent from 0 to ``now`` (ms)."""
+        ongoing = 0.0
+        left = []
+        for start, end, cpu_ms in self.working:
+            if end <= now:
+                self.spent += cpu_ms
+            else:
+                left.append((start, end, cpu_ms))
+                ongoing += cpu_ms * max(0.0, now - start) / (end - start)
+        self.working = left
+        return self.busy * now + self.spent + ongoing
+
+
+@dataclass(slots=True)
 class _Bot:
     respond: Callable[[Ask, int, float], Iterable[Reaction]]
     max_batch: int
     listening: bool
     on_tell: Callable[[Tell], None] | None
+    process: _Process | None
+    """Its process's CPU, on the CPU clock (None: the wall clock)."""
     received: list[Output] = field(default_factory=list)
+
+    def cpu(self, now: float) -> float | None:
+        return None if self.process is None else self.process.cpu(now)
 
 
 class Simulation:
@@ -96,7 +140,7 @@ class Simulation:
         """Bots with requests waiting to be sent, in the order they got them (so a run replays)."""
         self._outcomes: dict[str, SessionOutcome] = {}
 
-    def add_bot(
+    def add_bot(  # noqa: PLR0913 - keywords
         self,
         name: str,
         respond: Callable[[Ask, int, float], Iterable[Reaction]],
@@ -104,15 +148,26 @@ class Simulation:
         max_batch: int = 64,
         listening: bool = False,
         on_tell: Callable[[Tell], None] | None = None,
+        cores: float | None = None,
+        busy: float = 0.0,
     ) -> None:
         """Register ``name``, connected from the start.
 
         ``respond(ask, deadline_ms, now)`` reacts to each request it is sent; ``on_tell``
-        (if given) gets each :class:`Tell` for it.
+        (if given) gets each :class:`Tell` for it. With ``cores`` the bot is on the CPU
+        clock (its process can spend that many ms of CPU per ms), and keeps ``busy`` cores
+        busy besides its reactions.
         """
         self.arbiter.add_bot(name)
-        self._bots[name] = _Bot(respond, max_batch, listening, on_tell)
+        process = None if cores is None else _Process(busy=busy)
+        self._bots[name] = _Bot(respond, max_batch, listening, on_tell, process)
+        if cores is not None:
+            self.arbiter.clock_cpu(name, cores=cores)
         self.arbiter.attach(name, max_batch=max_batch, listening=listening)
+
+    def clock(self, bot: str) -> Clock:
+        """The clock ``bot``'s decisions run on."""
+        return self.arbiter.clock(bot)
 
     def received(self, bot: str) -> list[Output]:
         """Everything ``bot`` was told (tells, fault notices, closings), in order."""
@@ -139,8 +194,10 @@ class Simulation:
             self.now = max(self.now, at)
             self._react(bot, reaction)
         elif wake is not None:
-            self.now = max(self.now, wake)
-            self._handle(self.arbiter.tick(self.now))
+            now = self.now = max(self.now, wake)
+            bots = self._bots
+            readings = {name: bots[name].cpu(now) or 0.0 for name in self.arbiter.cpu_due(now)}
+            self._handle(self.arbiter.tick(now, readings))
         else:  # pragma: no cover - a table always waits on a reaction or a clock
             msg = f"the simulation stalled at {self.now} ms: no reaction and no deadline pending"
             raise RuntimeError(msg)
@@ -153,8 +210,14 @@ class Simulation:
             bot = self._bots[name]
             if not self.arbiter.bot(name).connected:
                 continue
-            for ask, deadline_ms in self.arbiter.take(name, self.now):
-                for reaction in bot.respond(ask, deadline_ms, self.now):
+            now = self.now
+            cpu = bot.cpu(now)
+            if cpu is not None:
+                self._handle(self.arbiter.read_cpu(name, cpu, now))
+            for ask, deadline_ms in self.arbiter.take(name, now):
+                for reaction in bot.respond(ask, deadline_ms, now):
+                    if bot.process is not None:
+                        bot.process.work(now, now + reaction.after_ms, reaction.cpu_ms)
                     self._schedule(name, reaction.after_ms, reaction)
 
     def _schedule(self, bot: str, after_ms: float, reaction: Reaction | None) -> None:
@@ -171,7 +234,8 @@ class Simulation:
         if not state.connected:
             return  # nothing reaches the referee from a bot that is away
         if isinstance(reaction, Answer):
-            self._handle(arbiter.answers(name, ((reaction.request_id, reaction.text),), now))
+            cpu = self._bots[name].cpu(now)
+            self._handle(arbiter.answers(name, ((reaction.request_id, reaction.text),), now, cpu))
             if state.queued:
                 self._to_write[name] = None
         elif isinstance(reaction, Leave):

@@ -37,7 +37,7 @@ from referee.match import (
     Unseated,
 )
 from referee.rules import DEFAULT_PROFILE, Profile
-from referee.server.connection import BotLink
+from referee.server.connection import BotLink, CpuMeter
 from referee.server.limits import ServerLimits
 from referee.server.service import SERVER_VERSION, SERVICE_NAME, PlayService
 from referee.wire.codec import told_to_proto
@@ -131,28 +131,38 @@ class Referee:
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: float | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._cores = float(os.cpu_count() or 1)
+        """How fast a bot's process tree can spend CPU at most (ms per ms): the machine's cores."""
         self.faults: deque[Fault] = deque(maxlen=_FAULTS_KEPT)
         """Faults of bots that sat at no table when they made them (connection faults), the latest."""
         self._service = PlayService(self, logger=self._log)
         self._server: grpc.aio.Server | None = None
 
-    def add_bot(self, *, name: str, token: str, shown_as: str | None = None) -> None:
+    def add_bot(
+        self, *, name: str, token: str, shown_as: str | None = None, cpu: CpuMeter | None = None
+    ) -> None:
         """Register a bot entry: ``token`` is its secret, ``name`` its identity.
 
         ``shown_as`` is the id its Welcome tells the bot (``name`` by default): several
         identities (a bot's processes, one per rotation of a block) may show one name,
-        so that nothing the bot receives tells them apart.
+        so that nothing the bot receives tells them apart. ``cpu`` reads the CPU of the
+        bot's process tree: its decisions are then clocked in it (:class:`~referee.match.Clock`),
+        with the wall clock as a backstop; without it (a remote bot), on the wall clock.
         """
         if name in self._links or token in self._by_token:
             msg = f"bot {name!r} or its token is already registered"
             raise ValueError(msg)
         state = self.arbiter.add_bot(name)
+        if cpu is not None:
+            self.arbiter.clock_cpu(name, cores=self._cores)
         link = BotLink(
             state,
             arbiter=self.arbiter,
             encoders=self._encoders,
             sent=self._arm,
             batch_window_s=self.limits.batch_window_s,
+            cpu=cpu,
+            charge=self._charge_cpu,
         )
         self._links[name] = link
         self._by_token[token] = link
@@ -323,9 +333,13 @@ class Referee:
             self._feed(self.arbiter.detach, link.name, self.now(), reason)
 
     def answers(self, link: BotLink, answers: Iterable[tuple[int, str]]) -> None:
-        """Answers from ``link``'s bot, in the order they came."""
-        self._feed(self.arbiter.answers, link.name, answers, self.now())
+        """Answers from ``link``'s bot, in the order they came (with a reading of its CPU, on that clock)."""
+        self._feed(self.arbiter.answers, link.name, answers, self.now(), link.read_cpu())
         link.answered()
+
+    def _charge_cpu(self, name: str, cpu: float) -> None:
+        """A reading of bot ``name``'s CPU before requests leave for it: what it outran is late."""
+        self._feed(self.arbiter.read_cpu, name, cpu, self.now())
 
     def cut_off(self, link: BotLink) -> bool:
         """Whether ``link``'s connection sent more answers to unknown requests than allowed."""
@@ -443,7 +457,12 @@ class Referee:
         loop.call_soon(loop.call_soon, self._expire)
 
     def _expire(self) -> None:
-        self._feed(self.arbiter.tick, self.now())
+        now = self.now()
+        links = self._links
+        readings = {
+            name: cpu for name in self.arbiter.cpu_due(now) if (cpu := links[name].read_cpu()) is not None
+        }
+        self._feed(self.arbiter.tick, now, readings)
         for link in self._links.values():
             if link.state.gone:
                 link.forget()

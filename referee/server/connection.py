@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Protocol
 
 from referee.wire.fastcodec import batch_of
 
@@ -68,16 +68,26 @@ class StreamState:
     wake: asyncio.Event = field(default_factory=asyncio.Event)
 
 
+class CpuMeter(Protocol):
+    """How the referee reads a local bot's CPU: its process tree's, from outside it (the host's)."""
+
+    def __call__(self) -> float | None:
+        """The CPU the bot's process tree has spent so far, in ms; None when it cannot be read now."""
+
+
 class BotLink:
     """The stream and outgoing buffers of one bot identity.
 
     ``encoders`` are the referee's, one per table playing (they keep the parts of the
     table's views already encoded); the link encodes each request as it sends it, and
     calls ``sent`` after sending requests (their clocks started: the referee's timer may
-    have to be set earlier).
+    have to be set earlier). ``cpu`` reads the bot's CPU for the CPU clock (None: the
+    bot is on the wall clock): before requests leave, as answers come, and when the
+    clock asks (:meth:`read_cpu`); ``charge(name, reading)`` hands the referee the reading
+    taken before requests leave (its outputs carried out before they are taken).
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - keywords
         self,
         state: BotState,
         *,
@@ -85,9 +95,13 @@ class BotLink:
         encoders: dict[str, RequestEncoder],
         sent: Callable[[], None],
         batch_window_s: float = 0.005,
+        cpu: CpuMeter | None = None,
+        charge: Callable[[str, float], None] | None = None,
     ) -> None:
         self.name = state.name
         self.state = state
+        self.cpu = cpu
+        self._charge = charge
         self._arbiter = arbiter
         self._encoders = encoders
         self._sent = sent
@@ -164,8 +178,17 @@ class BotLink:
                 return messages
         return []
 
+    def read_cpu(self) -> float | None:
+        """A reading of the bot's CPU (ms) for the CPU clock; None on the wall clock or when unreadable."""
+        cpu = self.cpu
+        return None if cpu is None else cpu()
+
     def _drain(self, now_ms: float) -> list[bytes]:
         encoders = self._encoders
+        if self.cpu is not None and self._charge is not None and self.state.queued:
+            reading = self.read_cpu()
+            if reading is not None:
+                self._charge(self.name, reading)
         requests = [
             encoders[ask.table].batch_entry(
                 ask.view, request_id=ask.request_id, deadline_ms=deadline_ms, bank_ms=ask.bank_ms

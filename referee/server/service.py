@@ -25,6 +25,7 @@ from referee.wire.stream import (
     missing_decisions,
     read_bot_message,
     refusal_message,
+    too_many_answers,
 )
 
 if TYPE_CHECKING:
@@ -198,8 +199,9 @@ class PlayService:
 
         What one message can make the referee do is bounded: a message over the size cap is
         not read (an ``oversized`` fault), one with more answers than the bot may hold
-        requests is not played (``malformed``), and a connection that keeps answering
-        requests it does not hold is cut off; each of these ends the stream.
+        requests is refused from its first bytes, unread (``malformed``:
+        :func:`~referee.wire.stream.too_many_answers`), and a connection that keeps
+        answering requests it does not hold is cut off; each of these ends the stream.
         """
         hub = self._hub
         most_bytes = hub.limits.max_message_bytes
@@ -212,13 +214,12 @@ class PlayService:
                     detail = f"a message of {len(data)} bytes, more than the {most_bytes} accepted"
                     hub.connection_fault(link, FaultKind.OVERSIZED, detail)
                     return f"oversized: {detail}"
+                refused = too_many_answers(data, link.state.max_outstanding)
+                if refused is not None:
+                    hub.connection_fault(link, FaultKind.MALFORMED, refused)
+                    return f"malformed: {refused}"
                 message = read_bot_message(data)
                 if isinstance(message, tuple):
-                    most = link.state.max_outstanding
-                    if len(message) > most:
-                        detail = f"{len(message)} answers in one message, more than the {most} it may hold"
-                        hub.connection_fault(link, FaultKind.MALFORMED, detail)
-                        return f"malformed: {detail}"
                     hub.answers(link, message)
                     if hub.cut_off(link):
                         return "cut off: too many answers to requests it does not hold"

@@ -40,6 +40,7 @@ __all__ = [
     "missing_decisions",
     "read_bot_message",
     "refusal_message",
+    "too_many_answers",
     "welcome_message",
 ]
 
@@ -178,6 +179,93 @@ BotMessage = Hello | Answers | Goodbye | Malformed
 _NOT_A_BOT_MESSAGE: Final = Malformed(NOT_A_BOT_MESSAGE, fatal=True)
 _EMPTY: Final = Malformed(EMPTY_MESSAGE, fatal=False)
 _from_string: Final = nap_pb2.BotMessage.FromString
+
+
+_COUNTED_BYTES: Final = 1 << 16
+"""A message up to this size has its bytes counted before its fields are walked (it is cheaper)."""
+_TOP_FIELDS: Final = 64
+"""More top-level fields than a BotMessage ever holds (one, and a few from a newer protocol)."""
+_ANSWERS_FIELD: Final = nap_pb2.BotMessage.DESCRIPTOR.fields_by_name["answers"].number
+_ANSWER_FIELD: Final = nap_pb2.Answers.DESCRIPTOR.fields_by_name["answers"].number
+_LEN: Final = 2
+_ANSWER_TAG: Final = bytes([_ANSWER_FIELD << 3 | _LEN])
+"""The one byte that opens each answer of an Answers message."""
+_SKIP: Final = {0: -1, 1: 8, 5: 4}
+"""Bytes to skip after the tag, by wire type (-1: a varint); length-delimited fields are read."""
+
+
+def too_many_answers(data: bytes, most: int) -> str | None:
+    """Why a bot's message is refused unread, from its first bytes; None when it may be read.
+
+    A message with more answers than ``most`` (the requests the bot may hold) is refused
+    as soon as the count passes ``most``: only the fields' tags and lengths are read, so
+    a hostile message of a hundred thousand answers costs what ``most`` of them cost,
+    not the seconds its decoding would take while other tables wait. A walk that meets
+    more top-level fields than any BotMessage has refuses the message too (so no number
+    of them can make the walk long). Bytes that cannot be walked are left to
+    :func:`read_bot_message` (no BotMessage then).
+
+    Every answer starts with the byte of its tag (:data:`_ANSWER_TAG`), so a message with
+    no more of those bytes than ``most`` holds no more answers: a message of the usual
+    size (up to :data:`_COUNTED_BYTES`) is let through on that count alone, at C speed.
+    """
+    if len(data) <= _COUNTED_BYTES and data.count(_ANSWER_TAG) <= most:
+        return None
+    fields = answers = 0
+    position, end = 0, len(data)
+    try:
+        while position < end:
+            tag, position = _read_varint(data, position)
+            fields += 1
+            if fields > _TOP_FIELDS:
+                return f"a message of more than {_TOP_FIELDS} fields"
+            kind = tag & 7
+            if kind != _LEN:
+                position = _skip(data, position, kind)
+                continue
+            size, position = _read_varint(data, position)
+            stop = position + size
+            if tag >> 3 == _ANSWERS_FIELD:
+                while position < stop:
+                    inner, position = _read_varint(data, position)
+                    if inner & 7 != _LEN:
+                        position = _skip(data, position, inner & 7)
+                        continue
+                    length, position = _read_varint(data, position)
+                    position += length
+                    answers += inner >> 3 == _ANSWER_FIELD
+                    if answers > most:
+                        return f"more than {most} answers in one message, more than it may hold"
+            position = stop
+    except ValueError:
+        return None
+    return None
+
+
+def _read_varint(data: bytes, position: int) -> tuple[int, int]:
+    """The varint at ``position`` and the position after it; ValueError past the end or too long."""
+    value = shift = 0
+    while shift < 64:  # a varint holds 64 bits at most
+        if position >= len(data):
+            msg = "a varint past the end"
+            raise ValueError(msg)
+        byte = data[position]
+        position += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, position
+        shift += 7
+    msg = "a varint too long"
+    raise ValueError(msg)
+
+
+def _skip(data: bytes, position: int, kind: int) -> int:
+    """The position after a field of wire type ``kind`` (not length-delimited); ValueError for a group."""
+    size = _SKIP.get(kind)
+    if size is None:
+        msg = f"wire type {kind}"
+        raise ValueError(msg)
+    return _read_varint(data, position)[1] if size < 0 else position + size
 
 
 def read_bot_message(data: bytes) -> BotMessage:

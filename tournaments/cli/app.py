@@ -305,6 +305,14 @@ margin_option = click.option(
     show_default=True,
     help="Tolerance past each deadline, in ms, before a decision is late; bots are not told of it.",
 )
+backstop_option = click.option(
+    "--backstop-ms",
+    type=click.IntRange(0),
+    default=TimeLimits().backstop_ms,
+    show_default=True,
+    help="Wall-clock limit of a decision of a local bot, which is clocked in its own CPU, in ms "
+    "(0: ten times --decision-ms, at least 10 s); it ends a bot that sleeps or hangs.",
+)
 
 
 out_option = click.option(

@@ -13,6 +13,7 @@ from rich.console import Console
 from referee.match import TimeLimits
 from tournaments.cli.app import (
     DEFAULT_TABLE_SIZE,
+    backstop_option,
     bank_option,
     build_sandbox,
     connect_timeout_option,
@@ -153,6 +154,7 @@ def exit_status(summary: MatchSummary) -> MatchExit:
 @decision_option
 @bank_option
 @margin_option
+@backstop_option
 @connect_timeout_option
 @isolation_options
 @click.option("--name", default=None, help="A name for the match.")
@@ -179,6 +181,7 @@ def match_command(  # noqa: PLR0913, PLR0917 - one parameter per command-line op
     decision_ms: int,
     bank_ms: int,
     margin_ms: int,
+    backstop_ms: int,
     connect_timeout: float,
     sandbox: str,
     bot_limits: BotLimits,
@@ -237,7 +240,9 @@ def match_command(  # noqa: PLR0913, PLR0917 - one parameter per command-line op
             seed=secret_seed() if seed is None else seed,
             profile=profile,
             concurrency=concurrency,
-            time_limits=TimeLimits(decision_ms=decision_ms, session_bank_ms=bank_ms, margin_ms=margin_ms),
+            time_limits=TimeLimits(
+                decision_ms=decision_ms, session_bank_ms=bank_ms, margin_ms=margin_ms, backstop_ms=backstop_ms
+            ),
             connect_timeout_s=connect_timeout,
             workers=workers,
             match=MatchPlan(candidate=entry.name, sprt=test),

@@ -196,6 +196,7 @@ def standings_lines(standings: Standings, *, title: str = "Standings") -> list[s
             *([] if position == len(standings.bots) - 1 else [f"LOS over next {percent(line.los_next)}"]),
             f"faults {line.faults}",
             f"rating {line.rating:+.0f}",
+            *([] if (cpu := line.cpu_ms_per_decision) is None else [f"CPU {cpu:.1f} ms a decision"]),
         ]
         lines += [
             (

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from tournaments.plan.isolation import BotLimits
 
 from tournaments.cli.app import (
+    backstop_option,
     bank_option,
     bots_option,
     build_sandbox,
@@ -66,6 +67,7 @@ from tournaments.cli.reports import (
 @decision_option
 @bank_option
 @margin_option
+@backstop_option
 @click.option(
     "--wait",
     type=click.FloatRange(0.1),
@@ -89,6 +91,7 @@ def serve(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
     decision_ms: int,
     bank_ms: int,
     margin_ms: int,
+    backstop_ms: int,
     wait: float,
     sandbox: str,
     bot_limits: BotLimits,
@@ -126,7 +129,9 @@ def serve(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
             sessions=sessions,
             seed=secret_seed() if seed is None else seed,
             profile=profile,
-            time_limits=TimeLimits(decision_ms=decision_ms, session_bank_ms=bank_ms, margin_ms=margin_ms),
+            time_limits=TimeLimits(
+                decision_ms=decision_ms, session_bank_ms=bank_ms, margin_ms=margin_ms, backstop_ms=backstop_ms
+            ),
             connect_timeout_s=wait,
             sandbox=sandbox,
             bot_limits=bot_limits,

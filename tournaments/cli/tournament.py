@@ -11,6 +11,7 @@ from rich.table import Table
 
 from referee.match import TimeLimits
 from tournaments.cli.app import (
+    backstop_option,
     bank_option,
     bots_option,
     build_sandbox,
@@ -56,7 +57,7 @@ from tournaments.play.executors.record import recorded_usage
 from tournaments.play.runner import RunOptions, resume_tournament, resume_tournament_async
 from tournaments.report.outfolder import logs_root
 from tournaments.report.provenance import shown_seed
-from tournaments.report.publish import to_json
+from tournaments.report.publish import isolation_line, to_json
 from tournaments.report.standings_files import (
     StandingsWriter,
     stored_match,
@@ -141,6 +142,7 @@ def chosen_executor(executor: str, ray_address: str | None) -> Executor:
 @decision_option
 @bank_option
 @margin_option
+@backstop_option
 @connect_timeout_option
 @isolation_options
 @click.option("--name", default=None, help="A name for the tournament.")
@@ -168,6 +170,7 @@ def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line o
     decision_ms: int,
     bank_ms: int,
     margin_ms: int,
+    backstop_ms: int,
     connect_timeout: float,
     sandbox: str,
     bot_limits: BotLimits,
@@ -201,7 +204,9 @@ def tournament_run(  # noqa: PLR0913, PLR0917 - one parameter per command-line o
             sessions=sessions,
             seed=secret_seed() if seed is None else seed,
             profile=profile,
-            time_limits=TimeLimits(decision_ms=decision_ms, session_bank_ms=bank_ms, margin_ms=margin_ms),
+            time_limits=TimeLimits(
+                decision_ms=decision_ms, session_bank_ms=bank_ms, margin_ms=margin_ms, backstop_ms=backstop_ms
+            ),
             connect_timeout_s=connect_timeout,
             workers=workers,
             sandbox=sandbox,
@@ -385,6 +390,12 @@ def status_lines(facts: dict[str, Any]) -> list[str]:
             f"  time limits: {limits['decision_ms']} ms per decision, bank {limits['session_bank_ms']} ms "
             f"per seat and session, margin {limits['margin_ms']} ms"
         ),
+        *(f"  {line}" for line in isolation_line(facts["isolation"])[1:]),
+        *(
+            [f"  a decision clocked in CPU ends on the wall at {limits['backstop_ms']} ms (its backstop)"]
+            if "cpu" in facts["isolation"].get("clocks", {}).values()
+            else []
+        ),
         f"  workers: {'one per two cores' if asked is None else asked} asked; executor {executor} ({when})",
         (
             f"  each worker: {facts['concurrency']} blocks in flight, bots restarted at most "
@@ -399,10 +410,17 @@ def _isolation(isolation: dict[str, Any]) -> str:
     if not isolation["isolated"]:
         return f"bots not isolated: {isolation['reason']}"
     limits = isolation["bot_limits"]
-    return (
-        f"bots isolated in every run (--sandbox {isolation['sandbox']}; each process at most "
-        f"{limits['memory_mb']} MiB, {limits['processes']} processes, {limits['open_files']} open files)"
-    )
+    if isolation.get("contained"):
+        each = (
+            f"each bot's processes together at most {limits['memory_mb']} MiB and {limits['processes']} "
+            f"processes, with an equal CPU share; each process {limits['open_files']} open files"
+        )
+    else:
+        each = (
+            f"each process at most {limits['memory_mb']} MiB, {limits['processes']} processes, "
+            f"{limits['open_files']} open files"
+        )
+    return f"bots isolated in every run (--sandbox {isolation['sandbox']}; {each})"
 
 
 def _seed(seed: int | None) -> str:

@@ -103,7 +103,8 @@ class TournamentConfig:
 def time_limits_from_json(data: Mapping[str, Any] | None) -> TimeLimits:
     """Read stored ``time_limits``: a missing key takes :class:`TimeLimits`' default.
 
-    So a config stored before ``margin_ms`` was written loads with no margin (0 ms).
+    So a config stored before ``margin_ms`` was written loads with no margin (0 ms), and
+    one without ``backstop_ms`` (written only when it is set) with the default backstop.
     """
     return TimeLimits(**(data or {}))
 
@@ -144,6 +145,7 @@ _WRITE: Final[Mapping[str, Callable[[Any], object]]] = {
         "decision_ms": limits.decision_ms,
         "session_bank_ms": limits.session_bank_ms,
         "margin_ms": limits.margin_ms,
+        **({"backstop_ms": limits.backstop_ms} if limits.backstop_ms else {}),
     },
     "profile": lambda profile: profile.to_json(ladder_as_list=True),  # the store sorts keys
     "fault_policy": lambda policy: None if policy is None else policy.value,

@@ -14,23 +14,31 @@ from tournaments.errors import RunnerError
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["SANDBOX_MODES", "BotLimits"]
+__all__ = ["LOCAL_ON_THE_WALL", "SANDBOX_MODES", "BotLimits"]
 
 SANDBOX_MODES = ("auto", "on", "off")
 """``--sandbox``: ``auto`` isolates the bots where bubblewrap works (a warning otherwise),
 ``on`` refuses to start without it, ``off`` runs them as plain processes."""
 
 
+LOCAL_ON_THE_WALL = "local bots clocked on the wall"
+"""Said in a run's record of what it did not contain (``tournaments.uncontained``) when it could not
+read its local bots' CPU either, so that they were on the wall clock."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BotLimits:
-    """What each sandboxed bot process may use (``--bot-memory``, ``--bot-processes``, ``--bot-files``).
+    """What each bot process may use (``--bot-memory``, ``--bot-processes``, ``--bot-files``).
 
-    ``memory_mb`` caps the memory the process allocates (its data segment and anonymous
-    mappings: ``RLIMIT_DATA``, which Python, Node.js and C programs all respect), and its
-    ``/tmp`` holds at most as much again; ``processes`` caps the processes and threads it
-    runs at once (``RLIMIT_NPROC``); ``open_files`` its file descriptors (``RLIMIT_NOFILE``).
-    A bot that reaches one sees an allocation, a fork or an open fail; its exit is then
-    explained in one line (:func:`explain_exit`).
+    Where its host can make cgroups (:mod:`tournaments.play.containment`), ``memory_mb``
+    and ``processes`` hold for the bot process and everything it starts together: its
+    memory, its ``/tmp`` included, with no swap, and its processes and threads. Inside
+    the sandbox each process also has them as its own limits (``RLIMIT_DATA``, the data
+    segment and anonymous mappings, which Python, Node.js and C programs all respect, its
+    ``/tmp`` at most as much again; ``RLIMIT_NPROC``), the only ones where there is no
+    cgroup; ``open_files`` caps each process's file descriptors (``RLIMIT_NOFILE``). A bot
+    that reaches one sees an allocation, a fork or an open fail (or, past the memory of
+    its group, one of its processes killed); its exit is then explained in one line.
     """
 
     memory_mb: int = 2048

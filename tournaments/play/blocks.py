@@ -29,6 +29,10 @@ if TYPE_CHECKING:
     from referee.server import ServerLimits
 
 
+IN_PROCESS_CORES = 1.0
+"""Bots played in process decide in the player's thread, one at a time: one core's CPU at most."""
+
+
 @dataclass(frozen=True, slots=True)
 class BlockRun:
     """One block to play, self-contained so that any worker with a referee can play it.
@@ -94,7 +98,8 @@ def finish_session(spec: BlockRun, rotation: int, outcome: SessionOutcome) -> Fi
     """A played session's result and log payload (pure).
 
     Chips are the seats' final balances; each of w winners gets win share 1/w; each seat
-    counts the decisions it was asked and those the referee played for it; each deal
+    counts the decisions it was asked and those the referee played for it, and the CPU
+    they were charged on the CPU clock (and how many were on it); each deal
     a seat declared in adds a declaration (contract, made or failed; in a profile with a
     pool, also the chips taken from the pool, the widow, the peep and the cards exchanged),
     as the match core saw it settle (:class:`referee.match.Declared`).
@@ -116,11 +121,15 @@ def finish_session(spec: BlockRun, rotation: int, outcome: SessionOutcome) -> Fi
         )
     share = 1 / len(record.winners) if record.winners else 0.0
     asked, substituted = [0] * len(seating), [0] * len(seating)
+    cpu_us, clocked = [0] * len(seating), [0] * len(seating)
     for deal in outcome.decisions:
         for decision in deal:
             if not decision.forced:
                 asked[decision.seat] += 1
                 substituted[decision.seat] += decision.fault is not None
+                if decision.cpu_ms is not None:
+                    clocked[decision.seat] += 1
+                    cpu_us[decision.seat] += round(decision.cpu_ms * 1000)
     seats = tuple(
         SeatResult(
             seat=seat,
@@ -131,6 +140,8 @@ def finish_session(spec: BlockRun, rotation: int, outcome: SessionOutcome) -> Fi
             faults=sum(1 for fault in faults if fault.seat == seat),
             asked=asked[seat],
             substituted=substituted[seat],
+            cpu_us=cpu_us[seat],
+            clocked=clocked[seat],
         )
         for seat, bot in enumerate(seating)
     )
@@ -187,6 +198,8 @@ def _decision_json(decision: Decision) -> dict[str, Any]:
         "seat": decision.seat,
         "latency_ms": round(decision.latency_ms, 3),
     }
+    if decision.cpu_ms is not None:
+        item["cpu_ms"] = round(decision.cpu_ms, 3)
     if decision.fault is not None:
         item["fault"] = decision.fault
     if decision.forced:
@@ -205,8 +218,10 @@ def play_block_in_process(
     ``bots`` maps each bot name to a factory of :class:`clients.sdk.Bot` (one instance
     per seat and session, as the SDK makes them), answering through
     :class:`clients.sdk.local.LocalBot`. The sessions are the referee's: the same table
-    ids, clocks (on each decision's measured think time), fault policy, fault limit and
-    forced moves as over gRPC, so the same bots' choices give the same records and faults.
+    ids, clocks (each bot on the CPU clock, as a local bot in a tournament: the CPU its
+    decision took in this thread, with its think time on the wall as the backstop's),
+    fault policy, fault limit and forced moves as over gRPC, so the same bots' choices
+    give the same records and faults.
     ``limits`` are the referee's (its fault limit and reconnect grace); None plays with
     the match core's defaults, which are the referee's own (tests/test_import_graph.py
     checks it), without importing the referee's server and so grpc.
@@ -221,7 +236,9 @@ def play_block_in_process(
             )
         for name in dict.fromkeys(spec.block.seating(rotation)):
             local = LocalBot(bots[name], rules=spec.profile)
-            simulation.add_bot(name, local.respond, listening=local.listening, on_tell=local.tell)
+            simulation.add_bot(
+                name, local.respond, listening=local.listening, on_tell=local.tell, cores=IN_PROCESS_CORES
+            )
         [outcome] = simulation.play(spec.session(rotation))
         finished.append(finish_session(spec, rotation, outcome))
     return finished

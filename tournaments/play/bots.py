@@ -16,6 +16,14 @@ decisions as faults (the tournament goes on). Stopping sends SIGTERM to the proc
 :class:`clients.supervisor.Supervisor`'s; a bot process adds its command (sandboxed or
 not), its log file with an exit mark at each exit, and the wait for its connection.
 
+With a cgroup (:class:`~tournaments.play.containment.BotCgroup`) the process and
+everything it starts run in it, whatever restarts it takes: the host's limits hold for the
+whole tree, its CPU is read from the group (:meth:`BotProcess.cpu_ms`, the referee's CPU
+clock; from ``/proc`` without one), what an earlier process left running is killed
+before the next starts, and stopping kills the whole tree. A limit the tree reached (the
+kernel's counts say so) is said once in the bot's log and as a warning, and explains an
+exit.
+
 Every failure to start (no such command, an exit before connecting, no connection within
 the timeout) is a :class:`RunnerError` whose ``str()`` is one line naming the bot, and the
 referee's reason when it refused the bot. Each exit is a :class:`BotExit`: its status and
@@ -39,6 +47,7 @@ import structlog
 
 from clients.supervisor import StopSequence, Supervisor, stop_process
 from tournaments.errors import OutputError, RunnerError, writing
+from tournaments.play.containment import ENTER_FAILED, ProcessTreeCpu, cpu_from_proc
 from tournaments.play.sandbox import (
     ADDRESS_ENV,
     TOKEN_ENV,
@@ -47,8 +56,12 @@ from tournaments.play.sandbox import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from referee.wire.stream import RefusalReason
     from tournaments.plan.entries import BotEntry
+    from tournaments.plan.isolation import BotLimits
+    from tournaments.play.containment import BotCgroup
     from tournaments.play.sandbox import Sandbox
 
 __all__ = [
@@ -120,7 +133,8 @@ class BotProcess:
     a watcher restarts the process whenever it exits, at most ``max_restarts`` times.
     ``identity`` is its name at the referee (the entry's name by default); ``address``
     the referee's gRPC target. With ``sandbox`` the process runs isolated and ``address``
-    must be a Unix-domain socket (``unix:PATH``), which the sandbox shows it.
+    must be a Unix-domain socket (``unix:PATH``), which the sandbox shows it. With
+    ``cgroup`` it runs contained, under ``limits`` (the host's ``--bot-*`` limits).
     """
 
     def __init__(  # noqa: PLR0913 - one keyword per setting, all needed
@@ -134,10 +148,17 @@ class BotProcess:
         log_limit_bytes: int = _LOG_LIMIT_BYTES,
         identity: str | None = None,
         sandbox: Sandbox | None = None,
+        cgroup: BotCgroup | None = None,
+        limits: BotLimits | None = None,
     ) -> None:
         self.entry = entry
         self.identity = identity or entry.name
         self.sandbox = sandbox
+        self.cgroup = cgroup
+        self.limits = limits if limits is not None else None if sandbox is None else sandbox.limits
+        self._tree = ProcessTreeCpu(lambda: self.pid) if cgroup is None else None
+        self._counts = (0, 0)
+        """The group's counts of limits reached when last said (or when the process started)."""
         self.address = address
         self.token = token
         self.log_path = log_path
@@ -200,6 +221,32 @@ class BotProcess:
         """The last line the bot wrote (stdout or stderr), or an empty string."""
         return self._tail[-1] if self._tail else ""
 
+    @property
+    def cpu_meter(self) -> Callable[[], float | None] | None:
+        """How the referee reads its CPU (:meth:`cpu_ms`); None where it cannot (no cgroup, no ``/proc``)."""
+        return self.cpu_ms if self.cgroup is not None or cpu_from_proc() else None
+
+    def cpu_ms(self) -> float | None:
+        """The CPU its process tree has spent so far (ms), for the referee's CPU clock; None if unreadable.
+
+        Its cgroup's count (every process it ran, restarts too), else ``/proc``'s for the
+        process running now and its descendants (:class:`~tournaments.play.containment.ProcessTreeCpu`).
+        """
+        if self.cgroup is not None:
+            return self.cgroup.cpu_ms()
+        assert self._tree is not None  # noqa: S101 - made where there is no cgroup
+        return self._tree()
+
+    def _reached(self) -> str:
+        """The limit its group reached since it was last said (""), and say it from now on."""
+        cgroup, limits = self.cgroup, self.limits
+        if cgroup is None or limits is None:
+            return ""
+        counts = cgroup.counts()
+        reached = cgroup.reached(limits, counts, self._counts)
+        self._counts = counts
+        return reached
+
     async def start(self, referee: Referee, *, connect_timeout: float = 30.0) -> None:
         """Launch the process and wait until it connects to ``referee``.
 
@@ -218,12 +265,14 @@ class BotProcess:
     def _command(self) -> tuple[tuple[str, ...], dict[str, str], Path | None]:
         """The argv, environment and working folder that start the bot (in its sandbox, if any)."""
         entry = self.entry
+        cgroup = self.cgroup
         if self.sandbox is None:
             env = dict(os.environ)
             env[ADDRESS_ENV] = self.address
             env[TOKEN_ENV] = self.token
             env.setdefault("PYTHONUNBUFFERED", "1")
-            return entry.command, env, entry.cwd
+            command = entry.command if cgroup is None else tuple(cgroup.command(entry.command))
+            return command, env, entry.cwd
         argv, env = self.sandbox.bot(
             entry.command,
             name=entry.name,
@@ -231,7 +280,7 @@ class BotProcess:
             socket=Path(self.address.removeprefix("unix:")),
             token=self.token,
         )
-        return tuple(argv), env, None
+        return tuple(argv if cgroup is None else cgroup.command(argv)), env, None
 
     def _exit(self, process: asyncio.subprocess.Process) -> BotExit:
         """The exit of ``process`` (once it has exited) as a value, worked out once per process.
@@ -246,15 +295,24 @@ class BotProcess:
         if refused is not None:
             reason, message = refused
             value = BotExit(status, refusal=f"({reason.name}): {message}")
+        elif self.cgroup is not None and status == ENTER_FAILED and not self._tail:
+            value = BotExit(status, why=f"it could not enter its {self.cgroup.kind} group")
         else:
+            reached = self._reached()
             limits = None if self.sandbox is None else self.sandbox.limits
-            value = BotExit(status, why=explain_exit(status, self._tail, limits))
+            why = reached or explain_exit(status, self._tail, limits)
+            if reached and status < 0:
+                why = f"{explain_exit(status, (), None)}: {reached}"
+            value = BotExit(status, why=why)
         self._last_exit = (process, value)
         return value
 
     async def _launch(self) -> asyncio.subprocess.Process:
         entry = self.entry
         argv, env, cwd = self._command()
+        if self.cgroup is not None:  # what an earlier process of its left running goes first
+            await asyncio.to_thread(self.cgroup.kill)
+            self._counts = self.cgroup.counts()
         if self._referee is not None:
             self._referee.take_refusal(self.identity)  # an earlier process's: not the new one's to report
         try:
@@ -280,6 +338,8 @@ class BotProcess:
         try:
             with writing(self.log_path), self.log_path.open("ab") as file:
                 where = "" if self.sandbox is None else "in a sandbox: "
+                if self.cgroup is not None:
+                    where += f"in a {self.cgroup.kind} group: "
                 file.write(f"--- {where}{' '.join(entry.command)} (pid {process.pid})\n".encode())
         except OutputError:  # its log cannot be kept (a full disk): the process is not left running
             await stop_process(process, StopSequence(grace_s=0.0, group=True))
@@ -398,9 +458,24 @@ class BotProcess:
         self._log.warning("bot ignored SIGTERM; killing it", grace_s=grace_s)
 
     async def stop(self, grace: float = _STOP_GRACE_S) -> None:
-        """Stop the process for good: SIGTERM to its group, SIGKILL after ``grace`` seconds."""
+        """Stop the process for good: SIGTERM to its group, SIGKILL after ``grace`` seconds.
+
+        With a cgroup, whatever is left in it is killed and the group removed; a limit it
+        reached since it was last said is said now.
+        """
         await self._supervisor.stop(StopSequence(grace_s=grace, group=True))
         await self._close_pump()
+        if self.cgroup is not None:
+            reached = self._reached()
+            if reached:
+                self._say_limit(reached)
+            await asyncio.to_thread(self.cgroup.remove)
+
+    def _say_limit(self, reached: str) -> None:
+        """Say in the bot's log and as a warning that it reached a limit (a process of it may live on)."""
+        self._log.warning(f"bot {self.name}: {reached}")
+        with contextlib.suppress(OSError), self.log_path.open("ab") as file:
+            file.write(f"--- {reached}\n".encode())
 
     async def _close_pump(self) -> None:
         if self._pump is not None:

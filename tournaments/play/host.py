@@ -9,7 +9,11 @@ is shown by the end of a deal, and a process that played a board's rotation 0 wo
 know every hand of its rotation 1. Each process's Welcome names it after its bot, so
 nothing it receives tells it which rotation it plays. With a sandbox
 (:mod:`tournaments.play.sandbox`) each process runs isolated and reaches the referee through
-the socket bound into its sandbox.
+the socket bound into its sandbox. Where cgroups can be made
+(:mod:`tournaments.play.containment`), each process, started at the host's start or
+entered later (:meth:`BlockHost.enter`), runs in a group of its own with the run's limits
+for its whole tree and an equal share of the CPU. The referee clocks every local bot
+process in its own CPU (its group's count, or ``/proc``'s), a remote bot on the wall.
 
 For each finished session the host encodes the log
 (:func:`~tournaments.store.logs.encode_log`) and hands the result and the log's bytes to
@@ -45,6 +49,7 @@ from tournaments.errors import EntryStartError, RunnerError
 from tournaments.plan.entries import BotEntry
 from tournaments.play.blocks import BlockRun, FinishedSession, finish_session
 from tournaments.play.bots import BotProcess, new_token
+from tournaments.play.containment import host_cgroups
 from tournaments.play.sandbox import Sandbox
 from tournaments.play.tables import HostTables, TableFollower, TableInPlay
 from tournaments.store.logs import encode_log
@@ -132,9 +137,9 @@ class BlockHost:
     ``hosting`` says where the referee also listens on TCP (for remote bots: none by
     default) and gives the tokens of entries without a command (remote bots, which
     connect by themselves). ``bot_log_suffix`` tells apart the bot logs of several hosts
-    of one tournament. ``sandbox`` isolates the bot processes (None: plain processes).
-    ``log_level`` is the referee's (:func:`quiet_logger`): the run's own, ``logging.INFO``
-    with ``nap -v``.
+    of one tournament. ``sandbox`` isolates the bot processes (None: plain processes);
+    ``contain`` puts each in a cgroup of its own where one can be made. ``log_level`` is
+    the referee's (:func:`quiet_logger`): the run's own, ``logging.INFO`` with ``nap -v``.
     """
 
     def __init__(  # noqa: PLR0913 - keywords
@@ -149,6 +154,7 @@ class BlockHost:
         sandbox: SandboxSpec | None = None,
         lanes: int | None = None,
         log_level: int = logging.WARNING,
+        contain: bool = True,
     ) -> None:
         self.config = config
         self.tournament = tournament
@@ -165,6 +171,7 @@ class BlockHost:
         self._suffix = bot_log_suffix
         self._sandbox = sandbox
         self._lanes = config.table_size if lanes is None else lanes
+        self._cgroups = host_cgroups() if contain else None
         self._folder: Path | None = None
         self._bots: dict[str, str] = {}
         """Each referee identity's bot: ``peel#2`` is peel's process for rotation 2."""
@@ -237,22 +244,33 @@ class BlockHost:
         entered = self._entered[entry.name] = self._entered.get(entry.name, 0) + 1
         base = self._base[entry.name] = entry.name if entered == 1 else f"{entry.name}~{entered}"
         processes = []
+        limits = self.config.bot_limits
         for lane in range(self._lanes):
             identity = _identity(base, lane)
             token = new_token()
-            self.referee.add_bot(name=identity, token=token, shown_as=entry.name)
-            self._bots[identity] = entry.name
-            processes.append(
-                BotProcess(
-                    entry,
-                    identity=identity,
-                    address=f"unix:{socket}",
-                    token=token,
-                    log_path=bots / f"{entry.name}{self._suffix}-r{lane}.log",
-                    max_restarts=self.config.max_restarts,
-                    sandbox=self._made_sandbox,
-                )
+            cgroup = None
+            if self._cgroups is not None:
+                try:
+                    cgroup = self._cgroups.bot(identity, limits)
+                except OSError as exc:
+                    msg = (
+                        f"bot {entry.name}: cannot make its {self._cgroups.kind} group: {exc.strerror or exc}"
+                    )
+                    raise RunnerError(msg) from exc
+            process = BotProcess(
+                entry,
+                identity=identity,
+                address=f"unix:{socket}",
+                token=token,
+                log_path=bots / f"{entry.name}{self._suffix}-r{lane}.log",
+                max_restarts=self.config.max_restarts,
+                sandbox=self._made_sandbox,
+                cgroup=cgroup,
+                limits=limits,
             )
+            self.referee.add_bot(name=identity, token=token, shown_as=entry.name, cpu=process.cpu_meter)
+            self._bots[identity] = entry.name
+            processes.append(process)
         self.processes += processes
         return processes
 
@@ -369,11 +387,13 @@ class BlockHost:
         await self.play_block(run, finished)
 
     async def stop(self) -> None:
-        """Stop the bots first (so none is restarted), then the referee; remove its socket."""
+        """Stop the bots first (so none is restarted), then the referee; remove its socket and groups."""
         await asyncio.gather(*(p.stop() for p in self.processes), return_exceptions=True)
         with contextlib.suppress(Exception):
             await self.referee.stop(grace=0.5)
         self._remove_folder()
+        if self._cgroups is not None:
+            await asyncio.to_thread(self._cgroups.close)
 
     def _remove_folder(self) -> None:
         if self._folder is not None:

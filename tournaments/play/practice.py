@@ -71,7 +71,9 @@ class CheckReport:
     """What a practice run showed about one bot.
 
     ``latency_ms`` holds the p50, p90, p99 and max of its decision latency in
-    milliseconds (empty when it made no decision); ``error`` is set when the bot could not
+    milliseconds (empty when it made no decision), ``cpu_ms`` the same of the CPU its
+    decisions were charged on the CPU clock (empty when none was on it: where the
+    referee cannot read its CPU); ``error`` is set when the bot could not
     be run at all (no such command, never connected). ``exits`` are the exit statuses of
     its process when it ended on its own, ``last_output`` the last lines it wrote (stdout
     and stderr), ``opponents`` who sat with it, ``baseline`` the reference's score.
@@ -90,6 +92,7 @@ class CheckReport:
     baseline: BaselineScore | None = None
     exit_reasons: tuple[str, ...] = ()
     """Why each exit happened, where its status or last lines said (a limit reached): "" otherwise."""
+    cpu_ms: dict[str, float] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -108,6 +111,7 @@ class CheckReport:
             "sessions": self.sessions,
             "decisions": self.decisions,
             "latency_ms": self.latency_ms,
+            "cpu_ms": self.cpu_ms,
             "faults": self.faults,
             "chips_per_session": self.chips_per_session,
             "error": self.error,
@@ -268,6 +272,7 @@ def _chips(result: SessionResult, bot: str) -> int:
 
 def _report(bot: str, store: Store, tournament: int) -> CheckReport:
     latencies: list[float] = []
+    cpu: list[float] = []
     faults: Counter[str] = Counter()
     chips = 0
     rows = store.find_sessions(tournament=tournament)
@@ -275,21 +280,27 @@ def _report(bot: str, store: Store, tournament: int) -> CheckReport:
         seat = row.bots.index(bot)
         log = decode_log(store.log(row.id), name=f"the log of session {row.id}")
         for deal in cast("list[list[dict[str, Any]]]", log["decisions"]):
-            latencies.extend(
-                float(d["latency_ms"]) for d in deal if d["seat"] == seat and not d.get("forced")
-            )
+            asked = [d for d in deal if d["seat"] == seat and not d.get("forced")]
+            latencies.extend(float(d["latency_ms"]) for d in asked)
+            cpu.extend(float(d["cpu_ms"]) for d in asked if d.get("cpu_ms") is not None)
     for result in store.session_results(tournament):
         chips += _chips(result, bot)
         faults.update(fault.kind for fault in result.faults if fault.bot == bot)
-    latency: dict[str, float] = {}
-    if latencies:
-        latencies.sort()
-        cut = (
-            statistics.quantiles(latencies, n=100, method="inclusive")
-            if len(latencies) > 1
-            else latencies * 99
-        )
-        latency = {"p50": cut[49], "p90": cut[89], "p99": cut[98], "max": latencies[-1]}
     return CheckReport(
-        bot, len(rows), len(latencies), latency, dict(faults), chips / len(rows) if rows else 0.0
+        bot,
+        len(rows),
+        len(latencies),
+        _spread(latencies),
+        dict(faults),
+        chips / len(rows) if rows else 0.0,
+        cpu_ms=_spread(cpu),
     )
+
+
+def _spread(values: list[float]) -> dict[str, float]:
+    """The p50, p90, p99 and max of ``values`` (none when there are none)."""
+    if not values:
+        return {}
+    values = sorted(values)
+    cut = statistics.quantiles(values, n=100, method="inclusive") if len(values) > 1 else values * 99
+    return {"p50": cut[49], "p90": cut[89], "p99": cut[98], "max": values[-1]}

@@ -40,9 +40,11 @@ from referee.server import ServerLimits
 from tournaments.errors import ArenaError, LogError, RunnerError, StoreError, TournamentInterrupted
 from tournaments.plan.candidate_match import MatchMonitor
 from tournaments.plan.config import TournamentConfig
+from tournaments.plan.isolation import LOCAL_ON_THE_WALL
 from tournaments.plan.scheduler import BlockSpec, check_table_size, match_schedule, schedule
 from tournaments.play.blocks import BlockRun
 from tournaments.play.commands import resume_command
+from tournaments.play.containment import containment_problem, cpu_from_proc
 from tournaments.play.entrants import recheck
 from tournaments.play.executors.base import Executor, PlayContext, play_blocks
 from tournaments.play.executors.local import LocalExecutor, default_workers
@@ -71,6 +73,7 @@ __all__ = [
     "resume_tournament_async",
     "run_tournament",
     "run_tournament_async",
+    "uncontained",
 ]
 
 _log = structlog.get_logger("nap.runner")
@@ -441,6 +444,7 @@ async def _run_blocks(run: _Run, runs: Sequence[BlockRun], commit: _Committer) -
     than ``finished`` with sessions missing.
     """
     options, store, tournament = run.options, run.store, run.tournament
+    _contain(run)
     context = PlayContext(
         setup=WorkerSetup(
             run.config,
@@ -460,6 +464,35 @@ async def _run_blocks(run: _Run, runs: Sequence[BlockRun], commit: _Committer) -
     if unplayed > 0 and (commit.monitor is None or not commit.monitor.decided):
         msg = f"the {options.executor.name} executor returned with {unplayed} sessions unplayed"
         raise RunnerError(msg)
+
+
+def uncontained(bots: Sequence[BotEntry], problem: str | None, *, proc: bool) -> str | None:
+    """What a run of ``bots`` neither contains nor clocks in its CPU, and why (None: nothing).
+
+    ``problem`` is why no cgroup can be made here (:func:`containment_problem`; None when
+    one can); ``proc`` whether a process tree's CPU can be read from ``/proc`` instead.
+    Local bots not contained keep each process's own limits and are clocked in their CPU
+    from ``/proc`` (on the wall where there is none); remote bots are neither contained nor
+    clocked in their CPU: they are on the wall clock.
+    """
+    remote = [bot.name for bot in bots if not bot.command]
+    reasons = []
+    if problem is not None and len(remote) < len(bots):
+        clock = "their CPU read from /proc" if proc else LOCAL_ON_THE_WALL
+        reasons.append(f"bots not contained ({problem}): each process has its own limits, {clock}")
+    if remote:
+        reasons.append(f"remote bots are not contained, and clocked on the wall: {', '.join(remote)}")
+    return "; ".join(reasons) or None
+
+
+def _contain(run: _Run) -> None:
+    """Say once, and record in the store, what this run neither contains nor clocks in its CPU."""
+    problem = containment_problem()
+    reason = uncontained(run.config.bots, problem, proc=cpu_from_proc())
+    if problem is not None and any(bot.command for bot in run.config.bots):
+        _log.warning(f"bots not contained: {problem} (docs/security.md)")
+    if reason is not None:
+        run.store.mark_uncontained(run.tournament, reason)
 
 
 def _isolate(run: _Run) -> SandboxSpec | None:

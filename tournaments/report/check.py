@@ -21,8 +21,9 @@ def check_lines(report: CheckReport) -> list[str]:
     else:
         latency = ", ".join(f"{k} {v:.1f} ms" for k, v in report.latency_ms.items()) or "no decisions"
         faults = ", ".join(f"{n} {kind}" for kind, n in sorted(report.faults.items())) or "none"
+        cpu = ", ".join(f"{k} {v:.1f} ms" for k, v in report.cpu_ms.items())
         lines += [
-            f"  {report.decisions} decisions; latency: {latency}",
+            f"  {report.decisions} decisions; latency: {latency}" + (f"; its own CPU: {cpu}" if cpu else ""),
             f"  faults: {faults}",
             f"  score: {report.chips_per_session:+.1f} chips/session",
         ]

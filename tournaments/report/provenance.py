@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 from referee.rules import DEFAULT_PROFILE
 from tournaments.errors import RunnerError
 from tournaments.plan.config import stored_profile, time_limits_from_json
-from tournaments.plan.isolation import BotLimits
+from tournaments.plan.isolation import LOCAL_ON_THE_WALL, BotLimits
+from tournaments.store.schema import UNCONTAINED_BEFORE
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -66,7 +67,9 @@ def isolation_record(row: TournamentRow) -> dict[str, Any]:
 
     ``sandbox`` is the ``--sandbox`` mode asked for, ``bot_limits`` each isolated bot
     process's limits; ``isolated`` is false once a run played a bot without isolation
-    (a remote bot, ``--sandbox off``, no bubblewrap), ``reason`` says why.
+    (a remote bot, ``--sandbox off``, no bubblewrap), ``reason`` says why. ``contained``
+    is false once a run played a local bot outside a cgroup of its own or a remote bot,
+    ``containment`` says why; ``clocks`` is each bot's clock (:func:`bot_clocks`).
     """
     config: Mapping[str, Any] = row.config
     return {
@@ -74,7 +77,23 @@ def isolation_record(row: TournamentRow) -> dict[str, Any]:
         "reason": row.unisolated,
         "sandbox": config.get("sandbox", "auto"),
         "bot_limits": BotLimits.from_json(config.get("bot_limits")).to_json(),
+        "contained": row.uncontained is None,
+        "containment": row.uncontained,
+        "clocks": bot_clocks(row),
     }
+
+
+def bot_clocks(row: TournamentRow) -> dict[str, str]:
+    """The clock each bot's decisions ran on (``cpu`` or ``wall``), in every run of ``row``'s tournament.
+
+    A remote bot is on the wall clock; a local bot on its own CPU unless a run could not
+    read it (:data:`~tournaments.plan.isolation.LOCAL_ON_THE_WALL`), or the tournament
+    was played before bots were clocked in their CPU (its file upgraded).
+    """
+    uncontained = row.uncontained or ""
+    local = "wall" if uncontained == UNCONTAINED_BEFORE or LOCAL_ON_THE_WALL in uncontained else "cpu"
+    config: Mapping[str, Any] = row.config
+    return {str(bot.get("name")): local if bot.get("command") else "wall" for bot in config.get("bots", [])}
 
 
 def shown_seed(row: TournamentRow) -> int | None:
@@ -124,6 +143,7 @@ def describe_tournament(  # noqa: PLR0913 - each a separate fact from the store
             "decision_ms": limits.decision_ms,
             "session_bank_ms": limits.session_bank_ms,
             "margin_ms": limits.margin_ms,
+            "backstop_ms": limits.backstop,
         },
         "executor": None
         if usage is None

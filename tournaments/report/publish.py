@@ -374,12 +374,28 @@ def load_warnings(load: Mapping[str, Any] | None) -> list[str]:
 
 
 def isolation_line(isolation: Mapping[str, Any] | None) -> list[str]:
-    """One sentence on whether the bots ran isolated (none when that was not recorded)."""
+    """A sentence on whether the bots ran isolated, one on their containment and clocks (none unrecorded)."""
     if isolation is None:
         return []
     if isolation["isolated"]:
-        return ["Bots ran isolated in every run (docs/security.md)."]
-    return [f"Bots not isolated: {isolation['reason']} (docs/security.md)."]
+        lines = ["Bots ran isolated in every run (docs/security.md)."]
+    else:
+        lines = [f"Bots not isolated: {isolation['reason']} (docs/security.md)."]
+    clocks = isolation.get("clocks")
+    if clocks is None:  # recorded before bots were contained and clocked in their CPU
+        return lines
+    by_clock = {clock: [bot for bot, its in clocks.items() if its == clock] for clock in ("cpu", "wall")}
+    said = [
+        f"{where} ({', '.join(bots)})"
+        for where, bots in (("in their own CPU", by_clock["cpu"]), ("on the wall", by_clock["wall"]))
+        if bots
+    ]
+    clocked = f"Decisions clocked {' and '.join(said)}" if said else "No decision clocked"
+    if isolation.get("contained"):
+        lines.append(f"{clocked}; each bot's processes contained as a whole in every run (docs/security.md).")
+    else:
+        lines.append(f"{clocked}; not contained in every run: {isolation['containment']} (docs/security.md).")
+    return lines
 
 
 def _fair_play_markdown(standings: Standings, isolation: Mapping[str, Any] | None) -> list[str]:
@@ -409,10 +425,11 @@ def to_json(
     :func:`tournaments.report.provenance.describe_tournament`); None when it is not known.
 
     Bots come in ranking order with their ``rank``. Interval ends (``low``, ``high``),
-    ``warning``, ``tied``, ``los``, ``mean_cards_exchanged``, ``match`` and ``rotation_test``
-    (the rotation check's method, alpha and minimum of blocks) are written for convenience
-    and ignored by ``from_json``. ``has_pool`` and each bot's ``declarer_pool``
-    are written only where the standings show the pool records (:attr:`Standings.shows_pool`).
+    ``warning``, ``tied``, ``los``, ``mean_cards_exchanged``, ``cpu_ms_per_decision``,
+    ``match`` and ``rotation_test`` (the rotation check's method, alpha and minimum of
+    blocks) are written for convenience and ignored by ``from_json``. ``has_pool`` and each
+    bot's ``declarer_pool`` are written only where the standings show the pool records
+    (:attr:`Standings.shows_pool`).
     """
 
     def bot(line: BotStanding) -> dict[str, Any]:
@@ -437,6 +454,9 @@ def to_json(
             **({"declarer_pool": _pool_json(line)} if pool else {}),
             "rotation_edge": None if line.rotation_edge is None else line.rotation_edge.to_json(),
             "rotation_flagged": line.rotation_flagged,
+            "cpu_us": line.cpu_us,
+            "clocked": line.clocked,
+            "cpu_ms_per_decision": line.cpu_ms_per_decision,
         }
 
     pool = standings.shows_pool
@@ -523,6 +543,8 @@ def from_json(data: dict[str, Any]) -> Standings:
                 rotation_flagged=bool(line.get("rotation_flagged", False)),
                 asked=int(line.get("asked", 0)),
                 substituted=int(line.get("played_by_referee", 0)),
+                cpu_us=int(line.get("cpu_us", 0)),
+                clocked=int(line.get("clocked", 0)),
             )
             for line in data["bots"]
         ),

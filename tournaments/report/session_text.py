@@ -160,11 +160,17 @@ def exchange_words(count: int, fee: int) -> str:
 
 
 def decision_note(decision: Mapping[str, object] | None) -> str:
-    """How long the bot took, and its fault if the referee replaced its answer: `` (0.8 ms)``."""
+    """How long the bot took, the CPU it was charged, its fault: `` (0.8 ms, CPU 0.5 ms)``.
+
+    The CPU appears where the bot was on the CPU clock (the log's ``cpu_ms``).
+    """
     if decision is None:
         return ""
     latency = decision.get("latency_ms")
     parts = [f"{float(str(latency)):.1f} ms"] if latency is not None else []
+    cpu = decision.get("cpu_ms")
+    if cpu is not None:
+        parts.append(f"CPU {float(str(cpu)):.1f} ms")
     fault = decision.get("fault")
     if fault:
         parts.append(f"fault: {fault}")

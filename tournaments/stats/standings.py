@@ -107,7 +107,11 @@ class BotStanding:
     its first (None: no complete block), and ``rotation_flagged`` says that the edge is
     above zero by the rotation check's test (:mod:`tournaments.stats.rotation_check`).
     ``asked`` counts the decisions asked of it and ``substituted`` those the referee
-    played for it (both 0 for sessions stored before they were counted).
+    played for it (both 0 for sessions stored before they were counted); ``cpu_us`` is the
+    CPU its decisions were charged on the CPU clock, ``clocked`` how many were on it
+    (:attr:`cpu_ms_per_decision`). The CPU is the machine's figure, not the bots' result:
+    the standings files show it in their JSON only, so that the rest stays byte for byte
+    the same on any machine and under any load.
     """
 
     bot: str
@@ -126,6 +130,13 @@ class BotStanding:
     rotation_flagged: bool = False
     asked: int = 0
     substituted: int = 0
+    cpu_us: int = 0
+    clocked: int = 0
+
+    @property
+    def cpu_ms_per_decision(self) -> float | None:
+        """The mean CPU of its decisions on the CPU clock, in ms (None: none was on it)."""
+        return self.cpu_us / self.clocked / 1000 if self.clocked else None
 
     @property
     def played_by_referee(self) -> float | None:
@@ -291,6 +302,8 @@ def _bot_standing(bot: str, totals: BotTotals, tally: Tally, rating: float) -> B
         ),
         asked=totals.asked,
         substituted=totals.substituted,
+        cpu_us=totals.cpu_us,
+        clocked=totals.clocked,
     )
 
 

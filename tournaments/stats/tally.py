@@ -165,6 +165,10 @@ class BotTotals:
     """Decisions asked of the bot (:attr:`~tournaments.results.SeatResult.asked`), summed over sessions."""
     substituted: int = 0
     """Of those, the ones the referee played for it."""
+    cpu_us: int = 0
+    """The CPU its decisions were charged on the CPU clock, in microseconds, summed over sessions."""
+    clocked: int = 0
+    """Its asked decisions on the CPU clock, summed over sessions."""
     rotation_blocks: int = 0
     """Complete blocks, each giving one rotation edge (:func:`rotation_edge_units`)."""
     rotation_edge: int = 0
@@ -374,6 +378,8 @@ def session_change(result: SessionResult, before: Mapping[str, BlockSeat], *, sc
             **{column: getattr(pool, figure) for figure, column in POOL_COLUMNS.items()},
             asked=seat.asked,
             substituted=seat.substituted,
+            cpu_us=seat.cpu_us,
+            clocked=seat.clocked,
         )
     if _completes(result, block):
         for seat in result.seats:

@@ -77,7 +77,9 @@ class TournamentRow:
     """A tournament; timestamps are ISO 8601 in UTC, ``finished_at`` is None while running.
 
     ``unisolated`` is None while every run of the tournament ran its bots isolated, else
-    the reason the first run that did not gave (:meth:`Store.mark_unisolated`).
+    the reason the first run that did not gave (:meth:`Store.mark_unisolated`);
+    ``uncontained`` likewise for the containment of each local bot's process tree and its
+    CPU clock (:meth:`Store.mark_uncontained`).
     """
 
     id: int
@@ -88,6 +90,7 @@ class TournamentRow:
     created_at: str
     finished_at: str | None
     unisolated: str | None = None
+    uncontained: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -412,11 +415,20 @@ def _results(conn: sqlite3.Connection, where: str, params: Sequence[object]) -> 
             msg = f"session {session_id} has a fault this version cannot read: {exc}"
             raise StoreError(msg) from exc
     seats: dict[int, list[SeatResult]] = defaultdict(list)
-    for session_id, seat, bot, chips, share, count, asked, substituted in conn.execute(
+    for session_id, seat, bot, chips, share, count, asked, substituted, cpu_us, clocked in conn.execute(
         sql.SEATS_OF_SESSIONS.format(where=where), params
     ):
         seat_result = SeatResult(
-            seat, bot, chips, share, tuple(declarations[session_id, seat]), count, asked, substituted
+            seat,
+            bot,
+            chips,
+            share,
+            tuple(declarations[session_id, seat]),
+            count,
+            asked,
+            substituted,
+            cpu_us=cpu_us,
+            clocked=clocked,
         )
         seats[session_id].append(seat_result)
     return {
@@ -444,18 +456,38 @@ def _bot_row(row: Row) -> BotRow:
 
 
 def _tournament_row(row: Row) -> TournamentRow:
-    tournament_id, name, config, seed, status, created_at, finished_at, unisolated = row
+    tournament_id, name, config, seed, status, created_at, finished_at, unisolated, uncontained = row
     return TournamentRow(
-        tournament_id, name, json.loads(config), seed, status, created_at, finished_at, unisolated
+        tournament_id,
+        name,
+        json.loads(config),
+        seed,
+        status,
+        created_at,
+        finished_at,
+        unisolated,
+        uncontained,
     )
 
 
 def _insert_seats(conn: sqlite3.Connection, session_id: int, result: SessionResult) -> None:
     conn.executemany(
-        "INSERT INTO seat_results (session_id, seat, bot, chips, win_share, faults, asked, substituted)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO seat_results"
+        " (session_id, seat, bot, chips, win_share, faults, asked, substituted, cpu_us, clocked)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
-            (session_id, s.seat, s.bot, s.chips, s.win_share, s.faults, s.asked, s.substituted)
+            (
+                session_id,
+                s.seat,
+                s.bot,
+                s.chips,
+                s.win_share,
+                s.faults,
+                s.asked,
+                s.substituted,
+                s.cpu_us,
+                s.clocked,
+            )
             for s in result.seats
         ],
     )
@@ -721,6 +753,21 @@ class Store:
                 raise StoreError(msg)
             conn.execute(
                 "UPDATE tournaments SET unisolated = ? WHERE id = ? AND unisolated IS NULL",
+                (reason, tournament),
+            )
+
+    def mark_uncontained(self, tournament: int, reason: str) -> None:
+        """Record that a run of ``tournament`` did not contain its local bots or clock them in their CPU.
+
+        ``reason`` says what it lacked; only the first is kept, as :meth:`mark_unisolated`
+        keeps its. Raises StoreError for an unknown tournament.
+        """
+        with self._transaction() as conn:
+            if conn.execute("SELECT 1 FROM tournaments WHERE id = ?", (tournament,)).fetchone() is None:
+                msg = f"unknown tournament: {tournament}"
+                raise StoreError(msg)
+            conn.execute(
+                "UPDATE tournaments SET uncontained = ? WHERE id = ? AND uncontained IS NULL",
                 (reason, tournament),
             )
 

@@ -32,6 +32,14 @@ Schema version history (``PRAGMA user_version``):
    (NULL in the rows of an upgraded file), and NULL where it has no seat, deal, decision or
    time taken (a seat, deal or decision was -1, a time 0); :data:`MIGRATIONS` rebuilds the
    table, the -1s made NULL.
+7. The CPU decision clock and the bots' containment (docs/security.md): ``seat_results``
+   gain ``cpu_us`` and ``clocked`` (the CPU the seat's decisions were charged, in
+   microseconds, and how many of its asked decisions were on the CPU clock), 0 in the
+   sessions of an upgraded file, and ``bot_totals`` their sums (rebuilt and computed
+   again, as version 5 did); ``tournaments.uncontained``: NULL while every run of the
+   tournament contained each local bot's process tree in a cgroup of its own and clocked
+   it in its CPU, otherwise what the first run that did not lacked; an upgraded file's
+   tournaments were all played before (:data:`UNCONTAINED_BEFORE`).
 """
 
 from __future__ import annotations
@@ -41,15 +49,18 @@ from referee.match.faults import FAULT_FIELDS
 APPLICATION_ID = 0x4E415041
 """``PRAGMA application_id`` of a Nap Arena database: ``"NAPA"`` in ASCII."""
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 """``PRAGMA user_version`` this code writes and reads."""
 
-TOTALS_VERSION = 5
+TOTALS_VERSION = 7
 """The version that last changed what the totals hold: a file upgraded from an older one has
 every total computed again from its sessions."""
 
 UNISOLATED_BEFORE = "played before bots were isolated"
 """``tournaments.unisolated`` of every tournament of a file upgraded from before version 4."""
+
+UNCONTAINED_BEFORE = "played before bots were contained and clocked in their CPU"
+"""``tournaments.uncontained`` of every tournament of a file upgraded from before version 7."""
 
 FAULTS = """CREATE TABLE faults (
         id INTEGER PRIMARY KEY,  -- keeps the faults of a session in the order seen
@@ -91,7 +102,8 @@ SCHEMA: tuple[str, ...] = (
         status TEXT NOT NULL CHECK (status IN ('running', 'finished', 'interrupted')),
         created_at TEXT NOT NULL,
         finished_at TEXT,
-        unisolated TEXT)  -- NULL: every run ran its bots isolated; else why the first that did not""",
+        unisolated TEXT,  -- NULL: every run ran its bots isolated; else why the first that did not
+        uncontained TEXT)  -- NULL: every run contained its bots, clocked in their CPU; else why not""",
     """CREATE TABLE blocks (
         tournament_id INTEGER NOT NULL REFERENCES tournaments (id),
         idx INTEGER NOT NULL,
@@ -115,6 +127,8 @@ SCHEMA: tuple[str, ...] = (
         faults INTEGER NOT NULL DEFAULT 0,
         asked INTEGER NOT NULL DEFAULT 0,  -- decisions asked of the seat (forced moves apart)
         substituted INTEGER NOT NULL DEFAULT 0,  -- of those, played by the referee (faults, disqualified)
+        cpu_us INTEGER NOT NULL DEFAULT 0,  -- CPU its decisions were charged on the CPU clock
+        clocked INTEGER NOT NULL DEFAULT 0,  -- asked decisions on the CPU clock
         PRIMARY KEY (session_id, seat)) WITHOUT ROWID""",
     "CREATE INDEX seat_results_bot ON seat_results (bot, session_id)",
     """CREATE TABLE declarations (
@@ -158,6 +172,7 @@ BOT_TOTALS = """CREATE TABLE bot_totals (
         rotation_edge INTEGER NOT NULL DEFAULT 0,  -- in 1/3600 chip, whatever the table sizes
         rotation_edge_sq INTEGER NOT NULL DEFAULT 0,
         asked INTEGER NOT NULL DEFAULT 0, substituted INTEGER NOT NULL DEFAULT 0,
+        cpu_us INTEGER NOT NULL DEFAULT 0, clocked INTEGER NOT NULL DEFAULT 0,
         PRIMARY KEY (tournament_id, bot)) WITHOUT ROWID"""
 
 FAULTS_BOT_KIND = "CREATE INDEX faults_bot_kind ON faults (bot, kind, session_id)"
@@ -200,6 +215,14 @@ BOT_CONTENTS = """CREATE TABLE bot_contents (
 """What version 5 added: the content of every submitted bot version."""
 
 MIGRATIONS: dict[int, tuple[str, ...]] = {
+    7: (
+        "ALTER TABLE seat_results ADD COLUMN cpu_us INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE seat_results ADD COLUMN clocked INTEGER NOT NULL DEFAULT 0",
+        "DROP TABLE bot_totals",  # totals only: computed again once the steps are done
+        BOT_TOTALS,
+        "ALTER TABLE tournaments ADD COLUMN uncontained TEXT",
+        f"UPDATE tournaments SET uncontained = '{UNCONTAINED_BEFORE}'",  # noqa: S608 - our constant
+    ),
     6: (
         "ALTER TABLE faults RENAME TO faults_v5",
         FAULTS,
@@ -252,7 +275,7 @@ BOT_COLUMNS = "SELECT id, name, version, command, language, folder, content_hash
 SUBMITTED = f"{BOT_COLUMNS} WHERE name = ? AND content_hash IN (SELECT content_hash FROM bot_contents)"  # noqa: S608 - our own columns
 """The submitted versions of one bot (a name to fill in; more conditions may follow)."""
 TOURNAMENT_COLUMNS = (
-    "SELECT id, name, config, seed, status, created_at, finished_at, unisolated FROM tournaments"
+    "SELECT id, name, config, seed, status, created_at, finished_at, unisolated, uncontained FROM tournaments"
 )
 
 DECLARATIONS_OF_SESSIONS = """
@@ -264,7 +287,8 @@ FAULTS_OF_SESSIONS = (
     " WHERE f.session_id IN (SELECT id FROM sessions s WHERE {where}) ORDER BY f.id"
 )
 SEATS_OF_SESSIONS = """
-    SELECT r.session_id, r.seat, r.bot, r.chips, r.win_share, r.faults, r.asked, r.substituted
+    SELECT r.session_id, r.seat, r.bot, r.chips, r.win_share, r.faults, r.asked, r.substituted,
+        r.cpu_us, r.clocked
     FROM seat_results r WHERE r.session_id IN (SELECT id FROM sessions s WHERE {where})
     ORDER BY r.session_id, r.seat
 """
