@@ -14,6 +14,7 @@ import json
 import re
 import shutil
 import ssl
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 from unittest import mock
@@ -39,6 +40,8 @@ from tests.arena_web_helpers import (
     cards_in,
     in_play,
 )
+from tournaments.arena import service
+from tournaments.arena.board import leaderboard
 from tournaments.arena.live import table_view
 from tournaments.arena.service import open_arena
 from tournaments.arena.web import make_app
@@ -835,7 +838,20 @@ class TestLive:
 class TestEvents:
     """The event stream tells the pages when a block completes and when a submission changes."""
 
-    def test_a_completed_block_and_a_submission_are_sent(self, site: Site) -> None:
+    @pytest.mark.parametrize("held_back", [False, True], ids=["quick board", "board held back"])
+    def test_a_completed_block_and_a_submission_are_sent(
+        self, site: Site, monkeypatch: pytest.MonkeyPatch, *, held_back: bool
+    ) -> None:
+        """A board held back (slow to compute, as a large ladder's) is sent once it may be, change or not."""
+        if held_back:  # each board takes 0.1 s, and the next waits 50 times that: 5 s
+
+            def slow(*args: Any, **kwargs: Any) -> Any:
+                time.sleep(0.1)
+                return leaderboard(*args, **kwargs)
+
+            monkeypatch.setattr(service, "leaderboard", slow)
+            monkeypatch.setattr(service, "BOARD_SHARE", 50.0)
+
         async def check(client: Client) -> dict[str, list[Any]]:
             response = await client.get("/api/v1/events")
             assert response.headers["Content-Type"] == "text/event-stream"

@@ -48,6 +48,8 @@ READ_CHUNK: Final = 64 << 10
 """An upload is read in pieces of at most this many bytes, its size checked after each."""
 _QUEUED: Final = 64
 """Events kept for one stream that does not read them; past this it is closed (its page reconnects)."""
+_LATE_S: Final = 0.01
+"""How long past the moment a held-back board may be computed again the feed looks at it."""
 
 _log = structlog.get_logger("nap.arena.web")
 
@@ -319,7 +321,12 @@ class _Feed:
     async def _follow(self) -> None:
         number = self._arena.changes.number
         while True:
-            number = await self._arena.changes.after(number)
+            due = self._arena.board_due() if self._queues else None
+            if due is None:
+                number = await self._arena.changes.after(number)
+            else:  # a board held back (a large one): sent once it may be computed again, change or not
+                with contextlib.suppress(TimeoutError):
+                    number = await asyncio.wait_for(self._arena.changes.after(number), timeout=due + _LATE_S)
             if not self._queues:
                 continue
             try:

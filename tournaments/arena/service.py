@@ -333,8 +333,20 @@ class Arena:
 
     def _may_recompute(self) -> bool:
         """Whether a board that is out of date may be computed again now (a quick one always may)."""
+        return self.board_due() == 0.0
+
+    def board_due(self) -> float | None:
+        """Seconds until an out-of-date board may be computed again (0: now; None: it is up to date).
+
+        The event feed waits this long for a block that completed while the board was held
+        back, so that the last block of a quiet spell reaches the pages too.
+        """
+        if self._board is not None and not self._stale:
+            return None
         cost = self._board_cost
-        return cost < BOARD_QUICK_S or monotonic() - self._board_at >= cost * BOARD_SHARE
+        if self._board is None or cost < BOARD_QUICK_S:
+            return 0.0
+        return max(0.0, self._board_at + cost * BOARD_SHARE - monotonic())
 
     def block_done(self) -> None:
         """A block completed (or an entry's status changed): the board is out of date, watchers told."""

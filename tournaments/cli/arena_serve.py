@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import gc
 import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -145,8 +146,26 @@ def serve(  # noqa: PLR0913, PLR0917 - one parameter per command-line option
     }
     chosen = chosen_executor(executor, ray_address)
     settings = _requested(db_path, {name: value for name, value in given.items() if value is not None})
-    stopped = asyncio.run(_serve(db_path, settings, host=host, port=port, executor=chosen, workers=workers))
+    with asyncio.Runner() as loop:
+        stopped = loop.run(_serve(db_path, settings, host=host, port=port, executor=chosen, workers=workers))
+        loop.run(_settled())
     console.print(f"arena stopped ({stopped}); start it again with the same command to go on", markup=False)
+
+
+async def _settled() -> None:
+    """What the arena left behind finished while the loop is open, not finalized once it is closed.
+
+    A check or block stopped mid-way may leave a task finishing its processes' last
+    steps and, in reference cycles, transports whose finalizers need the loop (after it
+    closes they print ``Event loop is closed`` under the arena's last line).
+    """
+    current = asyncio.current_task()
+    left = [task for task in asyncio.all_tasks() if task is not current]
+    for task in left:
+        task.cancel()
+    await asyncio.gather(*left, return_exceptions=True)
+    gc.collect()
+    await asyncio.sleep(0)  # the transports' closing callbacks run
 
 
 def _requested(db_path: Path, given: dict[str, Any]) -> ArenaSettings:
