@@ -123,7 +123,7 @@ def test_the_leaderboard_an_entry_and_a_replay_render(served: Served, page: Page
     page.click("ul.sessions a >> nth=0")
     page.wait_for_url("**/sessions/*")
     page.wait_for_selector("[data-card]", timeout=WAIT_MS)  # the replay's script ran: its hash let it
-    assert page.inner_text("#caption").startswith("Deal 0 dealt by seat")
+    assert page.inner_text("#caption").startswith("Deal 1 dealt by seat")  # deals counted from 1 for people
     assert page.title().startswith("Session ")
 
 

@@ -15,6 +15,7 @@ import os
 import shutil
 import signal
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -33,6 +34,7 @@ from tournaments.plan.entries import BotEntry, example_bot
 from tournaments.plan.manifest import read_manifest
 from tournaments.play.blocks import BlockRun
 from tournaments.play.entrants import entry_from_manifest
+from tournaments.play.executors import ray as ray_executor
 from tournaments.play.executors.local import LocalExecutor
 from tournaments.play.executors.ray import LOCAL_STARTS, RayExecutor, _Blocks, _Job, start_local_ray
 from tournaments.play.executors.record import recorded_usage
@@ -452,6 +454,48 @@ class TestLocalStart:
         with pytest.raises(Exception, match=r"^something else$"):
             start_local_ray(ray, cpus=2, temp_dir=None, runtime_env=None, log_level=logging.WARNING)
         assert ray.inits == 1
+
+
+class _StartingRay(ModuleType):
+    """A stand-in for the ray module whose start takes until ``go`` is set (at most 10 s), then fails."""
+
+    def __init__(self) -> None:
+        super().__init__("ray")
+        self.starting, self.go = threading.Event(), threading.Event()
+
+    def is_initialized(self) -> bool:
+        return False
+
+    def init(self, **_: object) -> None:
+        self.starting.set()
+        self.go.wait(10)
+        msg = "no Ray here"
+        raise ConnectionError(msg)
+
+
+def test_the_event_loop_goes_on_while_ray_starts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A start takes seconds (a minute on a busy machine): an arena's pages answer meanwhile."""
+    fake = _StartingRay()
+    monkeypatch.setattr(ray_executor, "_import_ray", lambda: fake)
+
+    async def run() -> bool:
+        with Store.open(tmp_path / "nap.db") as store:
+            options = RunOptions(executor=RayExecutor(num_cpus=1), signals=False)
+            run = run_tournament_async(
+                config(FOUR, sessions=4, seed=1, sandbox="off"),
+                store=store,
+                logs_root=tmp_path,
+                options=options,
+            )
+            playing = asyncio.create_task(run)
+            await asyncio.to_thread(fake.starting.wait, 30)
+            free = not playing.done()  # this coroutine ran while Ray was starting
+            fake.go.set()
+            with pytest.raises(RunnerError, match="cannot start a local Ray instance: no Ray here"):
+                await playing
+            return free
+
+    assert asyncio.run(run())
 
 
 class TestBlockQueue:

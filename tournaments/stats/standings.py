@@ -110,8 +110,9 @@ class BotStanding:
     played for it (both 0 for sessions stored before they were counted); ``cpu_us`` is the
     CPU its decisions were charged on the CPU clock, ``clocked`` how many were on it
     (:attr:`cpu_ms_per_decision`). The CPU is the machine's figure, not the bots' result:
-    the standings files show it in their JSON only, so that the rest stays byte for byte
-    the same on any machine and under any load.
+    standings compare without it (as session results do), and the standings files show it
+    in their JSON only, so that the rest stays byte for byte the same on any machine and
+    under any load.
     """
 
     bot: str
@@ -130,8 +131,8 @@ class BotStanding:
     rotation_flagged: bool = False
     asked: int = 0
     substituted: int = 0
-    cpu_us: int = 0
-    clocked: int = 0
+    cpu_us: int = field(default=0, compare=False)
+    clocked: int = field(default=0, compare=False)
 
     @property
     def cpu_ms_per_decision(self) -> float | None:

@@ -36,9 +36,7 @@ import importlib.util
 import logging
 import math
 import os
-import signal
 import tempfile
-import threading
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,7 +63,7 @@ from tournaments.play.tables import NoTables
 from tournaments.words import count
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Sequence
+    from collections.abc import AsyncIterator, Callable, Iterator, Sequence
     from types import ModuleType
 
     from tournaments.plan.entries import BotEntry
@@ -93,6 +91,8 @@ and its workers (their referee, bots and builds) keep the run's own priority: ni
 starved beside any other job on the machine (a Node.js bot's build took over 10 minutes
 beside six busy processes on two cores) and their bots were the first late."""
 _NODE_SLOW = "timed out during startup"
+_NOT_MAIN_THREAD = "SIGTERM handler is not set"
+"""Ray's warning when it starts outside the main thread, as it does here on purpose."""
 """What Ray's error (a bare Exception) says of a node that did not register in time."""
 NOT_WATCHED = "the Ray executor does not forward the tables in play: only the standings are watched"
 
@@ -148,9 +148,13 @@ class RayExecutor:
             bots = portable_bots(setup.config.bots, Path(stage))
             setup = dataclasses.replace(setup, config=dataclasses.replace(setup.config, bots=bots))
             shipped = any(bot.cwd is not None for bot in bots)
-            joined, where = self._connect(
-                ray, runtime_env={"working_dir": stage} if shipped else None, log_level=setup.log_level
-            )
+            with _unsaid(_NOT_MAIN_THREAD):
+                joined, where = await asyncio.to_thread(
+                    self._connect,
+                    ray,
+                    runtime_env={"working_dir": stage} if shipped else None,
+                    log_level=setup.log_level,
+                )
             try:
                 cpus = int(ray.cluster_resources().get("CPU", 0))
                 workers = setup.config.workers or max(1, cpus)
@@ -180,7 +184,9 @@ class RayExecutor:
         """Start or join Ray: whether this run must leave it at the end, and where the workers run.
 
         ``runtime_env`` (the bot folders) goes with the connection: Ray uploads a local
-        folder only for the whole job.
+        folder only for the whole job. Called in a thread of its own (a start takes seconds,
+        during which an arena keeps serving its pages), where ``ray.init`` leaves SIGTERM to
+        the runner rather than make it exit the process.
         """
         if ray.is_initialized():  # the caller's own connection, left as it is
             if runtime_env is not None:
@@ -188,7 +194,6 @@ class RayExecutor:
                 raise RunnerError(msg)
             return False, "the Ray instance this process had joined"
         quiet = logging.INFO if log_level == logging.INFO else logging.WARNING
-        previous = signal.getsignal(signal.SIGTERM)
         try:
             if self.address is None:
                 cpus = self.num_cpus or os.cpu_count() or 1
@@ -206,10 +211,6 @@ class RayExecutor:
             what = "start a local Ray instance" if self.address is None else f"join Ray at {self.address}"
             msg = f"cannot {what}: {_first_line(exc)}"
             raise RunnerError(msg) from exc
-        finally:
-            # ray.init makes SIGTERM exit the process; the runner's own handling stops it cleanly
-            if previous is not None and threading.current_thread() is threading.main_thread():
-                signal.signal(signal.SIGTERM, previous)
         return True, f"the Ray cluster at {self.address} ({count(nodes, 'node')}, {count(cpus, 'CPU')})"
 
 
@@ -585,6 +586,21 @@ def _stop_unregistered_node(exc: BaseException) -> None:
                 node.kill_all_processes(check_alive=False, allow_graceful=False, wait=True)
             return
         traceback = traceback.tb_next
+
+
+@contextlib.contextmanager
+def _unsaid(words: str) -> Iterator[None]:
+    """Ray's driver log without its lines that contain ``words``, while the body runs."""
+
+    def said(record: logging.LogRecord) -> bool:
+        return words not in record.getMessage()
+
+    logger = logging.getLogger("ray._private.worker")
+    logger.addFilter(said)
+    try:
+        yield
+    finally:
+        logger.removeFilter(said)
 
 
 def _first_line(exc: BaseException) -> str:
