@@ -38,8 +38,11 @@ TESTS = (
     "tests/test_referee_faults.py",
     "tests/test_supervisor.py",
     "tests/test_bots.py",
+    "tests/test_arena_serve.py",
+    "tests/test_arena_browser.py",
 )
-"""The representative set: the modules of the tests named above, and others that start processes."""
+"""The representative set: the modules of the tests named above, others that start processes, and
+the arena's (a long-running server whose pages must answer while Ray starts and blocks play)."""
 ALONE = (
     "tests/test_cli_outputs.py::test_too_few_entrants_says_how_to_enter_a_bot_twice",
     "tests/test_matches.py::TestMatchCommand::test_one_line_and_nothing_played",
