@@ -283,6 +283,18 @@ def test_a_probing_bot_reaches_nothing_in_its_sandbox_and_everything_without(tmp
     assert results["on"]["tmp"] == "reached"  # its own scratch space
 
 
+@pytest.mark.slow
+@needs_bwrap
+def test_a_sandboxed_bot_told_to_stop_leaves_cleanly_with_its_last_lines(tmp_path: Path) -> None:
+    """bubblewrap passes no SIGTERM on: the bot inside is told itself, and its exit is its own."""
+    for mode in ("off", "on"):
+        bots = (_entry("leaving", "leaving_bot.py"), example_bot("random"), example_bot("peel"))
+        logs = _play(tmp_path, *bots, sandbox=mode)
+        said = _lines(logs, "leaving", "leaving: ")
+        assert said, f"--sandbox {mode}: no last line in the bot's log"
+        assert all(int(line.split()[1]) > 0 for line in said)  # it played, then left on its own
+
+
 def _own_pid() -> int:
     import os  # noqa: PLC0415
 

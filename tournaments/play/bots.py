@@ -47,7 +47,7 @@ import structlog
 
 from clients.supervisor import StopSequence, Supervisor, stop_process
 from tournaments.errors import OutputError, RunnerError, writing
-from tournaments.play.containment import ENTER_FAILED, ProcessTreeCpu, cpu_from_proc
+from tournaments.play.containment import ENTER_FAILED, ProcessTreeCpu, cpu_from_proc, terminate_below
 from tournaments.play.sandbox import (
     ADDRESS_ENV,
     TOKEN_ENV,
@@ -460,10 +460,18 @@ class BotProcess:
     async def stop(self, grace: float = _STOP_GRACE_S) -> None:
         """Stop the process for good: SIGTERM to its group, SIGKILL after ``grace`` seconds.
 
-        With a cgroup, whatever is left in it is killed and the group removed; a limit it
-        reached since it was last said is said now.
+        In a sandbox the SIGTERM goes to the processes inside, with ``grace`` to leave, as
+        bubblewrap does not pass it on (its own exit would kill them at once: a bot's
+        Goodbye and last lines lost). With a cgroup, whatever is left in it is killed and
+        the group removed; a limit it reached since it was last said is said now.
         """
-        await self._supervisor.stop(StopSequence(grace_s=grace, group=True))
+        self._supervisor.begin_stop()  # no restart of a bot told to leave
+        process = self._supervisor.process
+        sequence = StopSequence(grace_s=grace, group=True)
+        if self.sandbox is not None and process is not None and process.returncode is None:
+            terminate_below(process.pid)
+            sequence = StopSequence(grace_s=grace, leave_s=grace, group=True)
+        await self._supervisor.stop(sequence)
         await self._close_pump()
         if self.cgroup is not None:
             reached = self._reached()

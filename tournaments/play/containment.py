@@ -505,6 +505,18 @@ class ProcessTreeCpu:
         self._reaped = reaped
 
 
+def terminate_below(root: int) -> None:
+    """SIGTERM every process below ``root``, not ``root`` itself (a sandbox's bubblewrap).
+
+    A PID namespace's init among them (bubblewrap's own) takes no signal it has no handler
+    for, so it is the bot and its children that are told to leave.
+    """
+    for pid in _descendants(root):
+        if pid != root:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGTERM)
+
+
 def _descendants(root: int) -> Iterable[int]:
     """``root`` and every process below it, from ``/proc/PID/task/TID/children``."""
     pending = [root]
