@@ -18,8 +18,8 @@ scheduler. Its parts, each one file:
   and :mod:`~tournaments.arena.errors`, what it refuses, by kind;
 - :mod:`~tournaments.arena.running`: the arena at work (admission and ladder, kept going);
 - :mod:`~tournaments.arena.web` (:mod:`~tournaments.arena.api`,
-  :mod:`~tournaments.arena.pages`, :mod:`~tournaments.arena.live`): the HTTP API under
-  ``/api/v1/`` and the pages;
+  :mod:`~tournaments.arena.pages`, over :mod:`~tournaments.arena.serving` and
+  :mod:`~tournaments.arena.live`): the HTTP API under ``/api/v1/`` and the pages;
 - :mod:`~tournaments.arena.client`: the command line's client of that API.
 
 The records are :mod:`tournaments.store.arena`'s. docs/arena.md is the user's guide.

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     from tournaments.arena.people import Caller
     from tournaments.arena.service import Arena
-    from tournaments.arena.web import Board, Credentials, LiveTables
+    from tournaments.arena.serving import Board, Credentials, LiveTables
     from tournaments.store.arena import Submission
 
     Refuse = Callable[[web.Request, Exception], web.StreamResponse]

@@ -30,6 +30,7 @@ from jinja2 import PackageLoader
 
 from tournaments.arena.api import LATEST_SESSIONS, path_number
 from tournaments.arena.errors import ForbiddenError
+from tournaments.arena.serving import COOKIE
 from tournaments.errors import ArenaError
 from tournaments.report.audit import open_log
 from tournaments.report.publish import interval, percent
@@ -41,12 +42,10 @@ if TYPE_CHECKING:
     from tournaments.arena.board import BoardRow
     from tournaments.arena.people import Caller
     from tournaments.arena.service import Arena
-    from tournaments.arena.web import Board, Credentials, LiveTables
+    from tournaments.arena.serving import Board, Credentials, LiveTables
 
-__all__ = ["COOKIE", "Pages"]
+__all__ = ["Pages"]
 
-COOKIE: Final = "nap_arena"
-"""The cookie that holds a signed-in person's token (HttpOnly, SameSite=Strict)."""
 COOKIE_DAYS: Final = 30
 """How long a browser keeps a person signed in."""
 STATIC: Final = ("arena.css", "arena.js")
