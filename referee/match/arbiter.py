@@ -275,20 +275,7 @@ class Arbiter:
                 self._outran(state, reading, now, out)
             late, gone = state.due_now(now)
             for request in late:
-                match = matches.get(request.ask.table)
-                if match is not None:
-                    self._carry(
-                        match,
-                        match.unanswered(
-                            FaultKind.LATE,
-                            request.elapsed(now),
-                            away=not state.connected,
-                            cpu_ms=request.cpu_ms,
-                            backstop=request.cpu_ms is not None,
-                        ),
-                        now,
-                        out,
-                    )
+                self._late(state, request, now, out, backstop=request.cpu_ms is not None)
             for request in gone or ():
                 match = matches.get(request.ask.table)
                 if match is not None:
@@ -307,22 +294,24 @@ class Arbiter:
 
     def _outran(self, state: BotState, cpu: float, now: float, out: list[Output]) -> None:
         """A reading of ``state``'s CPU: the requests it outran are late, each charged its limit."""
-        matches = self._matches
         for request in state.read_cpu(cpu, now):
-            match = matches.get(request.ask.table)
-            if match is not None:
-                self._carry(
-                    match,
-                    match.unanswered(
-                        FaultKind.LATE,
-                        request.elapsed(now),
-                        away=not state.connected,
-                        cpu_ms=request.cpu_ms,
-                    ),
-                    now,
-                    out,
-                )
+            self._late(state, request, now, out, backstop=False)
         self._watch(state)
+
+    def _late(
+        self, state: BotState, request: Request, now: float, out: list[Output], *, backstop: bool
+    ) -> None:
+        """``request`` of ``state``'s bot is late: charged on its table (``backstop``: on the wall)."""
+        match = self._matches.get(request.ask.table)
+        if match is not None:
+            fault = match.unanswered(
+                FaultKind.LATE,
+                request.elapsed(now),
+                away=not state.connected,
+                cpu_ms=request.cpu_ms,
+                backstop=backstop,
+            )
+            self._carry(match, fault, now, out)
 
     def _watch(self, state: BotState) -> None:
         """``state``'s clocks may have started: wake no later than its first deadline."""

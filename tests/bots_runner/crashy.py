@@ -21,9 +21,11 @@ AFTER = int(os.environ.get("CRASH_AFTER", "40"))
 def main() -> None:
     with MARKER.with_suffix(".starts").open("a") as starts:
         starts.write(f"{os.getpid()}\n")
-    crash = not MARKER.exists()
-    if crash:
-        MARKER.touch()
+    try:  # made here, or by another process already: only the one that makes it crashes
+        os.close(os.open(MARKER, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        crash = True
+    except FileExistsError:
+        crash = False
     decisions = 0
 
     class Crashy(PeelBot):

@@ -214,13 +214,16 @@ def _pids(folder: Path) -> list[int]:
         return []
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (another user's included)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
+    except OverflowError:  # no process has such a number
+        return False
     return True
 
 
@@ -313,7 +316,7 @@ def sweep_dead_hosts(base: Path) -> None:
     with contextlib.suppress(OSError):
         for folder in base.iterdir():
             match = _HOST_NAME.fullmatch(folder.name)
-            if match is None or not folder.is_dir() or _alive(int(match.group(1))):
+            if match is None or not folder.is_dir() or alive(int(match.group(1))):
                 continue
             for child in folder.iterdir():
                 if child.is_dir():

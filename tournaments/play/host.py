@@ -49,7 +49,7 @@ from tournaments.errors import EntryStartError, RunnerError
 from tournaments.plan.entries import BotEntry
 from tournaments.play.blocks import BlockRun, FinishedSession, finish_session
 from tournaments.play.bots import BotProcess, new_token
-from tournaments.play.containment import host_cgroups
+from tournaments.play.containment import alive, host_cgroups
 from tournaments.play.sandbox import Sandbox
 from tournaments.play.tables import HostTables, TableFollower, TableInPlay
 from tournaments.store.logs import encode_log
@@ -438,26 +438,13 @@ def remove_orphan_socket_folders(parent: Path) -> list[Path]:
     for folder in parent.glob("nap-referee-*"):
         named = SOCKET_FOLDER.fullmatch(folder.name)
         try:
-            if named is None or folder.stat().st_uid != os.getuid() or _alive(int(named[1])):
+            if named is None or folder.stat().st_uid != os.getuid() or alive(int(named[1])):
                 continue
         except OSError:  # gone meanwhile
             continue
         shutil.rmtree(folder, ignore_errors=True)
         removed.append(folder)
     return removed
-
-
-def _alive(pid: int) -> bool:
-    """Whether process ``pid`` exists (another user's included)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except OverflowError:  # no process has such a number
-        return False
-    return True
 
 
 def _short_temp() -> str | None:
