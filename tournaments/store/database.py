@@ -747,14 +747,7 @@ class Store:
         to a bot that remembers boards, whatever later runs did. Raises StoreError for an
         unknown tournament.
         """
-        with self._transaction() as conn:
-            if conn.execute("SELECT 1 FROM tournaments WHERE id = ?", (tournament,)).fetchone() is None:
-                msg = f"unknown tournament: {tournament}"
-                raise StoreError(msg)
-            conn.execute(
-                "UPDATE tournaments SET unisolated = ? WHERE id = ? AND unisolated IS NULL",
-                (reason, tournament),
-            )
+        self._first_reason(tournament, "unisolated", reason)
 
     def mark_uncontained(self, tournament: int, reason: str) -> None:
         """Record that a run of ``tournament`` did not contain its local bots or clock them in their CPU.
@@ -762,12 +755,18 @@ class Store:
         ``reason`` says what it lacked; only the first is kept, as :meth:`mark_unisolated`
         keeps its. Raises StoreError for an unknown tournament.
         """
+        self._first_reason(tournament, "uncontained", reason)
+
+    def _first_reason(
+        self, tournament: int, column: Literal["unisolated", "uncontained"], reason: str
+    ) -> None:
+        """Keep ``reason`` in ``column`` of ``tournament`` unless one is there; StoreError if unknown."""
         with self._transaction() as conn:
             if conn.execute("SELECT 1 FROM tournaments WHERE id = ?", (tournament,)).fetchone() is None:
                 msg = f"unknown tournament: {tournament}"
                 raise StoreError(msg)
             conn.execute(
-                "UPDATE tournaments SET uncontained = ? WHERE id = ? AND uncontained IS NULL",
+                f"UPDATE tournaments SET {column} = ? WHERE id = ? AND {column} IS NULL",  # noqa: S608 - a column of ours
                 (reason, tournament),
             )
 
