@@ -16,6 +16,7 @@ exactly as it was checked.
 
 from __future__ import annotations
 
+import gzip
 import io
 import re
 import shutil
@@ -62,11 +63,15 @@ def parse_version(text: str) -> VersionSpec:
 def pack(folder: Path) -> bytes:
     """The folder's content as a gzip tar: every file but version control and caches, in path order.
 
-    The same folder always packs to the same bytes (no times, no owners; a link packs as
-    the file it points to, as the content hash reads it), so a pack is stored once per content.
+    The same folder always packs to the same bytes (no times, neither the files' nor the gzip
+    header's; no owners; a link packs as the file it points to, as the content hash reads
+    it), so a pack is stored once per content.
     """
     data = io.BytesIO()
-    with tarfile.open(fileobj=data, mode="w:gz", compresslevel=6) as tar:
+    with (
+        gzip.GzipFile(fileobj=data, mode="wb", compresslevel=6, mtime=0) as compressed,
+        tarfile.open(fileobj=compressed, mode="w") as tar,
+    ):
         for path in sorted(p for p in folder.rglob("*") if p.is_file()):
             relative = path.relative_to(folder)
             if _NOT_PACKED.intersection(relative.parts):
