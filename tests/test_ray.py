@@ -150,7 +150,10 @@ class TestSameResults:
                 (s.block, s.rotation): decode_log(local.log(s.id), name="log")
                 for s in local.find_sessions(tournament=1)
             }
-        with play(on_ray(ray_folder), tournament, tmp_path / "ray") as store:
+        with (
+            structlog.testing.capture_logs() as said,
+            play(on_ray(ray_folder), tournament, tmp_path / "ray") as store,
+        ):
             assert store.tournament(1).status == "finished"
             results = store.session_results(1)
             played = {(r.block, r.rotation): r for r in results}
@@ -166,14 +169,24 @@ class TestSameResults:
             assert verify(SessionRecord.from_json(log["record"])) == []  # type: ignore[arg-type]
         usage = recorded_usage(tmp_path / "ray" / "nap.db", 1)
         assert usage is not None
-        assert str(usage) == "ray, 2 Ray workers on a local Ray instance with 2 CPUs"
+        # 8 blocks for 2 places, but on a busy machine the first worker may play them all before
+        # the second is ready: the usage counts the workers that were, whose bots' logs are kept
+        ready = {event["worker"] for event in said if event["event"] == "Ray worker ready"}
+        assert ready in ({1}, {2}, {1, 2})
+        workers = len(ready)
+        assert (
+            str(usage)
+            == f"ray, {workers} Ray worker{'s' * (workers > 1)} on a local Ray instance with 2 CPUs"
+        )
         bots = tmp_path / "ray" / "logs" / "t1" / "bots"
-        assert {p.name for p in bots.glob("peel*.log")} == {
-            f"{bot}-ray{worker}-r{rotation}.log"
-            for bot in ("peel", "peel-2")
+        logs_of = {
+            worker: {
+                f"{bot}-ray{worker}-r{rotation}.log" for bot in ("peel", "peel-2") for rotation in range(4)
+            }
             for worker in (1, 2)
-            for rotation in range(4)
         }
+        found = {p.name for p in bots.glob("peel*.log")}
+        assert set().union(*(logs_of[worker] for worker in ready)) <= found <= logs_of[1] | logs_of[2]
 
 
 @pytest.mark.slow
@@ -265,15 +278,19 @@ class TestBotFolders:
             example_bot("random"),
         )
         setup = config(bots, sessions=12, seed=2, table_size=3, sandbox="off")
-        with play(on_ray(ray_folder), setup, tmp_path) as store:
+        with structlog.testing.capture_logs() as said, play(on_ray(ray_folder), setup, tmp_path) as store:
             assert store.tournament(1).status == "finished"
             results = store.session_results(1)
         assert len(results) == 12
         assert not [fault for result in results for fault in result.faults]
+        # both places' workers, but on a busy machine the first may play every block before the
+        # second is ready: the logs checked are those of the workers that were
+        ready = {event["worker"] for event in said if event["event"] == "Ray worker ready"}
+        assert ready in ({1}, {2}, {1, 2})
         assert not (folder / "bot").exists()  # the runner's copies were never built
         assert not (node / "node_modules").exists()
         assert len(builds.read_text().split()) == 1  # two Ray workers on one node, one build
-        for worker in (1, 2):
+        for worker in ready:
             assert (tmp_path / "logs" / "t1" / "bots" / f"node-ray{worker}-r0.log").is_file()
             log = tmp_path / "logs" / "t1" / "bots" / f"c-bot-ray{worker}-r0.log"
             assert "clients.stdio.bridge --decisions exchange,peep,widow -- ./bot" in log.read_text()
