@@ -114,8 +114,11 @@ def test_the_leaderboard_an_entry_and_a_replay_render(served: Served, page: Page
     page.goto(served.url + "/")
     rows = page.locator("table.board tbody tr")
     assert sorted(rows.evaluate_all("rows => rows.map(row => row.dataset.entry)")) == sorted(SEATS)
+    # the arena's seed is secret, so the boards differ each run: an entry's two blocks may
+    # happen to give it the same chips, and then its rating says so instead of an interval
+    two_blocks = r"[+-]\d+\.\d\d( ± \d+\.\d\d \(only 2 blocks\)| \(no variation over 2 blocks\))"
     for rating in page.locator("table.board td.rating").all_inner_texts():
-        assert re.fullmatch(r"[+-]\d+\.\d\d ± \d+\.\d\d \(only 2 blocks\)", rating), rating
+        assert re.fullmatch(two_blocks, rating), rating
     page.click(f"a[href='/entries/{ENTRY}']")
     page.wait_for_url(f"**/entries/{ENTRY}")
     assert page.inner_text("h1") == ENTRY
@@ -165,4 +168,4 @@ def test_the_leaderboard_shows_a_block_as_it_completes(served: Served, page: Pag
     served.call(lambda: played_block(served.arena, SEATS, policies=POLICIES))
     page.wait_for_selector('#blocks:text-is("3")', timeout=WAIT_MS)
     ratings = page.locator("table.board td.rating").all_inner_texts()
-    assert all("(only 3 blocks)" in rating for rating in ratings), ratings
+    assert all(re.search(r"\((only|no variation over) 3 blocks\)$", rating) for rating in ratings), ratings

@@ -607,7 +607,8 @@ class TestBoard:
             }  # fmt: skip
             assert set(row["rating"]) == {"mean", "half_width", "low", "high", "n", "sd", "warning"}
             assert row["rating"]["n"] == row["blocks"] == 2
-            assert row["rating"]["warning"] == "only 2 blocks"
+            # (the arena's seed is secret: two blocks may happen to give an entry the same chips)
+            assert row["rating"]["warning"] in ("only 2 blocks", "no variation over 2 blocks")
         assert (rows[ENTRY]["owner"], rows[ENTRY]["status"], rows[ENTRY]["sessions"]) == (
             "alice",
             "placed",
@@ -629,8 +630,11 @@ class TestBoard:
         assert '<span id="blocks">2</span> complete blocks' in page
         for row in board.rows:
             assert row.rating is not None
-            assert row.rating.half_width is not None
-            shown = f"{row.rating.mean:+.2f} ± {row.rating.half_width:.2f} (only 2 blocks)"
+            # (the arena's seed is secret: two blocks may happen to give an entry the same chips)
+            if row.rating.half_width is None:
+                shown = f"{row.rating.mean:+.2f} (no variation over 2 blocks)"
+            else:
+                shown = f"{row.rating.mean:+.2f} ± {row.rating.half_width:.2f} (only 2 blocks)"
             assert re.search(
                 rf'<tr data-entry="{re.escape(row.entry)}">\s*<td class="rank">[^<]*</td>\s*'
                 rf'<td class="entry"><a href="/entries/{re.escape(row.entry)}">'
